@@ -270,15 +270,14 @@ def pruefe_nur(fall):
 RETRY_STATUS = (408, 429, 500, 502, 503, 504)
 BACKOFF = 0.5  # seconds; urllib3 waits 0, 1, 2, 4 ... between attempts
 
-HINWEISE = [  # (part of a server's message, what to do about it)
-    ("--enable-auto-tool-choice", "start vLLM with --enable-auto-tool-choice --tool-call-parser <the model's parser>"),
-    ("--jinja", "start llama-server with --jinja"),
-    ("does not support tools", "this Ollama model's template has no tools; pick a model that supports them"),
-    ("context length", "the question and catalogue exceed the server's context; start it with a larger one"),
-    ("context window", "the question and catalogue exceed the server's context; start it with a larger one"),
-    ("does not exist", "check --modell against the server's /v1/models"),
-    ("not found", "check --modell and --url against the server"),
+HINWEISE = [  # (pattern in a server's message, what to do about it)
+    (r"--enable-auto-tool-choice", "start vLLM with --enable-auto-tool-choice --tool-call-parser <the model's parser>"),
+    (r"--jinja", "start llama-server with --jinja"),
+    (r"does not support tools", "this Ollama model's template has no tools; pick a model that supports them"),
+    (r"context (length|size|window)", "the question and catalogue exceed the server's context; start it with a larger one"),
+    (r"does not exist|not found", "check --modell and --url against the server's /v1/models"),
 ]
+KEY_HINWEIS = "put the key in OPENAI_API_KEY or name its variable with --key-env"
 
 
 def anfrage(fall, modell, temp, extra):
@@ -327,7 +326,7 @@ class Endpunkt:
                 raise Serverfehler(f"{fall['id']}: no answer from the server after {self.versuche} attempts: {grund(e)}")
             latenz = time.perf_counter() - start
             if not 200 <= r.status_code < 300:
-                raise Serverfehler(f"{fall['id']}: the server answered {r.status_code}: {servermeldung(r.text)}")
+                raise Serverfehler(f"{fall['id']}: the server answered {r.status_code}: {servermeldung(r.text, r.status_code)}")
             nachricht, usage = chat_nachricht(r)
             if nachricht is not None:
                 return nachricht, usage, latenz
@@ -354,7 +353,7 @@ def chat_nachricht(r):
     return nachricht, usage
 
 
-def servermeldung(text):
+def servermeldung(text, status=None):
     """The server's own message from each real error shape, plus a hint."""
     meldung = None
     try:
@@ -373,10 +372,10 @@ def servermeldung(text):
         zeilen = [z.strip() for z in re.sub(r"<[^>]*>", "\n", text or "").splitlines() if z.strip()]
         meldung = zeilen[0] if zeilen else "(empty body)"
     meldung = " ".join(meldung.split())[:300]
-    for teil, hinweis in HINWEISE:
-        if teil in meldung:
+    for muster, hinweis in HINWEISE:
+        if re.search(muster, meldung, re.I):
             return f"{meldung} ({hinweis})"
-    return meldung
+    return f"{meldung} ({KEY_HINWEIS})" if status == 401 else meldung
 
 
 def grund(e):
@@ -1055,7 +1054,7 @@ def selbsttest_server(faelle):
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()  # quick shutdown
     return server, f"http://127.0.0.1:{server.server_port}/v1/chat/completions"
 
 

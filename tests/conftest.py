@@ -1,0 +1,181 @@
+"""Shared data and the loopback endpoint the tests run the command line against.
+
+The endpoint is a real http.server on 127.0.0.1 in a thread; a test hands it a
+function `antwort(fall, body, nummer)` that returns what to send for a request:
+a dict (a JSON body with status 200), a tuple (status, body, headers), or
+ABBRECHEN to close the connection without an answer.
+"""
+
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import messen  # noqa: E402
+
+FAELLE = [json.loads(z) for z in (ROOT / "faelle.jsonl").read_text(encoding="utf-8").splitlines() if z.strip()]
+BY_ID = {f["id"]: f for f in FAELLE}
+BY_FRAGE = {f["frage"]: f for f in FAELLE}
+ABBRECHEN = object()
+TEXT_ANTWORT = "Which contact do you mean? Please give me its contact_id."
+
+
+# ---------------------------------------------------------------------------
+# What a server sends
+# ---------------------------------------------------------------------------
+
+def completion(nachricht, finish="stop", usage=None):
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1767225600, "model": "m",
+            "choices": [{"index": 0, "message": nachricht, "finish_reason": finish}],
+            "usage": usage or {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020}}
+
+
+def openai_nachricht(aufrufe):
+    """The plain OpenAI shape: arguments as JSON strings, content None beside calls."""
+    if not aufrufe:
+        return {"role": "assistant", "content": TEXT_ANTWORT}
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"call_{i}", "type": "function", "function": {"name": a["name"], "arguments": json.dumps(a["args"])}}
+        for i, a in enumerate(aufrufe)]}
+
+
+def richtig(fall, body, nummer):
+    """Every case answered with its expected calls."""
+    return completion(openai_nachricht(fall["erwartet"]), "tool_calls" if fall["erwartet"] else "stop")
+
+
+KAPITEL_FEHLER = {  # the chapter's two failures
+    "S2-9": [{"name": "book_room", "args": {"room": "raum", "date": "2026-03-17", "start": "10:00", "end": "11:00"}}],
+    "S5-8": [{"name": "list_calendars", "args": {}}, {"name": "get_events", "args": {"calendar": "team", "date": "2026-03-17"}}],
+}
+
+
+def mit_fehlern(fehler):
+    """Right everywhere except the cases in fehler (id -> calls sent instead)."""
+    def antwort(fall, body, nummer):
+        aufrufe = fehler.get(fall["id"], fall["erwartet"])
+        return completion(openai_nachricht(aufrufe), "tool_calls" if aufrufe else "stop")
+    return antwort
+
+
+def falsch_in(ids):
+    """Wrong in the given cases: no call where calls are expected, a call where none is."""
+    return mit_fehlern({i: [] if BY_ID[i]["erwartet"] else [{"name": "list_calendars", "args": {}}] for i in ids})
+
+
+# ---------------------------------------------------------------------------
+# The loopback endpoint
+# ---------------------------------------------------------------------------
+
+class Endpunkt:
+    def __init__(self, antwort):
+        self.antwort = antwort
+        self.anfragen = []  # (headers, body) in arrival order
+        self.lock = threading.Lock()
+        self.gleichzeitig = self.hoechstens = 0
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}/v1/chat/completions"
+        threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True).start()
+
+    def zahl(self, fall_id=None):
+        return sum(fall_id is None or BY_FRAGE[b["messages"][-1]["content"]]["id"] == fall_id
+                   for _, b in self.anfragen)
+
+    def _handler(self):
+        endpunkt = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fall = BY_FRAGE[body["messages"][-1]["content"]]
+                with endpunkt.lock:
+                    endpunkt.anfragen.append((dict(self.headers), body))
+                    nummer = endpunkt.zahl(fall["id"])  # 1 for the first request of this case
+                    endpunkt.gleichzeitig += 1
+                    endpunkt.hoechstens = max(endpunkt.hoechstens, endpunkt.gleichzeitig)
+                try:
+                    self.sende(endpunkt.antwort(fall, body, nummer))
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+                finally:
+                    with endpunkt.lock:
+                        endpunkt.gleichzeitig -= 1
+
+            def sende(self, was):
+                if was is ABBRECHEN:
+                    self.close_connection = True
+                    return
+                status, body, header = was if isinstance(was, tuple) else (200, was, {})
+                daten = body if isinstance(body, bytes) else (
+                    body.encode() if isinstance(body, str) else json.dumps(body).encode())
+                self.send_response(status)
+                header = {"Content-Type": "application/json", **header}
+                for k, v in header.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(daten)))
+                self.end_headers()
+                self.wfile.write(daten)
+
+            def log_message(self, *_):
+                pass
+
+        return Handler
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def endpunkt():
+    """Start loopback endpoints: endpunkt(antwort) -> Endpunkt; all stopped after the test."""
+    gestartet = []
+
+    def starte(antwort=richtig):
+        e = Endpunkt(antwort)
+        gestartet.append(e)
+        return e
+    yield starte
+    for e in gestartet:
+        e.stop()
+
+
+@pytest.fixture
+def cli(capsys, tmp_path, monkeypatch):
+    """Run the command line in this process: cli(*argv) -> (status, stdout, stderr).
+
+    Results go to tmp_path unless --ausgabe is given; no API key is set unless a test sets one.
+    """
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+    def lauf(*argv):
+        argv = list(argv)
+        if "--ausgabe" not in argv:
+            argv += ["--ausgabe", str(tmp_path / "ergebnisse")]
+        status = messen.main(argv)
+        out, err = capsys.readouterr()
+        return status, out, err
+    return lauf
+
+
+def messung(endpunkt_url, *extra):
+    return ["--url", endpunkt_url, "--modell", "m", *extra]
+
+
+def zeilen(pfad):
+    return [json.loads(z) for z in Path(pfad).read_text(encoding="utf-8").splitlines()]
+
+
+def langsam(sekunden, antwort=richtig):
+    def a(fall, body, nummer):
+        time.sleep(sekunden)
+        return antwort(fall, body, nummer)
+    return a

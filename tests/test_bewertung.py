@@ -1,0 +1,120 @@
+"""Grading (the chapter's rules, one row each) and reading calls out of an answer."""
+
+import json
+
+import pytest
+
+from messen import bewerte, lies_aufrufe, passt, vorzeichentest
+
+ID = "11d3e7b0-4c52-4a1e-9b8f-0d6a3f2c5e10"
+SOLL = {"name": "update_contact", "args": {"contact_id": ID, "status": "kunde"}}
+ALLE = {"name": "list_contacts", "args": {}}
+TEAM = {"name": "get_events", "args": {"calendar": "team", "date": "2026-03-17"}}
+VERTRIEB = {"name": "get_events", "args": {"calendar": "vertrieb", "date": "2026-03-17"}}
+
+
+def ruf(name, **args):
+    return {"name": name, "args": args}
+
+
+# ---------------------------------------------------------------------------
+# passt: one row per rule of the chapter
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ist, soll, erwartet", [
+    (ruf("update_contact", contact_id=ID, status="kunde"), SOLL, True),             # exact
+    (ruf("update_contact", status="kunde", contact_id=ID), SOLL, True),             # arguments in any order
+    (ruf("update_contact", contact_id=ID), SOLL, False),                            # a missing argument
+    (ruf("list_contacts", company="Nordwind GmbH"), ALLE, False),                   # an invented filter
+    (ruf("update_contact", contact_id=ID, status="kunde", email="x@y.z"), SOLL, False),  # any extra argument
+    (ruf("update_contact", contact_id=f" {ID}\n", status=" kunde "), SOLL, True),   # values stripped
+    (ruf("update_contact", contact_id=ID, status="Kunde"), SOLL, False),            # no case folding
+    (ruf("get_events", calendar="team", date="2026-3-17"), TEAM, False),            # no date normalising
+    (ruf("x", n=5), ruf("x", n="5"), True),                                         # compared as strings
+    (ruf("x", n="15"), ruf("x", n=1.5), False),                                     # 1.5 is not 15
+    (ruf("delete_contact", contact_id=ID), ruf("get_contact", contact_id=ID), False),  # wrong tool
+    ({"name": "update_contact", "args": None}, SOLL, False),                        # malformed arguments
+])
+def test_passt(ist, soll, erwartet):
+    assert passt(ist, soll) is erwartet
+
+
+# ---------------------------------------------------------------------------
+# bewerte: one actual call never covers two expected steps
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ist_liste, soll_liste, erwartet", [
+    ([TEAM], [TEAM, TEAM], (1, 0)),                 # one call, two identical steps: one hit
+    ([TEAM, TEAM], [TEAM], (1, 1)),                 # a repeated call is spare
+    ([VERTRIEB, TEAM], [TEAM, VERTRIEB], (2, 0)),   # order of calls does not matter
+    ([TEAM], [TEAM, VERTRIEB], (1, 0)),             # three of four is not all
+    ([], [TEAM], (0, 0)),
+    ([ALLE], [], (0, 1)),                           # a call where none was expected is spare
+])
+def test_bewerte(ist_liste, soll_liste, erwartet):
+    assert bewerte(ist_liste, soll_liste) == erwartet
+
+
+# ---------------------------------------------------------------------------
+# Reading calls: native tool_calls and the text forms
+# ---------------------------------------------------------------------------
+
+def text(inhalt):
+    return {"role": "assistant", "content": inhalt}
+
+
+TEAM_JSON = '{"name": "get_events", "arguments": {"calendar": "team", "date": "2026-03-17"}}'
+TEAM_LLAMA = '{"name": "get_events", "parameters": {"calendar": "team", "date": "2026-03-17"}}'
+KAPUTT = {"name": None, "args": None}
+
+
+@pytest.mark.parametrize("nachricht, aufrufe, aus_text", [
+    ({"content": None, "tool_calls": [{"function": {"name": "list_calendars", "arguments": ""}}]},
+     [ruf("list_calendars")], False),                                     # "" means {}
+    ({"tool_calls": [{"id": 0, "function": {"name": "get_events", "arguments": TEAM["args"]}}]},
+     [TEAM], False),                                                      # TGI: an object
+    ({"tool_calls": [{"function": {"name": "get_events", "arguments": '{"calendar": "team"'}}]},
+     [{"name": "get_events", "args": None}], False),                      # does not parse: malformed
+    ({"tool_calls": [{"function": {"name": "get_events", "arguments": '["team"]'}}]},
+     [{"name": "get_events", "args": None}], False),                      # not an object: malformed
+    ({"content": "", "tool_calls": None}, [], False),                     # SGLang without calls
+    ({"function_call": {"name": "list_calendars", "arguments": "{}"}}, [ruf("list_calendars")], False),
+    (text(f"<tool_call>\n{TEAM_JSON}\n</tool_call>"), [TEAM], True),
+    (text('<tool_call>{"arguments": {"date": "2026-03-17", "calendar": "team"}, "name": "get_events"}</tool_call>'),
+     [TEAM], True),                                                       # keys in either order
+    (text(f"<think>I might call <tool_call>{json.dumps(ALLE)}</tool_call></think>\nWhich one?"), [], False),
+    (text(f"Let me see, <tool_call>{TEAM_JSON}</tool_call> no.</think>\n\nWhich one?"), [], False),
+    (text(f"<think>\nteam calendar\n</think>\n\n<tool_call>\n{TEAM_JSON}\n</tool_call>"), [TEAM], True),
+    (text(f"[TOOL_CALLS] [{TEAM_JSON}, {TEAM_JSON.replace('team', 'vertrieb')}]"), [TEAM, VERTRIEB], True),
+    (text('[TOOL_CALLS]get_events[ARGS]{"calendar": "team", "date": "2026-03-17"}'), [TEAM], True),
+    (text(f"<|python_tag|>{TEAM_LLAMA}; {TEAM_LLAMA.replace('team', 'vertrieb')}<|eom_id|>"), [TEAM, VERTRIEB], True),
+    (text(TEAM_LLAMA), [TEAM], True),                                     # tag stripped
+    (text(f"[{TEAM_JSON}]"), [TEAM], True),
+    (text(f"```json\n{TEAM_JSON}\n```"), [TEAM], True),
+    (text('<tool_call>{"name": "get_events", "arguments": {"calendar": </tool_call>'),
+     [{"name": "get_events", "args": None}], True),                       # a recognised form that breaks
+    (text('{"name": "get_events", "arguments": {"calendar"'), [{"name": "get_events", "args": None}], True),
+    (text("[TOOL_CALLS] [{oops}]"), [KAPUTT], True),
+    (text("CRM stands for Customer Relationship Management."), [], False),
+    (text('{"answer": "Customer Relationship Management"}'), [], False),  # JSON, but not a call
+    (text("42"), [], False),
+])
+def test_lies_aufrufe(nachricht, aufrufe, aus_text):
+    assert lies_aufrufe(nachricht) == (aufrufe, aus_text)
+
+
+# ---------------------------------------------------------------------------
+# The exact sign test, against p-values computed by hand
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("b, c, p", [
+    (0, 0, 1.0),
+    (2, 0, 2 * 1 / 4),                    # 0.5
+    (0, 5, 2 * 1 / 32),                   # 0.0625
+    (6, 0, 2 * 1 / 64),                   # 0.03125
+    (1, 9, 2 * (1 + 10) / 1024),          # 0.021484375
+    (3, 3, 1.0),                          # 2 * 42/64 capped at 1
+    (2, 8, 2 * (1 + 10 + 45) / 1024),     # 0.109375
+])
+def test_vorzeichentest(b, c, p):
+    assert vorzeichentest(b, c) == pytest.approx(p, abs=1e-15)

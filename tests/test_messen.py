@@ -1,0 +1,224 @@
+"""The command line end to end over real HTTP: the chapter's figures, the request,
+the saved run, and a right answer graded right in every shape real servers send."""
+
+import json
+import random
+
+import pytest
+
+from conftest import (BY_ID, FAELLE, KAPITEL_FEHLER, TEXT_ANTWORT, completion, messung, mit_fehlern,
+                      openai_nachricht, richtig, zeilen)
+from messen import EROEFFNUNG, KATALOG
+
+KAPITEL_ZEILE = "By stage: S1 100 %, S2 91.7 %, S3 100 %, S4 100 %, S5 87.5 %."
+SOLL_AUFRUFE = sum(len(f["erwartet"]) for f in FAELLE)  # 37
+
+
+def json_lauf(cli, *argv):
+    status, out, err = cli(*argv, "--json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+# ---------------------------------------------------------------------------
+# The chapter's first measurement
+# ---------------------------------------------------------------------------
+
+def test_die_messung_des_kapitels(cli, endpunkt, tmp_path):
+    server = endpunkt(mit_fehlern(KAPITEL_FEHLER))
+    status, out, err = cli(*messung(server.url, "--temp", "0.0", "--n", "1", "--tag", "gross"))
+    assert status == 0, err
+    zeilen_out = out.splitlines()
+    assert KAPITEL_ZEILE in zeilen_out
+    assert "formkorrekt          100 %" in zeilen_out
+    assert "auftraege_gelungen   95.2 %   (95 % interval 88.1 % to 100 %)" in zeilen_out
+    assert "stillgehalten        92.9 %" in zeilen_out
+    assert "  S2-9  Book the room besprechung tomorrow from 10:00 to 11:00." in zeilen_out
+    assert '      differs:  book_room: room "raum" instead of "besprechung"' in zeilen_out
+    assert "      differs:  spare call list_calendars; spare call get_events" in zeilen_out
+    assert "Failed (2):" in zeilen_out
+
+    k = json_lauf(cli, "--bewerten", "gross")
+    assert k["auftraege_gelungen"] == 40 / 42
+    assert k["stillgehalten"] == 13 / 14
+    assert k["formkorrekt"] == 28 / 28
+    assert k["richtig_je_schritt"] == (SOLL_AUFRUFE - 1) / SOLL_AUFRUFE
+    assert k["schritte_je_auftrag"] == (SOLL_AUFRUFE + 2) / 42
+    assert k["stufen"] == {"S1": 1.0, "S2": 11 / 12, "S3": 1.0, "S4": 1.0, "S5": 7 / 8}
+    assert k["fehlgeschlagen"] == ["S2-9", "S5-8"]
+    assert (k["modell"], k["tag"], k["temp"], k["n"], k["faelle"], k["ausgaben"]) == ("m", "gross", 0.0, 1, 42, 42)
+
+    status, out2, err = cli("--bewerten", "gross")
+    assert status == 0 and out2 == out  # the saved run graded again gives the same summary
+    assert server.zahl() == 42          # and --bewerten asked no server
+
+
+def test_selbsttest_hinterlaesst_nichts(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    status, out, err = cli("--selbsttest", "--ausgabe", "ergebnisse")
+    assert status == 0, err
+    assert "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %." in out.splitlines()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_anfrage(cli, endpunkt, monkeypatch):
+    server = endpunkt()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-1")
+    basis = server.url.removesuffix("/chat/completions")  # a base URL ending in /v1 is completed
+    status, _, err = cli("--url", basis, "--modell", "qwen", "--temp", "0.3",
+                         "--extra", '{"chat_template_kwargs": {"enable_thinking": false}}')
+    assert status == 0, err
+    koepfe = {b["messages"][-1]["content"]: (h, b) for h, b in server.anfragen}
+    h, b = koepfe[BY_ID["S2-7"]["frage"]]
+    assert h["Authorization"] == "Bearer sk-test-1"
+    assert b == {"model": "qwen", "temperature": 0.3, "tool_choice": "auto", "tools": KATALOG,
+                 "messages": [{"role": "system", "content": EROEFFNUNG},
+                              {"role": "user", "content": BY_ID["S2-7"]["frage"]}],
+                 "chat_template_kwargs": {"enable_thinking": False}}
+    _, b1 = koepfe[BY_ID["S1-1"]["frage"]]
+    assert [w["function"]["name"] for w in b1["tools"]] == ["get_contact", "delete_contact"]
+
+
+def test_gespeicherter_lauf(cli, endpunkt, tmp_path):
+    server = endpunkt()
+    status, _, err = cli(*messung(server.url, "--modell", "Org/Model 7B:q4"))
+    assert status == 0, err
+    z = zeilen(tmp_path / "ergebnisse" / "Org-Model-7B-q4.jsonl")  # the tag derived from the model
+    e = z[0]["einstellungen"]
+    assert (e["modell"], e["url"], e["temp"], e["n"], e["tag"]) == ("Org/Model 7B:q4", server.url, 0.0, 1, "Org-Model-7B-q4")
+    assert len(e["faelle_sha256"]) == len(e["katalog_sha256"]) == 64
+    assert [(a["id"], a["stufe"], a["lauf"]) for a in z[1:]] == [(f["id"], f["stufe"], 0) for f in FAELLE]
+    s27 = z[1:][[f["id"] for f in FAELLE].index("S2-7")]
+    assert s27["nachricht"] == openai_nachricht(BY_ID["S2-7"]["erwartet"])
+    assert s27["aufrufe"] == BY_ID["S2-7"]["erwartet"]
+    assert (s27["treffer"], s27["offen"]) == (1, 0)
+    assert s27["usage"]["prompt_tokens"] == 1000 and s27["latenz_s"] >= 0
+
+
+# ---------------------------------------------------------------------------
+# Every response shape real servers send: a right answer scores 100 % in each
+# ---------------------------------------------------------------------------
+
+def vllm(fall):
+    rufe = [{"id": f"chatcmpl-tool-{i}", "type": "function",
+             "function": {"name": a["name"], "arguments": json.dumps(a["args"])}} for i, a in enumerate(fall["erwartet"])]
+    nachricht = {"role": "assistant", "content": None if rufe else TEXT_ANTWORT, "refusal": None, "annotations": None,
+                 "audio": None, "function_call": None, "tool_calls": rufe,
+                 # reasoning is never read, even when it holds call-like text
+                 "reasoning_content": '<tool_call>{"name": "list_calendars", "arguments": {}}</tool_call>',
+                 "reasoning": "maybe list_calendars"}
+    body = completion(nachricht, "tool_calls" if rufe else "stop")
+    body["choices"][0].update(logprobs=None, stop_reason=None)
+    body["prompt_logprobs"] = None
+    return body
+
+
+def llama_cpp(fall):
+    if not fall["erwartet"]:
+        return completion({"role": "assistant", "content": TEXT_ANTWORT})
+    buchstaben = random.Random(fall["id"]).choices("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ", k=32)
+    return completion({"role": "assistant", "content": "", "tool_calls": [
+        {"type": "function", "function": {"name": a["name"], "arguments": json.dumps(a["args"])},
+         "id": "".join(buchstaben) + str(i)} for i, a in enumerate(fall["erwartet"])]}, "tool_calls")
+
+
+def ollama(fall):
+    return completion({"role": "assistant", "content": "" if fall["erwartet"] else TEXT_ANTWORT, "tool_calls": [
+        {"id": f"call_{i}", "index": i, "type": "function",
+         "function": {"name": a["name"], "arguments": json.dumps(a["args"])}}
+        for i, a in enumerate(fall["erwartet"])] or None}, "tool_calls" if fall["erwartet"] else "stop")
+
+
+def tgi(fall):
+    if not fall["erwartet"]:
+        return completion({"role": "assistant", "content": TEXT_ANTWORT}, "eos_token")
+    return completion({"role": "assistant", "tool_calls": [
+        {"id": i, "type": "function", "function": {"name": a["name"], "description": None, "arguments": a["args"]}}
+        for i, a in enumerate(fall["erwartet"])]}, "eos_token")
+
+
+def sglang(fall):
+    return completion({"role": "assistant", "content": None if fall["erwartet"] else TEXT_ANTWORT,
+                       "reasoning_content": None, "tool_calls": [
+        {"id": f"call_{i}", "index": i, "type": "function", "function": {"name": a["name"], "arguments": a["args"]}}
+        for i, a in enumerate(fall["erwartet"])] or None}, "tool_calls" if fall["erwartet"] else "stop")
+
+
+def lm_studio(fall):
+    return completion({"role": "assistant", "content": "" if fall["erwartet"] else TEXT_ANTWORT, "tool_calls": [
+        {"id": "", "type": "function", "function": {"name": a["name"], "arguments": json.dumps(a["args"])}}
+        for a in fall["erwartet"]]}, "tool_calls" if fall["erwartet"] else "stop")
+
+
+def openai(fall):
+    body = completion(dict(openai_nachricht(fall["erwartet"]), refusal=None, annotations=[]))
+    return body
+
+
+def als_text(form):
+    """A shape in which the calls stand in content (the server's parser off)."""
+    def antwort(fall):
+        return completion({"role": "assistant", "content": form(fall["erwartet"]) if fall["erwartet"] else TEXT_ANTWORT})
+    return antwort
+
+
+def hermes(aufrufe):
+    return "\n".join(f"<tool_call>\n{json.dumps(ordnung(i, a))}\n</tool_call>" for i, a in enumerate(aufrufe))
+
+
+def ordnung(i, a):  # keys in either order
+    return {"name": a["name"], "arguments": a["args"]} if i % 2 == 0 else {"arguments": a["args"], "name": a["name"]}
+
+
+def qwen3(aufrufe):
+    return "<think>\nThe user wants this. <tool_call>{\"name\": \"delete_contact\", \"arguments\": {}}</tool_call>?\n</think>\n\n" + hermes(aufrufe)
+
+
+def mistral(aufrufe):
+    return "[TOOL_CALLS] " + json.dumps([{"name": a["name"], "arguments": a["args"]} for a in aufrufe])
+
+
+def llama3(aufrufe):
+    return "<|python_tag|>" + "; ".join(json.dumps({"name": a["name"], "parameters": a["args"]}) for a in aufrufe)
+
+
+def nackt(aufrufe):
+    liste = [{"name": a["name"], "arguments": a["args"]} for a in aufrufe]
+    return json.dumps(liste[0] if len(liste) == 1 else liste)
+
+
+def zaun(aufrufe):
+    return "```json\n" + nackt(aufrufe) + "\n```"
+
+
+NATIV = [vllm, llama_cpp, ollama, tgi, sglang, lm_studio, openai]
+TEXTFORMEN = [hermes, qwen3, mistral, llama3, nackt, zaun]
+
+
+@pytest.mark.parametrize("form", NATIV + [als_text(f) for f in TEXTFORMEN],
+                         ids=[f.__name__ for f in NATIV] + [f.__name__ for f in TEXTFORMEN])
+def test_jede_form_richtig_gelesen(cli, endpunkt, form):
+    server = endpunkt(lambda fall, body, nummer: form(fall))
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %." in out.splitlines()
+    aus_text = form not in NATIV
+    hinweis = [z for z in out.splitlines() if z.startswith("Note: ")]
+    assert hinweis == ([f"Note: {SOLL_AUFRUFE} calls were read from the answer text, not from tool_calls: that is "
+                        "the server's setting, not the model's skill (vLLM: --enable-auto-tool-choice "
+                        "--tool-call-parser ...; llama.cpp: --jinja)."] if aus_text else [])
+
+
+def test_kaputte_aufrufe_zaehlen_als_aufruf_und_nicht_formkorrekt(cli, endpunkt):
+    kaputt = '<tool_call>{"name": "delete_contact", "arguments": {"contact_id": </tool_call>'
+
+    def antwort(fall, body, nummer):
+        if fall["id"] in ("S2-3", "S4-1"):
+            return completion({"role": "assistant", "content": kaputt})
+        return richtig(fall, body, nummer)
+    server = endpunkt(antwort)
+    k = json_lauf(cli, *messung(server.url))
+    assert k["formkorrekt"] == 27 / 28
+    assert k["stillgehalten"] == 13 / 14
+    assert k["auftraege_gelungen"] == 40 / 42
+    assert k["schritte_je_auftrag"] == (SOLL_AUFRUFE - 1 + 2) / 42
