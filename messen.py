@@ -46,6 +46,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 from requests.adapters import HTTPAdapter
+from requests.auth import AuthBase
 from urllib3.util.retry import Retry
 
 # ---------------------------------------------------------------------------
@@ -296,13 +297,24 @@ def anfrage(fall, modell, temp, extra):
     return body
 
 
+class BearerAuth(AuthBase):
+    """The API key as a bearer token; as requests auth it wins over user:password in the URL."""
+
+    def __init__(self, key):
+        self.key = key
+
+    def __call__(self, r):
+        r.headers["Authorization"] = f"Bearer {self.key}"
+        return r
+
+
 class Endpunkt:
     """One chat-completions endpoint; a requests session per thread."""
 
     def __init__(self, url, modell, temp, extra, key, timeout, versuche):
         self.url, self.modell, self.temp, self.extra = url, modell, temp, extra
         self.timeout, self.versuche = timeout, versuche
-        self.header = {"Authorization": f"Bearer {key}"} if key else {}
+        self.auth = BearerAuth(key) if key else None  # None: user:password in the URL, if any, as Basic
         self._lokal = threading.local()
 
     def session(self):
@@ -321,7 +333,7 @@ class Endpunkt:
         for versuch in range(1, self.versuche + 1):
             start = time.perf_counter()
             try:
-                r = self.session().post(self.url, json=body, headers=self.header, timeout=self.timeout)
+                r = self.session().post(self.url, json=body, auth=self.auth, timeout=self.timeout)
             except requests.RequestException as e:
                 raise Serverfehler(f"{fall['id']}: no answer from the server after {self.versuche} attempts: {grund(e)}")
             latenz = time.perf_counter() - start

@@ -7,6 +7,7 @@ ABBRECHEN to close the connection without an answer.
 """
 
 import json
+import re
 import sys
 import threading
 import time
@@ -179,3 +180,8 @@ def langsam(sekunden, antwort=richtig):
         time.sleep(sekunden)
         return antwort(fall, body, nummer)
     return a
+
+
+def meldungen(err):
+    """stderr without the progress lines."""
+    return [z for z in err.splitlines() if not re.fullmatch(r"messen: \d+/\d+ outputs", z)]

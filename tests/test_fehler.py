@@ -1,0 +1,342 @@
+"""Faults of the server and the network, nothing lost, bad input, secrets."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ABBRECHEN, FAELLE, ROOT, meldungen, messung, richtig, zeilen
+
+ALLE_100 = "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %."
+IDS = [f["id"] for f in FAELLE]
+
+
+def erst(fehler, fall_ids):
+    """The first request of each named case gets `fehler`; every other request is answered right."""
+    def antwort(fall, body, nummer):
+        if fall["id"] in fall_ids and nummer == 1:
+            return fehler(fall) if callable(fehler) else fehler
+        return richtig(fall, body, nummer)
+    return antwort
+
+
+def immer(fehler, ab="S1-1"):
+    """From case `ab` on, every request gets `fehler`."""
+    def antwort(fall, body, nummer):
+        if IDS.index(fall["id"]) >= IDS.index(ab):
+            return fehler
+        return richtig(fall, body, nummer)
+    return antwort
+
+
+def freier_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---------------------------------------------------------------------------
+# Retried: the run completes and the fault never becomes a score
+# ---------------------------------------------------------------------------
+
+def test_voruebergehende_fehler_werden_wiederholt(cli, endpunkt):
+    def zu_langsam(fall):
+        time.sleep(0.6)
+        return ABBRECHEN
+    faelle = {
+        "S1-3": (429, {"error": {"message": "rate limited"}}, {"Retry-After": "0"}),
+        "S1-4": (503, "Service Unavailable", {"Content-Type": "text/plain"}),
+        "S1-5": (502, "<html><body><h1>502 Bad Gateway</h1></body></html>", {"Content-Type": "text/html"}),
+        "S1-6": ABBRECHEN,                                            # dropped connection
+        "S1-7": zu_langsam,                                           # a timeout
+        "S2-1": "<html><title>Login</title></html>",                  # 200, not a chat completion
+        "S2-2": (504, "Gateway Timeout", {}),
+        "S2-3": (408, "", {}),
+        "S2-4": (500, {"error": {"message": "CUDA out of memory"}}, {}),
+    }
+
+    def antwort(fall, body, nummer):
+        if fall["id"] in faelle and nummer == 1:
+            f = faelle[fall["id"]]
+            return f(fall) if callable(f) else f
+        return richtig(fall, body, nummer)
+    server = endpunkt(antwort)
+    status, out, err = cli(*messung(server.url, "--timeout", "0.3"))
+    assert status == 0, err
+    assert ALLE_100 in out.splitlines()
+    assert server.zahl() == 42 + len(faelle)
+    assert all(server.zahl(i) == 2 for i in faelle)
+
+
+def test_retry_after_wird_befolgt(cli, endpunkt):
+    server = endpunkt(erst((429, {"error": {"message": "slow down"}}, {"Retry-After": "1"}), {"S1-1"}))
+    start = time.monotonic()
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert time.monotonic() - start >= 1.0
+    assert server.zahl("S1-1") == 2
+
+
+# ---------------------------------------------------------------------------
+# Not retried: the run stops at once with the server's own message, status 1
+# ---------------------------------------------------------------------------
+
+VLLM_TOOLS = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+VLLM_HINWEIS = "(start vLLM with --enable-auto-tool-choice --tool-call-parser <the model's parser>)"
+
+
+@pytest.mark.parametrize("status, body, meldung", [
+    (400, {"error": {"message": VLLM_TOOLS, "type": "BadRequestError", "param": None, "code": 400}},
+     f"400: {VLLM_TOOLS} {VLLM_HINWEIS}"),                                          # vLLM >= 0.10.1
+    (400, {"object": "error", "message": VLLM_TOOLS, "type": "BadRequestError", "param": None, "code": 400},
+     f"400: {VLLM_TOOLS} {VLLM_HINWEIS}"),                                          # older vLLM, SGLang
+    (404, {"object": "error", "message": "The model `qwen` does not exist.", "type": "NotFoundError", "code": 404},
+     "404: The model `qwen` does not exist. (check --modell and --url against the server's /v1/models)"),
+    (400, {"error": {"message": "registry.ollama.ai/library/gemma:2b does not support tools", "type": "api_error",
+                     "param": None, "code": None}},
+     "400: registry.ollama.ai/library/gemma:2b does not support tools "
+     "(this Ollama model's template has no tools; pick a model that supports them)"),
+    (400, {"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it",
+                     "type": "exceed_context_size_error"}},
+     "400: the request exceeds the available context size, try increasing it "
+     "(the question and catalogue exceed the server's context; start it with a larger one)"),
+    (422, {"error": "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096",
+           "error_type": "validation"},
+     "422: Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096"),  # TGI
+    (401, "Unauthorized\n", "401: Unauthorized (put the key in OPENAI_API_KEY or name its variable with --key-env)"),
+    (403, "<html><head><title>403 Forbidden</title></head><body><h1>403 Forbidden</h1></body></html>",
+     "403: 403 Forbidden"),
+    (400, "", "400: (empty body)"),
+])
+def test_client_fehler_halten_sofort(cli, endpunkt, tmp_path, status, body, meldung):
+    server = endpunkt(immer((status, body, {}), ab="S1-3"))
+    rc, out, err = cli(*messung(server.url, "--tag", "t"))
+    assert (rc, out) == (1, "")
+    assert err.splitlines() == [
+        f"messen: S1-3: the server answered {meldung}",
+        f"messen: 2 of 42 outputs are saved in {tmp_path / 'ergebnisse' / 't.jsonl'}; "
+        "the same command again asks for the 40 missing"]
+    assert server.zahl("S1-3") == 1  # not retried
+
+
+def test_ein_500_der_bleibt_haelt_nach_den_versuchen(cli, endpunkt):
+    server = endpunkt(immer((500, {"error": {"code": 500, "message": "tools param requires --jinja flag",
+                                             "type": "server_error"}}, {})))
+    rc, out, err = cli(*messung(server.url, "--versuche", "2"))
+    assert rc == 1
+    assert err.splitlines()[0] == ("messen: S1-1: the server answered 500: tools param requires --jinja flag "
+                                   "(start llama-server with --jinja)")
+    assert server.zahl() == 2
+
+
+def test_kein_server(cli, tmp_path):
+    rc, out, err = cli(*messung(f"http://127.0.0.1:{freier_port()}/v1", "--versuche", "2", "--tag", "t"))
+    assert rc == 1
+    erste = err.splitlines()[0]
+    assert erste.startswith("messen: S1-1: no answer from the server after 2 attempts: NewConnectionError")
+    assert "Connection refused" in erste
+    assert len(zeilen(tmp_path / "ergebnisse" / "t.jsonl")) == 1  # the settings line, no output graded
+
+
+def test_200_ohne_completion_haelt_nach_den_versuchen(cli, endpunkt):
+    server = endpunkt(immer("<html><title>Proxy login</title></html>"))
+    rc, out, err = cli(*messung(server.url, "--versuche", "2"))
+    assert rc == 1
+    assert err.splitlines()[0] == ("messen: S1-1: the server answered 200 but not with a chat completion "
+                                   "(2 attempts): Proxy login")
+    assert server.zahl() == 2
+
+
+# ---------------------------------------------------------------------------
+# Nothing lost: resume, refuse, keep aside, drop half a line
+# ---------------------------------------------------------------------------
+
+def test_fortsetzen_nach_abbruch(cli, endpunkt, tmp_path):
+    kaputt = endpunkt(immer((400, {"error": {"message": "bad"}}, {}), ab="S3-1"))
+    rc, _, err = cli(*messung(kaputt.url, "--tag", "t"))
+    assert rc == 1, err
+    pfad = tmp_path / "ergebnisse" / "t.jsonl"
+    assert len(zeilen(pfad)) == 1 + 20
+
+    gut = endpunkt()
+    rc, out, err = cli(*messung(gut.url, "--tag", "t"))
+    assert rc == 0, err
+    assert gut.zahl() == 22                                        # only what was missing
+    assert err.splitlines()[0] == f"messen: {pfad} holds 20 outputs; asking for the rest"
+    assert ALLE_100 in out.splitlines()
+    z = zeilen(pfad)
+    assert [a["id"] for a in z[1:]] == IDS
+    assert [a["sitzung"] for a in z[1:]] == [0] * 20 + [1] * 22
+
+
+@pytest.mark.parametrize("anders, meldung", [
+    (["--temp", "0.7"], "temp 0.0, not 0.7"),
+    (["--n", "2"], "n 1, not 2"),
+    (["--modell", "anderes"], 'modell "m", not "anderes"'),
+    (["--extra", '{"top_p": 0.5}'], 'extra {}, not {"top_p": 0.5}'),
+])
+def test_andere_einstellungen_werden_abgelehnt(cli, endpunkt, tmp_path, anders, meldung):
+    kaputt = endpunkt(immer((400, {"error": {"message": "bad"}}, {}), ab="S2-1"))
+    cli(*messung(kaputt.url, "--tag", "t"))
+    gut = endpunkt()
+    rc, out, err = cli(*messung(gut.url, "--tag", "t"), *anders)
+    pfad = tmp_path / "ergebnisse" / "t.jsonl"
+    assert (rc, out, err) == (2, "", f"messen: {pfad} was measured with {meldung}; use another --tag, "
+                                     "or --neu to measure anew (the old file is kept)\n")
+    assert gut.zahl() == 0
+
+
+def test_andere_falldatei_wird_abgelehnt(cli, endpunkt, tmp_path):
+    gut = endpunkt()
+    cli(*messung(gut.url, "--tag", "t"))
+    kopie = tmp_path / "faelle.jsonl"
+    kopie.write_text((ROOT / "faelle.jsonl").read_text().replace("Show me all contacts.", "Show all contacts."))
+    rc, out, err = cli(*messung(gut.url, "--tag", "t", "--faelle", str(kopie)))
+    assert (rc, err) == (2, f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} was measured with another case file; "
+                            "use another --tag, or --neu to measure anew (the old file is kept)\n")
+    assert gut.zahl() == 42
+
+
+def test_vollstaendiger_lauf_wird_nicht_neu_gemessen(cli, endpunkt, tmp_path):
+    server = endpunkt()
+    cli(*messung(server.url, "--tag", "t"))
+    pfad = tmp_path / "ergebnisse" / "t.jsonl"
+    vorher = pfad.read_bytes()
+    rc, out, err = cli(*messung(server.url, "--tag", "t"))
+    assert rc == 0 and ALLE_100 in out.splitlines()
+    assert err == f"messen: {pfad} holds a complete run, shown as saved (--neu measures anew)\n"
+    assert server.zahl() == 42 and pfad.read_bytes() == vorher
+
+    rc, out, err = cli(*messung(server.url, "--tag", "t", "--neu"))
+    assert rc == 0
+    assert err.splitlines()[0] == f"messen: the earlier {pfad} is kept as {pfad.with_name('t.alt-1.jsonl')}"
+    assert server.zahl() == 84
+    assert pfad.with_name("t.alt-1.jsonl").read_bytes() == vorher
+    rc, out, _ = cli("--bewerten", "t.alt-1")
+    assert rc == 0 and ALLE_100 in out.splitlines()
+
+
+def test_halbe_letzte_zeile_wird_neu_gefragt(cli, endpunkt, tmp_path):
+    server = endpunkt()
+    cli(*messung(server.url, "--tag", "t"))
+    pfad = tmp_path / "ergebnisse" / "t.jsonl"
+    daten = pfad.read_bytes()
+    pfad.write_bytes(daten[:-40])  # a killed process: the last line half-written
+    rc, out, err = cli(*messung(server.url, "--tag", "t"))
+    assert rc == 0, err
+    assert server.zahl() == 43 and server.zahl("S5-8") == 2
+    assert [a["id"] for a in zeilen(pfad)[1:]] == IDS
+
+
+def test_beschaedigte_zeile_in_der_mitte(cli, endpunkt, tmp_path):
+    server = endpunkt()
+    cli(*messung(server.url, "--tag", "t"))
+    pfad = tmp_path / "ergebnisse" / "t.jsonl"
+    z = pfad.read_text().splitlines()
+    z[5] = z[5][:30]
+    pfad.write_text("\n".join(z) + "\n")
+    rc, out, err = cli(*messung(server.url, "--tag", "t"))
+    assert (rc, err) == (2, f"messen: {pfad}:6: not JSON; the results file is damaged\n")
+    assert server.zahl() == 42
+
+
+def test_strg_c_behaelt_alles_und_sagt_wie_weiter(endpunkt, tmp_path):
+    def antwort(fall, body, nummer):
+        if fall["id"] == "S1-5":
+            time.sleep(5)
+        return richtig(fall, body, nummer)
+    server = endpunkt(antwort)
+    proc = subprocess.Popen([sys.executable, str(ROOT / "messen.py"), *messung(server.url, "--tag", "t"),
+                             "--ausgabe", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    frist = time.monotonic() + 10
+    while server.zahl("S1-5") == 0 and time.monotonic() < frist:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 130
+    assert err.splitlines()[-1] == (f"messen: interrupted; 4 of 42 outputs are saved in {tmp_path / 't.jsonl'}; "
+                                    "the same command again asks for the 38 missing")
+    assert "Traceback" not in err
+    assert [a["id"] for a in zeilen(tmp_path / "t.jsonl")[1:]] == IDS[:4]
+
+
+# ---------------------------------------------------------------------------
+# Secrets: the key and URL credentials are never printed nor saved
+# ---------------------------------------------------------------------------
+
+def test_schluessel_und_passwort_bleiben_geheim(cli, endpunkt, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEIN_KEY", "sk-geheim-4711")
+
+    def antwort(fall, body, nummer):
+        if fall["id"] == "S3-1":
+            return 401, {"error": {"message": "Invalid key sk-geheim-4711"}}, {}
+        return richtig(fall, body, nummer)
+    server = endpunkt(antwort)
+    mit_passwort = server.url.replace("http://", "http://nutzer:pw-9876@") + "?api-key=qk-123&v=2"
+    rc, out, err = cli("--url", mit_passwort, "--modell", "m", "--key-env", "MEIN_KEY", "--tag", "t")
+    assert rc == 1
+    assert meldungen(err)[0] == "messen: S3-1: the server answered 401: Invalid key *** " \
+                                  "(put the key in OPENAI_API_KEY or name its variable with --key-env)"
+    assert server.anfragen[0][0]["Authorization"] == "Bearer sk-geheim-4711"
+    gespeichert = (tmp_path / "ergebnisse" / "t.jsonl").read_text()
+    assert zeilen(tmp_path / "ergebnisse" / "t.jsonl")[0]["einstellungen"]["url"] == \
+        server.url + "?api-key=%2A%2A%2A&v=2"
+    for geheim in ("sk-geheim-4711", "pw-9876", "qk-123", "nutzer"):
+        assert geheim not in out + err + gespeichert
+
+
+# ---------------------------------------------------------------------------
+# Bad command lines: one line, status 2, no request
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, meldung", [
+    (["--n", "0"], "argument --n: must be at least 1, got 0"),
+    (["--n", "zwei"], "argument --n: not a number: 'zwei'"),
+    (["--temp", "-0.5"], "argument --temp: must be at least 0, got -0.5"),
+    (["--temp", "warm"], "argument --temp: not a number: 'warm'"),
+    (["--temp", "nan"], "argument --temp: must be at least 0, got nan"),
+    (["--parallel", "0"], "argument --parallel: must be at least 1, got 0"),
+    (["--tag", "../weg"], "argument --tag: '../weg': a tag holds only letters, digits, '.', '_' and '-' "
+                          "and does not start with '.'"),
+    (["--tag", "a/b"], "argument --tag: 'a/b': a tag holds only letters, digits, '.', '_' and '-' "
+                       "and does not start with '.'"),
+    (["--extra", "[1]"], 'argument --extra: must be a JSON object, such as {"top_p": 0.9}'),
+    (["--extra", "{top_p: 1}"], "argument --extra: not JSON (Expecting property name enclosed in double quotes)"),
+    (["--url", "ftp://127.0.0.1/v1"], "argument --url: not an http(s) URL: 'ftp://127.0.0.1/v1'"),
+    (["--url", "localhost:8009"], "argument --url: not an http(s) URL: 'localhost:8009'"),
+    (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+])
+def test_schlechte_befehlszeile(cli, endpunkt, argv, meldung):
+    server = endpunkt()
+    rc, out, err = cli(*messung(server.url), *argv)
+    assert (rc, out, err) == (2, "", f"messen: {meldung}\n")
+    assert server.zahl() == 0
+
+
+def test_ohne_url_und_modell(cli):
+    assert cli() == (2, "", "messen: --url and --modell are needed to measure "
+                            "(or --selbsttest, --bewerten TAG, --vergleich A B)\n")
+
+
+def test_bewerten_eines_unbekannten_laufs(cli, tmp_path):
+    assert cli("--bewerten", "fehlt") == (
+        2, "", f"messen: no saved run 'fehlt' ({tmp_path / 'ergebnisse' / 'fehlt.jsonl'} does not exist)\n")
+
+
+@pytest.mark.parametrize("argv", [
+    ["--n", "0"],
+    ["--faelle", "/nonexistent/faelle.jsonl"],
+    ["--url", f"http://127.0.0.1:{freier_port()}/v1", "--versuche", "1"],
+    ["--bewerten", "fehlt"],
+])
+def test_nie_ein_traceback(tmp_path, argv):
+    basis = ["--url", "http://127.0.0.1:9/v1", "--modell", "m"]
+    r = subprocess.run([sys.executable, str(ROOT / "messen.py"), *basis, *argv, "--ausgabe", str(tmp_path)],
+                       capture_output=True, text=True, timeout=20)
+    assert r.returncode in (1, 2)
+    assert r.stderr.startswith("messen: ") and "Traceback" not in r.stderr
