@@ -564,26 +564,19 @@ def gelungen(a):
 
 def abweichungen(ist_liste, soll_liste):
     """Why an output failed, in words: which call or argument differed."""
-    offen = list(ist_liste)
+    offen, fehlend = list(ist_liste), []
     for soll in soll_liste:  # take out the hits first, as bewerte does
-        for i, ist in enumerate(offen):
-            if passt(ist, soll):
-                offen.pop(i)
-                break
+        i = next((i for i, ist in enumerate(offen) if passt(ist, soll)), None)
+        if i is None:
+            fehlend.append(soll)
         else:
-            offen.append({"_fehlt": soll})
-    fehlend = [o["_fehlt"] for o in offen if "_fehlt" in o]
-    spare = [o for o in offen if "_fehlt" not in o]
+            offen.pop(i)
     gruende = []
-    for soll in fehlend:
-        gleich = next((i for i, ist in enumerate(spare) if ist["name"] == soll["name"]), None)
-        if gleich is None:
-            gruende.append(f"{soll['name']} not called")
-            continue
-        ist = spare.pop(gleich)
-        gruende.append(arg_abweichung(ist, soll))
+    for soll in fehlend:  # a missed step beside a call of the same tool: name the argument
+        i = next((i for i, ist in enumerate(offen) if ist["name"] == soll["name"]), None)
+        gruende.append(f"{soll['name']} not called" if i is None else arg_abweichung(offen.pop(i), soll))
     gruende += [f"malformed call {ist['name'] or '?'}" if ist["args"] is None else f"spare call {ist['name']}"
-                for ist in spare]
+                for ist in offen]
     return gruende
 
 
@@ -618,6 +611,7 @@ def kennzahlen(faelle, ausgaben):
     je_fall = erfolge_je_fall(faelle, ausgaben)  # id -> (successes, outputs)
     stufe_von = {f["id"]: f["stufe"] for f in faelle}
     k = {
+        "faelle": len(faelle),
         "ausgaben": len(ausgaben),
         "formkorrekt": anteil(sum(bool(a["aufrufe"]) and not a["fehlerhaft"] for a in mit), len(mit)),
         "richtig_je_schritt": anteil(sum(a["treffer"] for a in ausgaben), sum(a["soll"] for a in ausgaben)),
@@ -728,6 +722,18 @@ def lies_lauf(pfad, faelle):
         a.update(bewerte_ausgabe(fall, a["nachricht"]))  # graded again: the current grader decides
         ausgaben.append(a)
     return werte[0][1]["einstellungen"], ausgaben, gueltig
+
+
+def einstellungszeile(pfad):
+    """The settings of a saved run, read from its first line alone."""
+    with open(pfad, "rb") as f:
+        try:
+            e = json.loads(f.readline()).get("einstellungen")
+        except (ValueError, AttributeError):
+            e = None
+    if not isinstance(e, dict):
+        raise Eingabefehler(f"{pfad}:1: not a results file of messen.py (no settings line)")
+    return e
 
 
 def pruefe_einstellungen(pfad, alt, neu):
@@ -889,7 +895,7 @@ def stufenzeile(stufen, wort="By stage"):
 
 def kopfzeile(e, k):
     return (f"Model {e['modell']}, temp {e['temp']}, n {e['n']}, tag {e['tag']}: "
-            f"{len(e['faelle'])} cases, {k['ausgaben']} outputs, measured {e['datum']}")
+            f"{k['faelle']} cases, {k['ausgaben']} outputs, measured {e['datum']}")
 
 
 def bericht_text(e, k, faelle, ausgaben):
@@ -942,13 +948,13 @@ def fehlschlaege(faelle, ausgaben):
 
 
 def bericht_json(e, k):
-    return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"], "faelle": len(e["faelle"]),
-            **{f: k[f] for f in ("ausgaben",) + METRIKEN + ("stufen", "alle_n", "alle_n_stufen", "gelungen_ki",
+    return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
+            **{f: k[f] for f in ("faelle", "ausgaben") + METRIKEN + ("stufen", "alle_n", "alle_n_stufen", "gelungen_ki",
                                                             "fehlgeschlagen", "latenz_s", "tokens", "dauer_s")}}
 
 
 def bericht_markdown(e, k):
-    zeilen = [f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}, {len(e['faelle'])} cases)", "",
+    zeilen = [f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}, {k['faelle']} cases)", "",
               "| metric | value |", "|---|---|"]
     zeilen += [f"| {name} | {wert(name, k[name])} |" for name in METRIKEN]
     if k["gelungen_ki"]:
@@ -982,7 +988,8 @@ def vergleiche(a, b):
 
 def urteil(v):
     b, s = len(v["besser"]), len(v["schlechter"])
-    satz = (f"{b} cases better and {s} worse in {v['b']} than in {v['a']}; exact sign test p = {v['p']:.3g}: ")
+    satz = (f"{b} case{'s' * (b != 1)} better and {s} worse in {v['b']} than in {v['a']}; "
+            f"exact sign test p = {v['p']:.3g}: ")
     if v["jenseits_zufall"]:
         return satz + "the difference is beyond chance at 5 %."
     return satz + "the difference is not beyond chance at 5 %."
@@ -997,7 +1004,7 @@ def differenz(name, d):
 
 
 def vergleich_text(a, b, v, faelle):
-    (ea, ka, _), (eb, kb, _) = a, b
+    (ea, ka), (eb, kb) = a[:2], b[:2]
     zeilen = [f"A: {kopfzeile(ea, ka)}", f"B: {kopfzeile(eb, kb)}", "",
               f"{'':<20} {'A':>8} {'B':>8}   B - A"]
     zeilen += [f"{m:<20} {wert(m, ka[m]):>8} {wert(m, kb[m]):>8}   {differenz(m, v['differenz'][m])}" for m in METRIKEN]
@@ -1013,7 +1020,7 @@ def vergleich_text(a, b, v, faelle):
 
 
 def vergleich_markdown(a, b, v):
-    (ea, ka, _), (eb, kb, _) = a[:3], b[:3]
+    (ea, ka), (eb, kb) = a[:2], b[:2]
     zeilen = [f"| metric | {ea['tag']} | {eb['tag']} | difference |", "|---|---|---|---|"]
     zeilen += [f"| {m} | {wert(m, ka[m])} | {wert(m, kb[m])} | {differenz(m, v['differenz'][m])} |" for m in METRIKEN]
     zeilen += [f"| {s} | {prozent(ka['stufen'][s])} | {prozent(kb['stufen'][s])} | "
@@ -1161,7 +1168,6 @@ def einstellungen_fuer(args):
 def zeige(args, e, faelle, ausgaben):
     """Print the summary of one run; return its figures."""
     k = kennzahlen(faelle, ausgaben)
-    e = dict(e, faelle=faelle)
     if args.json:
         print(json.dumps(bericht_json(e, k), ensure_ascii=False))
     elif args.markdown:
@@ -1189,10 +1195,15 @@ def lauf_messen(args, faelle):
     return zeige(args, einstellungen, faelle, ausgaben)
 
 
-def lade_gespeichert(args, faelle, tag_name):
+def gespeichert_pfad(args, tag_name):
     pfad = args.ausgabe / f"{tag_name}.jsonl"
     if not pfad.exists():
         raise Eingabefehler(f"no saved run '{tag_name}' ({pfad} does not exist)")
+    return pfad
+
+
+def lade_gespeichert(args, faelle, tag_name):
+    pfad = gespeichert_pfad(args, tag_name)
     e, ausgaben, _ = lies_lauf(pfad, faelle)
     if e.get("faelle_sha256") != args.faelle_sha256:
         raise Eingabefehler(f"{pfad} was measured on another case file than {args.faelle}")
@@ -1223,13 +1234,18 @@ def selbsttest(args, faelle):
 
 
 def vergleich(args, faelle):
+    a, b = args.vergleich
+    kopf = [einstellungszeile(gespeichert_pfad(args, t)) for t in (a, b)]
+    for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings")):
+        if kopf[0].get(feld) != kopf[1].get(feld):
+            raise Eingabefehler(f"{a} and {b} were measured on different {was}; they cannot be compared")
     e = [lade_gespeichert(args, faelle, t) for t in args.vergleich]
     runs = [(ei, kennzahlen(faelle, a), erfolge_je_fall(faelle, a), was_geschah(faelle, a)) for ei, a in e]
     a, b = runs
     v = vergleiche(a[:3], b[:3])
     if args.json:
-        print(json.dumps(dict(v, a_kennzahlen=bericht_json(dict(a[0], faelle=faelle), a[1]),
-                              b_kennzahlen=bericht_json(dict(b[0], faelle=faelle), b[1])), ensure_ascii=False))
+        print(json.dumps(dict(v, a_kennzahlen=bericht_json(*a[:2]), b_kennzahlen=bericht_json(*b[:2])),
+                         ensure_ascii=False))
     elif args.markdown:
         print(vergleich_markdown(a, b, v))
     else:

@@ -103,12 +103,14 @@ class Endpunkt:
                     endpunkt.gleichzeitig += 1
                     endpunkt.hoechstens = max(endpunkt.hoechstens, endpunkt.gleichzeitig)
                 try:
-                    self.sende(endpunkt.antwort(fall, body, nummer))
+                    was = endpunkt.antwort(fall, body, nummer)
+                finally:
+                    with endpunkt.lock:  # counted while being worked on, not while bytes travel
+                        endpunkt.gleichzeitig -= 1
+                try:
+                    self.sende(was)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
-                finally:
-                    with endpunkt.lock:
-                        endpunkt.gleichzeitig -= 1
 
             def sende(self, was):
                 if was is ABBRECHEN:

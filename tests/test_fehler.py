@@ -195,7 +195,7 @@ def test_andere_falldatei_wird_abgelehnt(cli, endpunkt, tmp_path):
     gut = endpunkt()
     cli(*messung(gut.url, "--tag", "t"))
     kopie = tmp_path / "faelle.jsonl"
-    kopie.write_text((ROOT / "faelle.jsonl").read_text().replace("Show me all contacts.", "Show all contacts."))
+    kopie.write_text((ROOT / "faelle.jsonl").read_text() + "\n")  # the same cases, another file
     rc, out, err = cli(*messung(gut.url, "--tag", "t", "--faelle", str(kopie)))
     assert (rc, err) == (2, f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} was measured with another case file; "
                             "use another --tag, or --neu to measure anew (the old file is kept)\n")

@@ -1,0 +1,191 @@
+"""Repeated runs, the interval, parallel requests, costs, Markdown, and --vergleich."""
+
+import json
+
+from conftest import (BY_ID, FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langsam, messung,
+                      mit_fehlern, openai_nachricht, richtig, zeilen)
+
+IDS = [f["id"] for f in FAELLE]
+
+
+def json_lauf(cli, *argv):
+    status, out, err = cli(*argv, "--json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+def je_lauf(falsch):
+    """Wrong in output `lauf` (1-based request count) of the named cases: falsch = {id: {1, 2}}."""
+    def antwort(fall, body, nummer):
+        if nummer in falsch.get(fall["id"], ()):
+            aufrufe = [] if fall["erwartet"] else [{"name": "list_calendars", "args": {}}]
+            return completion(openai_nachricht(aufrufe))
+        return richtig(fall, body, nummer)
+    return antwort
+
+
+# ---------------------------------------------------------------------------
+# Repeated runs and the interval
+# ---------------------------------------------------------------------------
+
+def test_alle_n(cli, endpunkt):
+    server = endpunkt(je_lauf({"S2-9": {1}, "S5-8": {1, 2}, "S3-1": {2}}))
+    status, out, err = cli(*messung(server.url, "--n", "2", "--tag", "zwei"))
+    assert status == 0, err
+    assert server.zahl() == 84
+    assert "alle_n               92.9 %   (cases whose 2 outputs all succeeded)" in out.splitlines()
+    assert "All 2 by stage: S1 100 %, S2 91.7 %, S3 87.5 %, S4 100 %, S5 87.5 %." in out.splitlines()
+    assert "  S2-9 #1  Book the room besprechung tomorrow from 10:00 to 11:00." in out.splitlines()
+    k = json_lauf(cli, "--bewerten", "zwei")
+    assert k["auftraege_gelungen"] == 80 / 84
+    assert k["alle_n"] == 39 / 42
+    assert k["stufen"] == {"S1": 1.0, "S2": 23 / 24, "S3": 15 / 16, "S4": 1.0, "S5": 14 / 16}
+    assert k["alle_n_stufen"] == {"S1": 1.0, "S2": 11 / 12, "S3": 7 / 8, "S4": 1.0, "S5": 7 / 8}
+    assert k["fehlgeschlagen"] == ["S2-9", "S3-1", "S5-8"]
+
+
+def test_intervall_enthaelt_den_wert_und_bleibt_gleich(cli, endpunkt):
+    server = endpunkt(falsch_in(["S1-1", "S2-2", "S2-9", "S3-3", "S4-1", "S5-8"]))
+    k = json_lauf(cli, *messung(server.url, "--tag", "a"))
+    lo, hi = k["gelungen_ki"]
+    assert lo < k["auftraege_gelungen"] == 36 / 42 < hi
+    assert k["gelungen_ki"] == json_lauf(cli, "--bewerten", "a")["gelungen_ki"]  # a fixed seed
+    assert 0.7 < lo and hi < 1.0  # six failures in 42: about +- 10 points
+
+
+def test_intervall_mit_zwei_fehlern(cli, endpunkt):
+    server = endpunkt(mit_fehlern(KAPITEL_FEHLER))
+    k = json_lauf(cli, *messung(server.url))
+    # a resample misses both failing cases with probability (40/42)**42 = 13 % > 2.5 %
+    assert k["gelungen_ki"][1] == 1.0
+    assert k["gelungen_ki"][0] < 40 / 42
+
+
+# ---------------------------------------------------------------------------
+# Parallel requests give the same run
+# ---------------------------------------------------------------------------
+
+def test_parallel_gibt_denselben_lauf(cli, endpunkt, tmp_path):
+    antwort = langsam(0.01, mit_fehlern(KAPITEL_FEHLER))  # the same answer to the same question
+    eins, vier = endpunkt(antwort), endpunkt(antwort)
+    k1 = json_lauf(cli, *messung(eins.url, "--n", "2", "--tag", "eins"))
+    k4 = json_lauf(cli, *messung(vier.url, "--n", "2", "--tag", "vier", "--parallel", "4"))
+    assert (eins.hoechstens, vier.hoechstens) == (1, 4)
+    variabel = ("tag", "latenz_s", "dauer_s")
+    assert {k: v for k, v in k1.items() if k not in variabel} == {k: v for k, v in k4.items() if k not in variabel}
+    inhalt = lambda tag: [(a["id"], a["lauf"], a["nachricht"], a["aufrufe"], a["treffer"], a["offen"])
+                          for a in zeilen(tmp_path / "ergebnisse" / f"{tag}.jsonl")[1:]]
+    assert inhalt("eins") == inhalt("vier")
+    assert [(i, lauf) for i, lauf, *_ in inhalt("vier")] == [(i, lauf) for i in IDS for lauf in (0, 1)]
+
+
+def test_parallel_fehler_behaelt_was_ankam(cli, endpunkt, tmp_path):
+    def antwort(fall, body, nummer):
+        if fall["id"] == "S3-1":
+            return 400, {"error": {"message": "bad"}}, {}
+        return richtig(fall, body, nummer)
+    server = endpunkt(langsam(0.01, antwort))
+    status, out, err = cli(*messung(server.url, "--parallel", "3", "--tag", "p"))
+    assert status == 1
+    gespeichert = [a["id"] for a in zeilen(tmp_path / "ergebnisse" / "p.jsonl")[1:]]
+    # everything answered before the fault is kept; at most the 2 others in flight are asked again
+    assert "S3-1" not in gespeichert and set(IDS[:18]) <= set(gespeichert)
+    status, out, err = cli(*messung(endpunkt().url, "--parallel", "3", "--tag", "p"))
+    assert status == 0, err
+    assert [a["id"] for a in zeilen(tmp_path / "ergebnisse" / "p.jsonl")[1:]] == IDS
+
+
+# ---------------------------------------------------------------------------
+# Costs and Markdown
+# ---------------------------------------------------------------------------
+
+def test_kosten(cli, endpunkt):
+    server = endpunkt(langsam(0.01))
+    k = json_lauf(cli, *messung(server.url))
+    assert k["tokens"] == {"prompt": 42 * 1000, "completion": 42 * 20}
+    assert 0.01 <= k["latenz_s"] < 1
+    assert 42 * 0.01 <= k["dauer_s"] < 10
+
+
+def test_markdown(cli, endpunkt):
+    server = endpunkt(mit_fehlern(KAPITEL_FEHLER))
+    status, out, err = cli(*messung(server.url, "--markdown"))
+    assert status == 0, err
+    assert out.splitlines()[2:] == [
+        "| metric | value |", "|---|---|",
+        "| formkorrekt | 100 % |", "| richtig_je_schritt | 97.3 % |", "| auftraege_gelungen | 95.2 % |",
+        "| schritte_je_auftrag | 0.93 |", "| stillgehalten | 92.9 % |",
+        "| auftraege_gelungen, 95 % interval | 88.1 % to 100 % |",
+        "| S1 | 100 % |", "| S2 | 91.7 % |", "| S3 | 100 % |", "| S4 | 100 % |", "| S5 | 87.5 % |"]
+
+
+# ---------------------------------------------------------------------------
+# --vergleich A B
+# ---------------------------------------------------------------------------
+
+SECHS = ["S1-1", "S2-2", "S2-9", "S3-3", "S4-1", "S5-8"]
+
+
+def test_vergleich_jenseits_des_zufalls(cli, endpunkt):
+    cli(*messung(endpunkt(falsch_in(SECHS)).url, "--tag", "basis"))
+    cli(*messung(endpunkt(falsch_in(["S4-2"])).url, "--tag", "feinschliff"))
+    v = json_lauf(cli, "--vergleich", "basis", "feinschliff")
+    assert (v["besser"], v["schlechter"]) == (SECHS, ["S4-2"])
+    assert v["p"] == 2 * (1 + 7) / 2 ** 7  # 0.125
+    assert v["jenseits_zufall"] is False
+    assert v["differenz"]["auftraege_gelungen"] == 41 / 42 - 36 / 42
+
+    cli(*messung(endpunkt().url, "--tag", "perfekt"))
+    status, out, err = cli("--vergleich", "basis", "perfekt")
+    assert status == 0, err
+    zeilen_out = out.splitlines()
+    assert "auftraege_gelungen     85.7 %    100 %   +14.3 points" in zeilen_out
+    assert "A By stage: S1 87.5 %, S2 83.3 %, S3 87.5 %, S4 83.3 %, S5 87.5 %." in zeilen_out
+    assert "B By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %." in zeilen_out
+    assert "Better in B (6):" in zeilen_out and "Worse in B" not in out
+    assert "  S2-9  Book the room besprechung tomorrow from 10:00 to 11:00." in zeilen_out
+    assert "      A: no call (book_room not called)" in zeilen_out
+    assert ('      B: book_room(room="besprechung", date="2026-03-17", start="10:00", end="11:00") (right)'
+            in zeilen_out)
+    assert zeilen_out[-1] == ("6 cases better and 0 worse in perfekt than in basis; exact sign test p = 0.0312: "
+                              "the difference is beyond chance at 5 %.")
+
+
+def test_vergleich_verschiedener_n(cli, endpunkt):
+    cli(*messung(endpunkt(falsch_in(["S2-9"])).url, "--tag", "a"))
+    cli(*messung(endpunkt(je_lauf({"S2-9": {1}, "S3-1": {1, 2}})).url, "--tag", "b", "--n", "2"))
+    status, out, err = cli("--vergleich", "a", "b")
+    assert status == 0, err
+    assert "The runs have different n (1 and 2): cases are compared by their success rates." in out.splitlines()
+    v = json_lauf(cli, "--vergleich", "a", "b")
+    assert (v["besser"], v["schlechter"]) == (["S2-9"], ["S3-1"])  # S2-9: 0/1 -> 1/2
+    assert v["p"] == 1.0
+
+
+def test_vergleich_markdown(cli, endpunkt):
+    cli(*messung(endpunkt(mit_fehlern(KAPITEL_FEHLER)).url, "--tag", "gross"))
+    cli(*messung(endpunkt(falsch_in(["S2-9"])).url, "--tag", "klein"))
+    status, out, err = cli("--vergleich", "gross", "klein", "--markdown")
+    assert status == 0, err
+    assert out.splitlines()[:3] == ["| metric | gross | klein | difference |", "|---|---|---|---|",
+                                    "| formkorrekt | 100 % | 96.4 % | -3.6 points |"]
+    assert "| S5 | 87.5 % | 100 % | +12.5 points |" in out.splitlines()
+    assert out.splitlines()[-1] == ("1 case better and 0 worse in klein than in gross; exact sign test p = 1: "
+                                    "the difference is not beyond chance at 5 %.")
+
+
+def test_vergleich_verschiedener_falldateien_wird_abgelehnt(cli, endpunkt, tmp_path):
+    kopie = tmp_path / "faelle.jsonl"
+    kopie.write_text((ROOT / "faelle.jsonl").read_text() + "\n")  # the same cases, another file
+    server = endpunkt()
+    cli(*messung(server.url, "--tag", "a"))
+    cli(*messung(server.url, "--tag", "b", "--faelle", str(kopie)))
+    status, out, err = cli("--vergleich", "a", "b")
+    assert (status, out) == (2, "")
+    assert err == "messen: a and b were measured on different case files; they cannot be compared\n"
+
+
+def test_vergleich_eines_fehlenden_laufs(cli, endpunkt, tmp_path):
+    cli(*messung(endpunkt().url, "--tag", "a"))
+    assert cli("--vergleich", "a", "b") == (
+        2, "", f"messen: no saved run 'b' ({tmp_path / 'ergebnisse' / 'b.jsonl'} does not exist)\n")
