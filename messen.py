@@ -694,7 +694,10 @@ def katalog_hash():
 
 
 def lies_lauf(pfad, faelle):
-    """Settings and graded outputs of a saved run; a half-written last line is dropped."""
+    """Settings and graded outputs of a saved run; a half-written last line is dropped.
+
+    A file without one complete line (killed before its settings were written)
+    gives (None, [], 0): a fresh start."""
     try:
         daten = pfad.read_bytes()
     except OSError as e:
@@ -711,7 +714,9 @@ def lies_lauf(pfad, faelle):
         if wert is not None:
             werte.append((nr, wert))
         gueltig += len(zeile) + 1
-    if not werte or not isinstance(werte[0][1], dict) or not isinstance(werte[0][1].get("einstellungen"), dict):
+    if not werte:
+        return None, [], 0
+    if not isinstance(werte[0][1], dict) or not isinstance(werte[0][1].get("einstellungen"), dict):
         raise Eingabefehler(f"{pfad}:1: not a results file of messen.py (no settings line)")
     faelle_by_id = {f["id"]: f for f in faelle}
     ausgaben = []
@@ -1185,8 +1190,9 @@ def lauf_messen(args, faelle):
         print(f"messen: the earlier {pfad} is kept as {beiseite(pfad)}", file=sys.stderr)
     elif pfad.exists():
         alt, ausgaben, start = lies_lauf(pfad, faelle)
-        pruefe_einstellungen(pfad, alt, einstellungen)
-        einstellungen = alt
+        if alt is not None:
+            pruefe_einstellungen(pfad, alt, einstellungen)
+            einstellungen = alt
         if len(ausgaben) == len(faelle) * args.n:
             print(f"messen: {pfad} holds a complete run, shown as saved (--neu measures anew)", file=sys.stderr)
         else:
@@ -1205,6 +1211,8 @@ def gespeichert_pfad(args, tag_name):
 def lade_gespeichert(args, faelle, tag_name):
     pfad = gespeichert_pfad(args, tag_name)
     e, ausgaben, _ = lies_lauf(pfad, faelle)
+    if e is None:
+        raise Eingabefehler(f"{pfad}: empty; the run stopped before its first answer")
     if e.get("faelle_sha256") != args.faelle_sha256:
         raise Eingabefehler(f"{pfad} was measured on another case file than {args.faelle}")
     if e.get("katalog_sha256") != katalog_hash():

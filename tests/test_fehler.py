@@ -340,3 +340,14 @@ def test_nie_ein_traceback(tmp_path, argv):
                        capture_output=True, text=True, timeout=20)
     assert r.returncode in (1, 2)
     assert r.stderr.startswith("messen: ") and "Traceback" not in r.stderr
+
+
+def test_ohne_vollstaendige_erste_zeile_beginnt_der_lauf_neu(cli, endpunkt, tmp_path):
+    pfad = tmp_path / "ergebnisse" / "t.jsonl"
+    pfad.parent.mkdir()
+    pfad.write_bytes(b'{"einstellungen": {"modell": "m", "te')  # killed while writing the settings
+    server = endpunkt()
+    rc, out, err = cli(*messung(server.url, "--tag", "t"))
+    assert rc == 0, err
+    assert server.zahl() == 42
+    assert zeilen(pfad)[0]["einstellungen"]["modell"] == "m" and len(zeilen(pfad)) == 43
