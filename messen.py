@@ -1049,16 +1049,27 @@ def was_geschah(faelle, ausgaben):
 # ---------------------------------------------------------------------------
 
 
-def selbsttest_server(faelle):
-    """Start the built-in endpoint on 127.0.0.1; return (server, url)."""
+def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8):
+    """Start the built-in endpoint on 127.0.0.1; return (server, url).
+
+    It answers each case with its expected calls, after `verzoegerung` seconds in
+    one of `plaetze` slots (tests/bench.py uses both to play a slow server).
+    """
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     antworten = {f["frage"]: f["erwartet"] for f in faelle}
+    frei = threading.BoundedSemaphore(plaetze)
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+        wbufsize = -1                  # headers and body in one send: no delayed-ACK stall
+        disable_nagle_algorithm = True
+
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            erwartet = antworten[body["messages"][-1]["content"]]
+            with frei:
+                time.sleep(verzoegerung)
+            erwartet = antworten.get(body["messages"][-1]["content"], [])
             rufe = [{"id": f"call_{i}", "type": "function",
                      "function": {"name": s["name"], "arguments": json.dumps(s["args"])}}
                     for i, s in enumerate(erwartet)]
@@ -1078,6 +1089,7 @@ def selbsttest_server(faelle):
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
     threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()  # quick shutdown
     return server, f"http://127.0.0.1:{server.server_port}/v1/chat/completions"
 

@@ -8,8 +8,8 @@
 2. Parallel: against an endpoint that answers in 200 ms with 8 slots, the time of
    --parallel 1 over the time of --parallel 8. Target >= 5.
 
-Both servers listen on 127.0.0.1 only, in this process; the measured programs run as
-subprocesses. Not collected by pytest (its name does not start with test_).
+Both servers are messen.py's own loopback endpoint (127.0.0.1 only) in this process;
+the measured programs run as subprocesses. Not collected by pytest (its name does not start with test_).
 """
 
 import json
@@ -17,13 +17,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MESSEN = ROOT / "messen.py"
+sys.path.insert(0, str(ROOT))
+
+import messen  # noqa: E402  (its loopback endpoint, and a request body of the real size)
+
+FAELLE, _ = messen.lade_faelle(ROOT / "faelle.jsonl")
 RUNDEN = 7  # runs of each program in the overhead measurement, alternating; the median counts
 
 FLOOR = """
@@ -36,42 +39,8 @@ for _ in range(42):
 
 
 def server(verzoegerung, plaetze):
-    """A loopback endpoint answering each case with its expected calls; (server, url)."""
-    erwartet = {}
-    for zeile in (ROOT / "faelle.jsonl").read_text(encoding="utf-8").splitlines():
-        if zeile.strip():
-            f = json.loads(zeile)
-            erwartet[f["frage"]] = f["erwartet"]
-    frei = threading.BoundedSemaphore(plaetze)
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
-        wbufsize = -1                  # headers and body in one send: no delayed-ACK stall per request
-        disable_nagle_algorithm = True
-
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            with frei:  # the server's slots: more requests than slots wait
-                time.sleep(verzoegerung)
-            aufrufe = erwartet.get(body["messages"][-1]["content"], [])
-            nachricht = {"role": "assistant", "content": None if aufrufe else "Which one?", "tool_calls": [
-                {"id": f"call_{i}", "type": "function",
-                 "function": {"name": a["name"], "arguments": json.dumps(a["args"])}} for i, a in enumerate(aufrufe)]}
-            daten = json.dumps({"object": "chat.completion", "choices": [{"index": 0, "message": nachricht}],
-                                "usage": {"prompt_tokens": 900, "completion_tokens": 30}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(daten)))
-            self.end_headers()
-            self.wfile.write(daten)
-
-        def log_message(self, *_):
-            pass
-
-    s = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    s.daemon_threads = True
-    threading.Thread(target=s.serve_forever, args=(0.01,), daemon=True).start()
-    return s, f"http://127.0.0.1:{s.server_port}/v1/chat/completions"
+    """messen.py's own loopback endpoint, slowed down; (server, url)."""
+    return messen.selbsttest_server(FAELLE, verzoegerung, plaetze)
 
 
 def dauer(argv):
@@ -87,11 +56,8 @@ def messen_lauf(url, ordner, tag, *extra):
 
 def overhead(ordner):
     s, url = server(0, 64)
-    sys.path.insert(0, str(ROOT))
-    import messen  # only to build a request body of the real size for the floor
-    faelle, _ = messen.lade_faelle(ROOT / "faelle.jsonl")
     body = Path(ordner) / "body.json"
-    body.write_text(json.dumps(messen.anfrage(faelle[12], "bench", 0.0, {})))
+    body.write_text(json.dumps(messen.anfrage(FAELLE[12], "bench", 0.0, {})))
     boden, lauf = [], []
     for i in range(RUNDEN):
         boden.append(dauer([sys.executable, "-c", FLOOR, url, str(body)]))
