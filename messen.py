@@ -980,6 +980,8 @@ def vergleiche(a, b):
     (ea, ka, ja), (eb, kb, jb) = a, b
     besser, schlechter = [], []  # ids better in B, worse in B
     for fall_id, (ga, na) in ja.items():
+        if fall_id not in jb:
+            continue  # an incomplete run: only cases both have answered are compared
         gb, nb = jb[fall_id]
         if gb / nb > ga / na:
             besser.append(fall_id)
@@ -1223,8 +1225,8 @@ def gespeichert_pfad(args, tag_name):
 def lade_gespeichert(args, faelle, tag_name):
     pfad = gespeichert_pfad(args, tag_name)
     e, ausgaben, _ = lies_lauf(pfad, faelle)
-    if e is None:
-        raise Eingabefehler(f"{pfad}: empty; the run stopped before its first answer")
+    if e is None or not ausgaben:
+        raise Eingabefehler(f"{pfad} holds no output yet; the command that measured it goes on")
     if e.get("faelle_sha256") != args.faelle_sha256:
         raise Eingabefehler(f"{pfad} was measured on another case file than {args.faelle}")
     if e.get("katalog_sha256") != katalog_hash():

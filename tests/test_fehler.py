@@ -245,24 +245,33 @@ def test_beschaedigte_zeile_in_der_mitte(cli, endpunkt, tmp_path):
     assert server.zahl() == 42
 
 
-def test_strg_c_behaelt_alles_und_sagt_wie_weiter(endpunkt, tmp_path):
+@pytest.mark.parametrize("parallel", ["1", "4"])
+def test_strg_c_behaelt_alles_und_sagt_wie_weiter(endpunkt, tmp_path, parallel):
     def antwort(fall, body, nummer):
         if fall["id"] == "S1-5":
             time.sleep(5)
         return richtig(fall, body, nummer)
     server = endpunkt(antwort)
     proc = subprocess.Popen([sys.executable, str(ROOT / "messen.py"), *messung(server.url, "--tag", "t"),
-                             "--ausgabe", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--parallel", parallel, "--ausgabe", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     frist = time.monotonic() + 10
     while server.zahl("S1-5") == 0 and time.monotonic() < frist:
         time.sleep(0.02)
+    time.sleep(0.2)  # with --parallel 4 the other slots go on meanwhile
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)
+    gespeichert = [a["id"] for a in zeilen(tmp_path / "t.jsonl")[1:]]
     assert proc.returncode == 130
-    assert err.splitlines()[-1] == (f"messen: interrupted; 4 of 42 outputs are saved in {tmp_path / 't.jsonl'}; "
-                                    "the same command again asks for the 38 missing")
+    assert err.splitlines()[-1] == (f"messen: interrupted; {len(gespeichert)} of 42 outputs are saved in "
+                                    f"{tmp_path / 't.jsonl'}; the same command again asks for the "
+                                    f"{42 - len(gespeichert)} missing")
     assert "Traceback" not in err
-    assert [a["id"] for a in zeilen(tmp_path / "t.jsonl")[1:]] == IDS[:4]
+    if parallel == "1":
+        assert gespeichert == IDS[:4]
+    else:  # everything answered is there: all but S1-5 and whatever was still in flight
+        assert "S1-5" not in gespeichert and len(gespeichert) >= 4
+        assert server.zahl() - len(gespeichert) <= 4
 
 
 # ---------------------------------------------------------------------------
@@ -351,3 +360,11 @@ def test_ohne_vollstaendige_erste_zeile_beginnt_der_lauf_neu(cli, endpunkt, tmp_
     assert rc == 0, err
     assert server.zahl() == 42
     assert zeilen(pfad)[0]["einstellungen"]["modell"] == "m" and len(zeilen(pfad)) == 43
+
+
+def test_bewerten_eines_laufs_ohne_ausgabe(cli, endpunkt, tmp_path):
+    server = endpunkt(immer((400, {"error": {"message": "bad"}}, {})))
+    assert cli(*messung(server.url, "--tag", "t"))[0] == 1
+    assert cli("--bewerten", "t") == (
+        2, "", f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} holds no output yet; "
+               "the command that measured it goes on\n")

@@ -189,3 +189,18 @@ def test_vergleich_eines_fehlenden_laufs(cli, endpunkt, tmp_path):
     cli(*messung(endpunkt().url, "--tag", "a"))
     assert cli("--vergleich", "a", "b") == (
         2, "", f"messen: no saved run 'b' ({tmp_path / 'ergebnisse' / 'b.jsonl'} does not exist)\n")
+
+
+def test_vergleich_mit_unvollstaendigem_lauf(cli, endpunkt, tmp_path):
+    def bis_s3(fall, body, nummer):
+        if fall["id"].startswith("S3"):
+            return 400, {"error": {"message": "bad"}}, {}
+        return falsch_in(["S2-9"])(fall, body, nummer)
+    cli(*messung(endpunkt(bis_s3).url, "--tag", "halb"))
+    cli(*messung(endpunkt(falsch_in(["S2-9", "S4-1"])).url, "--tag", "ganz"))
+    status, out, err = cli("--vergleich", "halb", "ganz", "--json")
+    assert status == 0
+    assert err == f"messen: {tmp_path / 'ergebnisse' / 'halb.jsonl'} is incomplete (20 of 42 outputs); " \
+                  "the command that measured it goes on\n"
+    v = json.loads(out)
+    assert (v["besser"], v["schlechter"]) == ([], [])  # S4-1 was never answered in halb
