@@ -625,7 +625,9 @@ def kennzahlen(faelle, ausgaben):
                                     sum(stufe_von[i] == s for i in je_fall)) for s in STUFEN},
         "gelungen_ki": bootstrap_ki(list(je_fall.values())),
         "fehlgeschlagen": [i for i, (e, m) in je_fall.items() if e < m],
-        "aus_text": sum(len(a["aufrufe"]) for a in ausgaben if a["aus_text"]),
+        # well-formed calls in the text mean the server's parser is off; a malformed one
+        # lands in the text with the parser on too, and is the model's fault
+        "aus_text": sum(c["args"] is not None for a in ausgaben if a["aus_text"] for c in a["aufrufe"]),
     }
     k.update(kosten(ausgaben))
     return k
