@@ -1258,14 +1258,14 @@ def selbsttest(args, faelle):
 
 
 def vergleich(args, faelle):
-    a, b = args.vergleich
-    kopf = [einstellungszeile(gespeichert_pfad(args, t)) for t in (a, b)]
+    """Compare two saved runs; each run is (settings, figures, per-case successes, what it did)."""
+    kopf = [einstellungszeile(gespeichert_pfad(args, t)) for t in args.vergleich]
     for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings")):
         if kopf[0].get(feld) != kopf[1].get(feld):
-            raise Eingabefehler(f"{a} and {b} were measured on different {was}; they cannot be compared")
-    e = [lade_gespeichert(args, faelle, t) for t in args.vergleich]
-    runs = [(ei, kennzahlen(faelle, a), erfolge_je_fall(faelle, a), was_geschah(faelle, a)) for ei, a in e]
-    a, b = runs
+            raise Eingabefehler(f"{' and '.join(args.vergleich)} were measured on different {was}; "
+                                "they cannot be compared")
+    a, b = [(e, kennzahlen(faelle, aus), erfolge_je_fall(faelle, aus), was_geschah(faelle, aus))
+            for e, aus in (lade_gespeichert(args, faelle, t) for t in args.vergleich)]
     v = vergleiche(a[:3], b[:3])
     if args.json:
         print(json.dumps(dict(v, a_kennzahlen=bericht_json(*a[:2]), b_kennzahlen=bericht_json(*b[:2])),
@@ -1310,6 +1310,9 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("messen: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of stdout went away (| head); the run itself is saved
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,7 +1,5 @@
 """Faults of the server and the network, nothing lost, bad input, secrets."""
 
-import json
-import os
 import signal
 import socket
 import subprocess

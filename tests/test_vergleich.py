@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import (BY_ID, FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langsam, messung,
+from conftest import (FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langsam, messung,
                       mit_fehlern, openai_nachricht, richtig, zeilen)
 
 IDS = [f["id"] for f in FAELLE]
