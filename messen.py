@@ -343,7 +343,7 @@ class Endpunkt:
             if nachricht is not None:
                 return nachricht, usage, latenz
             # subtle: a proxy's HTML page arrives as 200; it is a fault, never an answer
-            if versuch < self.versuche:
+            if 1 < versuch < self.versuche:  # the waits urllib3's Retry makes: 0, 1, 2 s ...
                 time.sleep(BACKOFF * 2 ** (versuch - 1))
         raise Serverfehler(f"{fall['id']}: the server answered {r.status_code} but not with a chat completion "
                            f"({self.versuche} attempts): {servermeldung(r.text)}")
