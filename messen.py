@@ -731,18 +731,6 @@ def lies_lauf(pfad, faelle):
     return werte[0][1]["einstellungen"], ausgaben, gueltig
 
 
-def einstellungszeile(pfad):
-    """The settings of a saved run, read from its first line alone."""
-    with open(pfad, "rb") as f:
-        try:
-            e = json.loads(f.readline()).get("einstellungen")
-        except (ValueError, AttributeError):
-            e = None
-    if not isinstance(e, dict):
-        raise Eingabefehler(f"{pfad}:1: not a results file of messen.py (no settings line)")
-    return e
-
-
 def pruefe_einstellungen(pfad, alt, neu):
     for feld in VERGLICHEN:
         if alt.get(feld) != neu[feld]:
@@ -1227,6 +1215,11 @@ def gespeichert_pfad(args, tag_name):
 def lade_gespeichert(args, faelle, tag_name):
     pfad = gespeichert_pfad(args, tag_name)
     e, ausgaben, _ = lies_lauf(pfad, faelle)
+    return pruefe_gespeichert(args, faelle, pfad, e, ausgaben)
+
+
+def pruefe_gespeichert(args, faelle, pfad, e, ausgaben):
+    """A saved run is graded only on the case file and catalogue it was measured with."""
     if e is None or not ausgaben:
         raise Eingabefehler(f"{pfad} holds no output yet; the command that measured it goes on")
     if e.get("faelle_sha256") != args.faelle_sha256:
@@ -1259,13 +1252,14 @@ def selbsttest(args, faelle):
 
 def vergleich(args, faelle):
     """Compare two saved runs; each run is (settings, figures, per-case successes, what it did)."""
-    kopf = [einstellungszeile(gespeichert_pfad(args, t)) for t in args.vergleich]
+    pfade = [gespeichert_pfad(args, t) for t in args.vergleich]
+    gelesen = [lies_lauf(pfad, faelle)[:2] for pfad in pfade]  # (settings, outputs), each file read once
     for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings")):
-        if kopf[0].get(feld) != kopf[1].get(feld):
+        if (gelesen[0][0] or {}).get(feld) != (gelesen[1][0] or {}).get(feld):
             raise Eingabefehler(f"{' and '.join(args.vergleich)} were measured on different {was}; "
                                 "they cannot be compared")
     a, b = [(e, kennzahlen(faelle, aus), erfolge_je_fall(faelle, aus), was_geschah(faelle, aus))
-            for e, aus in (lade_gespeichert(args, faelle, t) for t in args.vergleich)]
+            for e, aus in (pruefe_gespeichert(args, faelle, p, *g) for p, g in zip(pfade, gelesen))]
     v = vergleiche(a[:3], b[:3])
     if args.json:
         print(json.dumps(dict(v, a_kennzahlen=bericht_json(*a[:2]), b_kennzahlen=bericht_json(*b[:2])),
