@@ -29,7 +29,11 @@ normalises values beyond stripping whitespace ("1.5" is not "15", "Kunde" is not
 """
 
 import argparse
+import collections
+import contextlib
+import dataclasses
 import datetime
+import errno
 import hashlib
 import json
 import math
@@ -38,15 +42,24 @@ import queue
 import random
 import re
 import statistics
+import signal
 import sys
+import sysconfig
 import threading
 import time
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+try:  # the OS lock on a results file
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+    import msvcrt
+
 import requests
 from requests.adapters import HTTPAdapter
 from requests.auth import AuthBase
+from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
 
 # ---------------------------------------------------------------------------
@@ -167,8 +180,55 @@ class Serverfehler(Abbruch):
     status = 1
 
 
+class Anfragefehler(Serverfehler):
+    """The server refused the request itself: asking again as it stands cannot help."""
+
+
 class Unterbrochen(Abbruch):
-    status = 130
+    """Ctrl-C (130) or SIGTERM (143) during a run."""
+
+    def __init__(self, text, status=130):
+        super().__init__(text)
+        self.status = status
+
+
+class Beendet(KeyboardInterrupt):
+    """SIGTERM, ended like Ctrl-C: what was answered is kept."""
+    status = 143
+
+
+# ---------------------------------------------------------------------------
+# Settings: one frozen object, read once from the command line, that travels
+# ---------------------------------------------------------------------------
+
+FAELLE_DATEI = "faelle.jsonl"
+
+
+def faelle_standard():
+    """The case file beside messen.py, or the one `pip install` put under share/messen."""
+    neben = Path(__file__).with_name(FAELLE_DATEI)
+    orte = [neben] + [Path(daten) / "share" / "messen" / FAELLE_DATEI
+                      for daten in (sysconfig.get_path("data"), sysconfig.get_path("data", f"{os.name}_user"))]
+    return next((o for o in orte if o.is_file()), neben)
+
+
+@dataclasses.dataclass(frozen=True)
+class Lauf:
+    """What a measurement is asked with; a mode (self-test, --pruefen) makes a changed copy."""
+    url: str = None
+    modell: str = None
+    temp: float = 0.0
+    n: int = 1
+    tag: str = None
+    extra: dict = dataclasses.field(default_factory=dict)
+    ausgabe: Path = Path("ergebnisse")
+    faelle: Path = None
+    parallel: int = 1
+    timeout: float = 120.0
+    versuche: int = 4
+    key: str = None
+    neu: bool = False
+    form: str = "text"  # text, json or markdown
 
 
 # ---------------------------------------------------------------------------
@@ -268,6 +328,9 @@ def pruefe_nur(fall):
 # Asking the endpoint: the only network code
 # ---------------------------------------------------------------------------
 
+TIEFE = 100  # levels of JSON nesting kept; deeper values become ZU_TIEF
+ZU_TIEF = "(nested too deep to read)"
+DECODER = json.JSONDecoder()
 RETRY_STATUS = (408, 429, 500, 502, 503, 504)
 BACKOFF = 0.5  # seconds; urllib3 waits 0, 1, 2, 4 ... between attempts
 
@@ -309,67 +372,164 @@ class BearerAuth(AuthBase):
 
 
 class Endpunkt:
-    """One chat-completions endpoint; a requests session per thread."""
+    """One chat-completions endpoint; a requests session per thread.
 
-    def __init__(self, url, modell, temp, extra, key, timeout, versuche):
-        self.url, self.modell, self.temp, self.extra = url, modell, temp, extra
-        self.timeout, self.versuche = timeout, versuche
-        self.auth = BearerAuth(key) if key else None  # None: user:password in the URL, if any, as Basic
+    Retries are urllib3's Retry, driven here rather than inside the adapter, so that
+    what the adapter cannot see is retried by the same rules and waits: a body cut
+    off mid-way, an attempt over --timeout, a 200 that is not a chat completion."""
+
+    def __init__(self, lauf):
+        self.lauf = lauf
+        self.auth = BearerAuth(lauf.key) if lauf.key else None  # None: user:password in the URL as Basic
         self._lokal = threading.local()
 
     def session(self):
         s = getattr(self._lokal, "session", None)
         if s is None:
-            retry = Retry(total=self.versuche - 1, allowed_methods=None, status_forcelist=RETRY_STATUS,
-                          backoff_factor=BACKOFF, respect_retry_after_header=True, raise_on_status=False)
             s = self._lokal.session = requests.Session()
-            s.mount("http://", HTTPAdapter(max_retries=retry))
-            s.mount("https://", HTTPAdapter(max_retries=retry))
+            s.mount("http://", HTTPAdapter(max_retries=0))
+            s.mount("https://", HTTPAdapter(max_retries=0))
         return s
 
-    def frage(self, fall):
-        """Ask one case; return (message, usage, latency) or raise Serverfehler."""
-        body = anfrage(fall, self.modell, self.temp, self.extra)
-        for versuch in range(1, self.versuche + 1):
+    def frage(self, fall, body=None):
+        """Ask one case; return the Antwort or raise Serverfehler."""
+        body = body or anfrage(fall, self.lauf.modell, self.lauf.temp, self.lauf.extra)
+        retry = Retry(total=self.lauf.versuche - 1, allowed_methods=None, status_forcelist=RETRY_STATUS,
+                      backoff_factor=BACKOFF, respect_retry_after_header=True)
+        while True:
+            try:
+                r, latenz = self.versuch(body)
+            except requests.RequestException as e:
+                r, warum = None, f"no answer from the server after {self.lauf.versuche} attempts: {grund(e)}"
+            else:
+                antwort = chat_antwort(r, latenz)
+                if antwort is not None:
+                    return antwort
+                warum = fehlerbild(fall, r, self.lauf.versuche)
+            try:
+                retry = retry.increment(method="POST", url=self.lauf.url, response=None if r is None else r.raw)
+            except MaxRetryError:
+                raise Serverfehler(f"{fall['id']}: {warum}") from None
+            retry.sleep(None if r is None else r.raw)
+
+    def versuch(self, body):
+        """One POST, bounded as a whole by --timeout: (response, latency).
+
+        requests' timeout bounds each socket read, so a server that trickles a byte at
+        a time would hold the run forever; the attempt runs in a daemon thread instead,
+        and one that overruns is left behind with its session."""
+        s, fertig = self.session(), queue.Queue(1)
+
+        def los():
             start = time.perf_counter()
             try:
-                r = self.session().post(self.url, json=body, auth=self.auth, timeout=self.timeout)
-            except requests.RequestException as e:
-                raise Serverfehler(f"{fall['id']}: no answer from the server after {self.versuche} attempts: {grund(e)}")
-            latenz = time.perf_counter() - start
-            if not 200 <= r.status_code < 300:
-                raise Serverfehler(f"{fall['id']}: the server answered {r.status_code}: {servermeldung(r.text, r.status_code)}")
-            nachricht, usage = chat_nachricht(r)
-            if nachricht is not None:
-                return nachricht, usage, latenz
-            # subtle: a proxy's HTML page arrives as 200; it is a fault, never an answer
-            if 1 < versuch < self.versuche:  # the waits urllib3's Retry makes: 0, 1, 2 s ...
-                time.sleep(BACKOFF * 2 ** (versuch - 1))
-        raise Serverfehler(f"{fall['id']}: the server answered {r.status_code} but not with a chat completion "
-                           f"({self.versuche} attempts): {servermeldung(r.text)}")
+                r = s.post(self.lauf.url, json=body, auth=self.auth, timeout=self.lauf.timeout)
+                fertig.put((r, time.perf_counter() - start))
+            except BaseException as e:  # handed to the asking thread
+                fertig.put((e, None))
+        threading.Thread(target=los, daemon=True).start()
+        try:
+            r, latenz = fertig.get(timeout=self.lauf.timeout)
+        except queue.Empty:
+            self._lokal.session = None
+            raise requests.Timeout(f"no complete answer within --timeout {self.lauf.timeout:g} s") from None
+        if isinstance(r, BaseException):
+            raise r
+        return r, latenz
 
 
-def chat_nachricht(r):
-    """The assistant message and usage of a chat completion, or (None, None)."""
-    try:
-        body = r.json()
-    except ValueError:
-        return None, None
+Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere")
+# weitere: choices beyond the one graded (a server or proxy that set n)
+
+
+def chat_antwort(r, latenz):
+    """The Antwort of a 2xx chat completion, or None when r is none."""
+    if not 200 <= r.status_code < 300 or (r.history and r.request.method != "POST"):
+        return None
+    body = koerper_json(r)
     wahl = body.get("choices") if isinstance(body, dict) else None
-    if not isinstance(wahl, list) or not wahl or not isinstance(wahl[0], dict):
-        return None, None
-    nachricht = wahl[0].get("message")
+    wahl = [c for c in wahl if isinstance(c, dict)] if isinstance(wahl, list) else []
+    erste = next((c for c in wahl if c.get("index") == 0), wahl[0] if wahl else {})
+    nachricht = erste.get("message")
     if not isinstance(nachricht, dict):
-        return None, None
+        return None
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-    return nachricht, usage
+    finish = erste.get("finish_reason") if isinstance(erste.get("finish_reason"), str) else None
+    return Antwort(nachricht, usage, latenz, finish, len(wahl) - 1)
+
+
+def koerper_text(r):
+    """The body as text: UTF-8 unless the server names another charset; bad bytes replaced."""
+    try:
+        return r.content.decode(r.encoding or "utf-8", errors="replace")
+    except LookupError:
+        return r.content.decode("utf-8", errors="replace")
+
+
+def koerper_json(r):
+    """The body as JSON, or None; one nested deeper than the parser can go is read capped."""
+    text = koerper_text(r)
+    try:
+        return kappe(json.loads(text))
+    except RecursionError:
+        try:
+            return json.loads(gekappt(text))
+        except (ValueError, RecursionError):
+            return None
+    except ValueError:
+        return None
+
+
+STRUKTUR = re.compile(r'["\\\[\]{}]')
+
+
+def gekappt(text, grenze=TIEFE):
+    """JSON text with every container nested deeper than `grenze` replaced by ZU_TIEF (a linear scan)."""
+    teile, letzt, tiefe, schnitt, im_string, escape_bis = [], 0, 0, None, False, -1
+    for m in STRUKTUR.finditer(text):
+        i, c = m.start(), m.group()
+        if i <= escape_bis:
+            continue  # the character after a backslash
+        if im_string:
+            escape_bis = i + 1 if c == "\\" else escape_bis
+            im_string = c != '"'
+        elif c == '"':
+            im_string = True
+        elif c in "[{":
+            tiefe += 1
+            schnitt = i if tiefe == grenze + 1 else schnitt
+        elif c in "]}":
+            if tiefe == grenze + 1:
+                teile += [text[letzt:schnitt], json.dumps(ZU_TIEF)]
+                letzt = i + 1
+            tiefe -= 1
+    return "".join(teile) + text[letzt:]
+
+
+def fehlerbild(fall, r, versuche):
+    """Why a response is no chat completion, in one line; raises at once when retrying cannot help."""
+    text = koerper_text(r)
+    if r.history and r.request.method != "POST":
+        raise Anfragefehler(f"{fall['id']}: the server redirected the request ({r.history[0].status_code} to "
+                            f"{ohne_geheimnis(r.url)}) and it arrived as a {r.request.method}, not a POST; "
+                            "give the address it redirects to as --url")
+    if not 200 <= r.status_code < 300:
+        meldung = f"{fall['id']}: the server answered {r.status_code}: {servermeldung(text, r.status_code)}"
+        if r.status_code not in RETRY_STATUS:
+            raise Anfragefehler(meldung)
+        return meldung[len(fall["id"]) + 2:]
+    if "event-stream" in r.headers.get("Content-Type", "") or text.lstrip().startswith("data:"):
+        raise Anfragefehler(f"{fall['id']}: the server answered with a stream (SSE), not one chat completion; "
+                            "the bench never asks for one, so the server or a proxy forces it")
+    return f"the server answered {r.status_code} but not with a chat completion ({versuche} attempts): " \
+           f"{servermeldung(text)}"
 
 
 def servermeldung(text, status=None):
     """The server's own message from each real error shape, plus a hint."""
     meldung = None
     try:
-        body = json.loads(text)
+        body = json_laden(text)
     except ValueError:
         body = None
     if isinstance(body, dict):
@@ -381,9 +541,9 @@ def servermeldung(text, status=None):
         elif body.get("message") or body.get("detail"):
             meldung = str(body.get("message") or body.get("detail"))  # older vLLM, SGLang, FastAPI
     if meldung is None:  # plain text or HTML: its first line that says something
-        zeilen = [z.strip() for z in re.sub(r"<[^>]*>", "\n", text or "").splitlines() if z.strip()]
+        zeilen = [z.strip() for z in re.sub(r"<[^<>]*>", "\n", text[:100_000]).splitlines() if z.strip()]
         meldung = zeilen[0] if zeilen else "(empty body)"
-    meldung = " ".join(meldung.split())[:300]
+    meldung = " ".join(meldung[:1000].split())[:300]
     for muster, hinweis in HINWEISE:
         if re.search(muster, meldung, re.I):
             return f"{meldung} ({hinweis})"
@@ -392,6 +552,8 @@ def servermeldung(text, status=None):
 
 def grund(e):
     """The innermost reason of a requests exception, in one line."""
+    if isinstance(e, (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError)):
+        return f"the body was cut off ({' '.join(str(e).split())[:200]})"
     innen = e.args[0] if e.args else e
     innen = getattr(innen, "reason", None) or innen  # urllib3's MaxRetryError carries the cause
     return " ".join(f"{type(innen).__name__}: {innen}".split())[:300]
@@ -401,12 +563,11 @@ def grund(e):
 # Reading calls out of an answer: native tool_calls, then text forms
 # ---------------------------------------------------------------------------
 
-DENKEN = re.compile(r"<think>.*?</think>", re.S)
-HERMES = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S)
 MISTRAL_ARGS = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*(?:\[CALL_ID\]\s*\w+\s*)?\[ARGS\]")
-FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 SONDERTOKEN = re.compile(r"<\|(?:eom_id|eot_id|end|im_end)\|>|</s>")
 NAME_IM_TEXT = re.compile(r'"name"\s*:\s*"([^"]*)"')
+# subtle: every pattern that reads what a server sends is linear; the rest is str.find
+# and json.JSONDecoder.raw_decode, so a hostile answer grades in time linear in its length
 
 
 def lies_aufrufe(nachricht):
@@ -415,7 +576,7 @@ def lies_aufrufe(nachricht):
     if not roh and isinstance(nachricht.get("function_call"), dict):
         roh = [{"function": nachricht["function_call"]}]  # the pre-tools OpenAI shape
     if roh:
-        return [nativer_aufruf(c) for c in roh], False
+        return [nativer_aufruf(c) for c in (roh if isinstance(roh, list) else [roh])], False
     aufrufe = text_aufrufe(inhalt(nachricht))
     return aufrufe, bool(aufrufe)
 
@@ -433,10 +594,45 @@ def lies_args(arguments):
         return {}  # llama.cpp and others send "" for a call without arguments
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
+            arguments = json_laden(arguments)
         except ValueError:
             return None
-    return arguments if isinstance(arguments, dict) else None
+    return kappe(arguments) if isinstance(arguments, dict) else None
+
+
+def json_wert(text, pos=0):
+    """(value, end) of the JSON value at text[pos:]; ValueError if there is none.
+
+    Too deep for the parser counts as not JSON: a malformed call, never a crash."""
+    try:
+        return DECODER.raw_decode(text, pos)
+    except RecursionError:
+        raise ValueError("nested too deep") from None
+
+
+def json_laden(text):
+    """The JSON value that is all of text (json.loads); too deep counts as not JSON."""
+    wert, ende = json_wert(text, len(text) - len(text.lstrip()))
+    if text[ende:].strip():
+        raise ValueError("extra data after the JSON value")
+    return wert
+
+
+def kappe(wert, grenze=TIEFE):
+    """The value, with every container nested deeper than `grenze` replaced by ZU_TIEF.
+
+    Iterative, so a deep value cannot exhaust the stack here or when it is saved,
+    printed or compared later."""
+    stapel = [(wert, 1)] if isinstance(wert, (dict, list)) else []
+    while stapel:
+        behaelter, tiefe = stapel.pop()
+        for k in (range(len(behaelter)) if isinstance(behaelter, list) else list(behaelter)):
+            if isinstance(behaelter[k], (dict, list)):
+                if tiefe >= grenze:
+                    behaelter[k] = ZU_TIEF
+                else:
+                    stapel.append((behaelter[k], tiefe + 1))
+    return wert
 
 
 def inhalt(nachricht):
@@ -447,20 +643,40 @@ def inhalt(nachricht):
     return c if isinstance(c, str) else ""
 
 
+def ohne_denken(text):
+    """The text without <think>...</think> blocks (Qwen3, DeepSeek-R1), an unclosed one cut off."""
+    teile, pos = [], 0
+    while True:
+        a = text.find("<think>", pos)
+        e = text.find("</think>", a) if a >= 0 else -1
+        if e < 0:
+            teile.append(text[pos:] if a < 0 else text[pos:a])
+            break
+        teile.append(text[pos:a])
+        pos = e + len("</think>")
+    text = "".join(teile)
+    return text.rsplit("</think>", 1)[1] if "</think>" in text else text  # the template opened <think> itself
+
+
+def ohne_zaun(text):
+    """The inside of a ```json ... ``` fence, or the text as it is."""
+    if len(text) >= 6 and text.startswith("```") and text.endswith("```"):
+        innen = text[3:-3]
+        return (innen[4:] if innen.startswith("json") else innen).strip()
+    return text
+
+
 def text_aufrufe(text):
     """Calls written as text when the server's tool-call parser is off."""
-    text = DENKEN.sub("", text)
-    if "</think>" in text:  # the template opened <think> itself
-        text = text.rsplit("</think>", 1)[1]
-    text = SONDERTOKEN.sub("", text.split("<think>", 1)[0]).strip()
+    text = SONDERTOKEN.sub("", ohne_denken(text)).strip()
     if "<tool_call>" in text:  # Hermes, Qwen: one block per call
-        return [a for block in HERMES.findall(text) for a in json_aufrufe(block, True)]
+        bloecke = [b.split("</tool_call>", 1)[0] for b in text.split("<tool_call>")[1:]]
+        return [a for block in bloecke for a in json_aufrufe(block, True)]
     if "[TOOL_CALLS]" in text:  # Mistral
         return mistral_aufrufe(text.split("[TOOL_CALLS]", 1)[1])
     if "<|python_tag|>" in text:  # Llama 3.x, several joined by "; "
         return json_aufrufe(text.split("<|python_tag|>", 1)[1], True)
-    m = FENCE.match(text)
-    return json_aufrufe(m.group(1) if m else text, False)
+    return json_aufrufe(ohne_zaun(text), False)
 
 
 def mistral_aufrufe(rest):
@@ -473,12 +689,19 @@ def mistral_aufrufe(rest):
         if not m:
             break
         try:
-            args, ende = json.JSONDecoder().raw_decode(rest, m.end())
+            args, ende = json_wert(rest, m.end())
         except ValueError:
             return aufrufe + [{"name": m.group(1), "args": None}]
         aufrufe.append({"name": m.group(1), "args": lies_args(args)})
         rest = rest[ende:].lstrip()
     return aufrufe or [{"name": None, "args": None}]
+
+
+def sieht_aus_wie_aufruf(text):
+    """Does the text open like a call: {"name" or [{"name", whitespace anywhere between?"""
+    t = text.lstrip()
+    t = t[1:].lstrip() if t.startswith("[") else t
+    return t.startswith("{") and t[1:].lstrip().startswith('"name"')
 
 
 def json_aufrufe(text, getaggt):
@@ -489,7 +712,7 @@ def json_aufrufe(text, getaggt):
     """
     werte = json_folge(text.strip())
     if werte is None:
-        if getaggt or re.match(r'\s*\[?\s*\{\s*"name"', text):
+        if getaggt or sieht_aus_wie_aufruf(text):
             m = NAME_IM_TEXT.search(text)
             return [{"name": m.group(1) if m else None, "args": None}]
         return []
@@ -508,14 +731,14 @@ def json_aufruf(w):
 
 def json_folge(text):
     """JSON values separated by whitespace, ';' or ','; None if any part fails to parse."""
-    werte, pos, decoder = [], 0, json.JSONDecoder()
+    werte, pos = [], 0
     while True:
         while pos < len(text) and text[pos] in " \t\r\n;,":
             pos += 1
         if pos == len(text):
             return werte or None
         try:
-            wert, pos = decoder.raw_decode(text, pos)
+            wert, pos = json_wert(text, pos)
         except ValueError:
             return None
         werte.append(wert)
@@ -549,17 +772,40 @@ def bewerte(ist_liste, soll_liste):
     return treffer, len(offen)
 
 
-def bewerte_ausgabe(fall, nachricht):
-    """Grade one output: the record a report and the metrics read."""
+def bewerte_ausgabe(fall, nachricht, finish=None):
+    """Grade one output: the record a report and the metrics read.
+
+    Only an answer reaches passt and bewerte as it is; an output that is none
+    (see mangel) never succeeds, in any stage."""
     aufrufe, aus_text = lies_aufrufe(nachricht)
     treffer, offen = bewerte(aufrufe, fall["erwartet"])
     return {"aufrufe": aufrufe, "aus_text": aus_text, "treffer": treffer, "offen": offen,
-            "soll": len(fall["erwartet"]), "fehlerhaft": sum(a["args"] is None for a in aufrufe)}
+            "soll": len(fall["erwartet"]), "fehlerhaft": sum(a["args"] is None for a in aufrufe),
+            "mangel": mangel(nachricht, aufrufe, finish)}
+
+
+def mangel(nachricht, aufrufe, finish):
+    """Why an output is no answer at all, or None when it is one.
+
+    'abgeschnitten': cut off by the token limit without a complete call;
+    'im_denken': no call and no text, but calls in a reasoning field (never graded as calls);
+    'leer': neither a call nor text, once reasoning blocks are removed."""
+    if finish == "length" and not any(c["args"] is not None for c in aufrufe):
+        return "abgeschnitten"
+    if aufrufe or SONDERTOKEN.sub("", ohne_denken(inhalt(nachricht))).strip():
+        return None
+    return "im_denken" if denk_aufrufe(nachricht) else "leer"
+
+
+def denk_aufrufe(nachricht):
+    """Well-formed calls in a reasoning field, read as text: where a reasoning parser put them."""
+    texte = [nachricht.get(f) for f in ("reasoning_content", "reasoning")]
+    return sum(c["args"] is not None for t in texte if isinstance(t, str) for c in text_aufrufe(t))
 
 
 def gelungen(a):
-    """Every expected step hit and nothing spare; never three of four."""
-    return a["treffer"] == a["soll"] and a["offen"] == 0
+    """An answer with every expected step hit and nothing spare; never three of four."""
+    return a["mangel"] is None and a["treffer"] == a["soll"] and a["offen"] == 0
 
 
 def abweichungen(ist_liste, soll_liste):
@@ -617,7 +863,7 @@ def kennzahlen(faelle, ausgaben):
         "richtig_je_schritt": anteil(sum(a["treffer"] for a in ausgaben), sum(a["soll"] for a in ausgaben)),
         "auftraege_gelungen": anteil(sum(map(gelungen, ausgaben)), len(ausgaben)),
         "schritte_je_auftrag": anteil(sum(len(a["aufrufe"]) for a in ausgaben), len(ausgaben)),
-        "stillgehalten": anteil(sum(not a["aufrufe"] for a in still), len(still)),
+        "stillgehalten": anteil(sum(not a["aufrufe"] and a["mangel"] is None for a in still), len(still)),
         "stufen": {s: anteil(sum(gelungen(a) for a in ausgaben if a["stufe"] == s),
                              sum(a["stufe"] == s for a in ausgaben)) for s in STUFEN},
         "alle_n": anteil(sum(e == m for e, m in je_fall.values()), len(je_fall)),
@@ -625,12 +871,45 @@ def kennzahlen(faelle, ausgaben):
                                     sum(stufe_von[i] == s for i in je_fall)) for s in STUFEN},
         "gelungen_ki": bootstrap_ki(list(je_fall.values())),
         "fehlgeschlagen": [i for i, (e, m) in je_fall.items() if e < m],
-        # well-formed calls in the text mean the server's parser is off; a malformed one
-        # lands in the text with the parser on too, and is the model's fault
-        "aus_text": sum(c["args"] is not None for a in ausgaben if a["aus_text"] for c in a["aufrufe"]),
+        "diagnose": diagnose(ausgaben),
     }
     k.update(kosten(ausgaben))
     return k
+
+
+KATALOG_TOKENS = 200
+# subtle: the full catalogue is about 4,800 characters of JSON and S1's two to four
+# tools 600 to 1,500, so a template that renders tools adds roughly a thousand tokens
+# to S2-S5 over S1; less than 200 more means the tools never reached the prompt
+
+
+def diagnose(ausgaben):
+    """What the server did, counted apart from the model's skill; all zero / False when clear."""
+    return {
+        "leer": sum(a["mangel"] == "leer" for a in ausgaben),
+        "abgeschnitten": sum(a["mangel"] == "abgeschnitten" for a in ausgaben),
+        # well-formed calls in the text mean the server's parser is off; a malformed one
+        # lands in the text with the parser on too, and is the model's fault
+        "aus_text": sum(c["args"] is not None for a in ausgaben if a["aus_text"] for c in a["aufrufe"]),
+        "im_denken": sum(a["mangel"] == "im_denken" for a in ausgaben),
+        "katalog_fehlt": katalog_fehlt(ausgaben),
+        "verworfen": sum(bool(a["verworfen"]) for a in ausgaben),
+    }
+
+
+def katalog_fehlt(ausgaben):
+    """True when outputs sent all eleven tools cost no more prompt tokens than S1's; None without usage."""
+    s1 = [t for a in ausgaben if a["stufe"] == "S1" for t in [zahl_oder_none(a["usage"], "prompt_tokens")] if t]
+    voll = [t for a in ausgaben if a["stufe"] != "S1" for t in [zahl_oder_none(a["usage"], "prompt_tokens")] if t]
+    if not s1 or not voll:
+        return None
+    return statistics.median(voll) - statistics.median(s1) < KATALOG_TOKENS
+
+
+def zahl_oder_none(usage, feld):
+    """A token count from usage, or None for anything a server may put there instead."""
+    x = usage.get(feld) if isinstance(usage, dict) else None
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
 def erfolge_je_fall(faelle, ausgaben):
@@ -666,7 +945,7 @@ def kosten(ausgaben):
         sitzungen[a["sitzung"]] = (min(alt[0], anfang), max(alt[1], ende))
     return {
         "latenz_s": statistics.median(a["latenz_s"] for a in ausgaben) if ausgaben else None,
-        "tokens": {t: sum(int((a.get("usage") or {}).get(f"{t}_tokens") or 0) for a in ausgaben)
+        "tokens": {t: int(sum(zahl_oder_none(a["usage"], f"{t}_tokens") or 0 for a in ausgaben))
                    for t in ("prompt", "completion")},
         "dauer_s": sum(ende - anfang for anfang, ende in sitzungen.values()),
     }
@@ -688,11 +967,20 @@ def vorzeichentest(b, c):
 # ---------------------------------------------------------------------------
 
 VERGLICHEN = ("modell", "temp", "n", "extra", "faelle_sha256", "katalog_sha256")  # must match to resume
+SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "aufrufe", "treffer", "offen",
+                  "latenz_s", "usage", "ende", "finish_reason", "verworfen")
+NEUERE_FELDER = {"finish_reason": None, "verworfen": 0}  # absent from runs saved before they were
 
 
 def katalog_hash():
     """The catalogue and the opening: both shape every answer."""
     return hashlib.sha256(json.dumps([KATALOG, EROEFFNUNG], sort_keys=True).encode()).hexdigest()
+
+
+def als_zeile(wert):
+    """One line of a results file. ASCII JSON: a lone surrogate a server sent (half an emoji)
+    stays an escape, so every line is valid UTF-8 and reads back to the same value."""
+    return (json.dumps(wert, ensure_ascii=True) + "\n").encode("ascii")
 
 
 def lies_lauf(pfad, faelle):
@@ -706,29 +994,33 @@ def lies_lauf(pfad, faelle):
         raise Eingabefehler(f"{pfad}: cannot read ({e.strerror})")
     zeilen = daten.split(b"\n")
     werte, gueltig = [], 0  # gueltig: bytes up to the end of the last complete line
-    for nr, zeile in enumerate(zeilen, 1):
+    for nr, roh in enumerate(zeilen, 1):
         if nr == len(zeilen):
             break  # subtle: the piece after the last newline is half a line of a killed process
         try:
-            wert = json.loads(zeile) if zeile.strip() else None
-        except ValueError:
+            wert = json.loads(roh) if roh.strip() else None
+        except (ValueError, RecursionError):
             raise Eingabefehler(f"{pfad}:{nr}: not JSON; the results file is damaged")
         if wert is not None:
             werte.append((nr, wert))
-        gueltig += len(zeile) + 1
+        gueltig += len(roh) + 1
     if not werte:
         return None, [], 0
     if not isinstance(werte[0][1], dict) or not isinstance(werte[0][1].get("einstellungen"), dict):
         raise Eingabefehler(f"{pfad}:1: not a results file of messen.py (no settings line)")
     faelle_by_id = {f["id"]: f for f in faelle}
-    ausgaben = []
-    for nr, a in werte[1:]:
-        fall = faelle_by_id.get(a.get("id")) if isinstance(a, dict) else None
-        if fall is None or not all(f in a for f in SPEICHERFELDER) or not isinstance(a["nachricht"], dict):
-            raise Eingabefehler(f"{pfad}:{nr}: not an output of a known case; the results file is damaged")
-        a.update(bewerte_ausgabe(fall, a["nachricht"]))  # graded again: the current grader decides
-        ausgaben.append(a)
-    return werte[0][1]["einstellungen"], ausgaben, gueltig
+    return werte[0][1]["einstellungen"], [gelesene_ausgabe(pfad, nr, a, faelle_by_id) for nr, a in werte[1:]], gueltig
+
+
+def gelesene_ausgabe(pfad, nr, a, faelle_by_id):
+    """One saved output, graded again: the current grader decides."""
+    fall = faelle_by_id.get(a.get("id")) if isinstance(a, dict) else None
+    if fall is None or not all(f in a for f in SPEICHERFELDER if f not in NEUERE_FELDER) \
+            or not isinstance(a["nachricht"], dict):
+        raise Eingabefehler(f"{pfad}:{nr}: not an output of a known case; the results file is damaged")
+    a = {**NEUERE_FELDER, **a}
+    a.update(bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"]))
+    return a
 
 
 def pruefe_einstellungen(pfad, alt, neu):
@@ -756,20 +1048,40 @@ def ordne(pfad, einstellungen, ausgaben, reihenfolge):
     if [id(a) for a in sortiert] == [id(a) for a in ausgaben]:
         return sortiert
     tmp = pfad.with_name(pfad.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"einstellungen": einstellungen}, ensure_ascii=False) + "\n")
-        for a in sortiert:
-            f.write(json.dumps(speicherform(a), ensure_ascii=False) + "\n")
-    os.replace(tmp, pfad)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(als_zeile({"einstellungen": einstellungen}))
+            f.writelines(als_zeile(speicherform(a)) for a in sortiert)
+        os.replace(tmp, pfad)
+    except OSError as e:  # the run is complete and saved; only its order is left as it came
+        tmp.unlink(missing_ok=True)
+        print(f"messen: {pfad} is complete but could not be put in case order ({e.strerror})", file=sys.stderr)
     return sortiert
-
-
-SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "aufrufe", "treffer", "offen",
-                  "latenz_s", "usage", "ende")
 
 
 def speicherform(a):
     return {f: a[f] for f in SPEICHERFELDER}
+
+
+@contextlib.contextmanager
+def allein(pfad):
+    """Hold the OS lock of one results file for a whole run; a killed process holds none.
+
+    The lock is a file of its own beside the results, since those are renamed and replaced."""
+    sperre = pfad.with_name(f".{pfad.name}.lock")
+    f = open(sperre, "a+b")
+    try:
+        try:
+            if fcntl:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            else:
+                msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)
+        except OSError:
+            raise Eingabefehler(f"another run is measuring tag '{pfad.stem}' now ({pfad}); "
+                                "wait for it to end, or use another --tag") from None
+        yield
+    finally:
+        f.close()
 
 
 # ---------------------------------------------------------------------------
@@ -778,7 +1090,7 @@ def speicherform(a):
 
 
 def beantworte(endpunkt, auftraege, parallel):
-    """Yield (fall, lauf, answer) as answers arrive; K requests in flight at once."""
+    """Yield (fall, lauf, Antwort) as answers arrive; K requests in flight at once."""
     if parallel == 1:
         for fall, lauf in auftraege:
             yield fall, lauf, endpunkt.frage(fall)
@@ -816,38 +1128,53 @@ def beantworte(endpunkt, auftraege, parallel):
                 yield fall, lauf, antwort
 
 
-def messe(args, faelle, pfad, einstellungen, ausgaben, start):
+def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     """Ask for the outputs still missing; return all outputs, graded."""
     erledigt = {(a["id"], a["lauf"]) for a in ausgaben}
-    auftraege = [(f, lauf) for f in faelle for lauf in range(args.n) if (f["id"], lauf) not in erledigt]
+    auftraege = [(f, k) for f in faelle for k in range(lauf.n) if (f["id"], k) not in erledigt]
     sitzung = max((a["sitzung"] for a in ausgaben), default=-1) + 1
-    endpunkt = Endpunkt(args.url, args.modell, args.temp, args.extra, args.key, args.timeout, args.versuche)
-    gesamt = len(faelle) * args.n
-    pfad.parent.mkdir(parents=True, exist_ok=True)
-    with open(pfad, "r+b" if pfad.exists() else "wb") as roh:
-        roh.truncate(start)  # drops a half-written last line
-        roh.seek(start)
-        if start == 0:
-            roh.write((json.dumps({"einstellungen": einstellungen}, ensure_ascii=False) + "\n").encode())
+    gesamt = len(faelle) * lauf.n
+    with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
-            for fall, lauf, (nachricht, usage, latenz) in beantworte(endpunkt, auftraege, args.parallel):
-                a = {"id": fall["id"], "stufe": fall["stufe"], "lauf": lauf, "sitzung": sitzung,
-                     "nachricht": nachricht, "usage": usage, "latenz_s": round(latenz, 4),
-                     "ende": round(time.time(), 4)}
-                a.update(bewerte_ausgabe(fall, nachricht))
-                roh.write((json.dumps(speicherform(a), ensure_ascii=False) + "\n").encode())
-                roh.flush()  # answered is saved: an interrupted run loses nothing
+            roh.truncate(start)  # drops a half-written last line
+            roh.seek(start)
+            if start == 0:
+                schreibe(roh, als_zeile({"einstellungen": einstellungen}))
+            for fall, k, antwort in beantworte(Endpunkt(lauf), auftraege, lauf.parallel):
+                a = {"id": fall["id"], "stufe": fall["stufe"], "lauf": k, "sitzung": sitzung,
+                     "nachricht": antwort.nachricht, "usage": antwort.usage, "latenz_s": round(antwort.latenz, 4),
+                     "ende": round(time.time(), 4), "finish_reason": antwort.finish, "verworfen": antwort.weitere}
+                a.update(bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"]))
+                schreibe(roh, als_zeile(speicherform(a)))  # answered is saved: an interrupted run loses nothing
                 ausgaben.append(a)
                 fortschritt(len(ausgaben), gesamt, fall["id"])
-        except (Abbruch, KeyboardInterrupt) as e:
+        except (Abbruch, KeyboardInterrupt, OSError) as e:
             fortschritt_ende()
-            weiter = (f"{len(ausgaben)} of {gesamt} outputs are saved in {pfad}; "
-                      f"the same command again asks for the {gesamt - len(ausgaben)} missing")
-            if isinstance(e, KeyboardInterrupt):
-                raise Unterbrochen(f"interrupted; {weiter}") from None
-            raise type(e)(f"{e}\nmessen: {weiter}") from None
+            raise angehalten(e, pfad, len(ausgaben), gesamt) from None
     fortschritt_ende()
     return ordne(pfad, einstellungen, ausgaben, {f["id"]: i for i, f in enumerate(faelle)})
+
+
+def schreibe(roh, daten):
+    """Write all of daten to an unbuffered file: a full disk raises here, not at close."""
+    while daten:
+        daten = daten[roh.write(daten):]
+
+
+def angehalten(e, pfad, gespeichert, gesamt):
+    """The one error a stopped run ends with: the cause, what is saved, and what to do next."""
+    fehlt = gesamt - gespeichert
+    stand = f"{gespeichert} of {gesamt} outputs are saved in {pfad}"
+    weiter = f"{stand}; the same command again asks for the {fehlt} missing"
+    if isinstance(e, KeyboardInterrupt):
+        return Unterbrochen(f"{'terminated' if isinstance(e, Beendet) else 'interrupted'}; {weiter}",
+                            getattr(e, "status", 130))
+    if isinstance(e, OSError):
+        return Abbruch(f"cannot write {pfad} ({e.strerror or e}); {weiter} once there is room")
+    if isinstance(e, Anfragefehler):
+        wie = " (with none saved, the same tag takes corrected settings)" if not gespeichert else ""
+        return Anfragefehler(f"{e}\nmessen: {stand}; fix what the server objects to, then run again{wie}")
+    return type(e)(f"{e}\nmessen: {weiter}")
 
 
 def fortschritt(fertig, gesamt, fall_id):
@@ -867,8 +1194,25 @@ def fortschritt_ende():
 # ---------------------------------------------------------------------------
 
 METRIKEN = ("formkorrekt", "richtig_je_schritt", "auftraege_gelungen", "schritte_je_auftrag", "stillgehalten")
-TEXT_HINWEIS = ("calls were read from the answer text, not from tool_calls: that is the server's setting, "
-                "not the model's skill (vLLM: --enable-auto-tool-choice --tool-call-parser ...; llama.cpp: --jinja)")
+NICHT_DAS_MODELL = "The figures above measure that setting, not the model."
+DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look at
+    "katalog_fehlt": "the catalogue never reached the prompt: outputs sent all eleven tools cost no more "
+                     "prompt_tokens than S1's two to four. The chat template ignores `tools`: llama.cpp "
+                     "--chat-template-file with a tool-aware template; Ollama: a model whose template supports "
+                     "tools; vLLM --chat-template",
+    "leer": "outputs with neither a call nor text: the server returned nothing. Check its chat template and "
+            "stop tokens",
+    "abgeschnitten": "outputs cut off by the token limit without a complete call: raise max_tokens with "
+                     "--extra '{\"max_tokens\": 4096}', or the server's own limit; for thinking models, "
+                     "the thinking budget",
+    "aus_text": "calls were read from the answer text, not from tool_calls: the server's tool-call parser is "
+                "off (vLLM: --enable-auto-tool-choice --tool-call-parser ...; llama.cpp: --jinja)",
+    "im_denken": "outputs whose calls stand only in a reasoning field, graded as no call: the server's "
+                 "reasoning parser took them. Check how its reasoning and tool parsers are paired "
+                 "(vLLM --reasoning-parser with --tool-call-parser; llama.cpp --reasoning-format)",
+    "verworfen": "outputs held several choices: the one with index 0 was graded, the others dropped. "
+                 "The server or a proxy set n",
+}
 
 
 def prozent(x):
@@ -893,8 +1237,29 @@ def kopfzeile(e, k):
             f"{k['faelle']} cases, {k['ausgaben']} outputs, measured {e['datum']}")
 
 
-def bericht_text(e, k, faelle, ausgaben):
-    zeilen = [kopfzeile(e, k), ""]
+def gezeigt_zeile(e, ausgaben):
+    """The header line of a run shown from its file: a pasted summary must not pass for a new one."""
+    zuletzt = datetime.datetime.fromtimestamp(max(a["ende"] for a in ausgaben)).strftime("%Y-%m-%d %H:%M")
+    return (f"Shown as saved: measured {e['datum']}, last answer {zuletzt}; nothing was asked now "
+            "(--neu measures anew).")
+
+
+def diagnose_zeilen(d):
+    """The diagnosis block: what the server did, each count with its hint; one line when all is clear."""
+    if not any(d.values()):
+        unbekannt = "; the server sent no usage, so whether the catalogue reached the prompt is unknown" \
+            if d["katalog_fehlt"] is None else ""
+        return [f"Diagnosis: all clear (every output an answer, calls from tool_calls{unbekannt})."]
+    zeilen = ["Diagnosis: what the server did, not the model"]
+    for name, hinweis in DIAGNOSE_HINWEISE.items():
+        if d[name]:
+            zahl = "yes" if d[name] is True else d[name]
+            zeilen.append(f"  {name:<14} {zahl}: {hinweis}. {NICHT_DAS_MODELL}")
+    return zeilen
+
+
+def bericht_text(e, k, faelle, ausgaben, gezeigt=False):
+    zeilen = [kopfzeile(e, k)] + ([gezeigt_zeile(e, ausgaben)] if gezeigt else []) + [""]
     for name in METRIKEN:
         zeile = f"{name:<20} {wert(name, k[name])}"
         if name == "auftraege_gelungen" and k["gelungen_ki"]:
@@ -908,20 +1273,30 @@ def bericht_text(e, k, faelle, ausgaben):
         zeilen.append(stufenzeile(k["alle_n_stufen"], f"All {e['n']} by stage"))
     zeilen += ["", f"Latency {k['latenz_s']:.2f} s median per request; tokens {k['tokens']['prompt']} prompt, "
                f"{k['tokens']['completion']} completion; wall time {k['dauer_s']:.1f} s"]
-    if k["aus_text"]:
-        zeilen.append(f"Note: {k['aus_text']} {TEXT_HINWEIS}.")
+    zeilen += [""] + diagnose_zeilen(k["diagnose"])
     zeilen += fehlschlaege(faelle, ausgaben)
     return "\n".join(zeilen)
 
 
+def kurz(text, laenge=120):
+    """A value as shown in the failed-case list: a 5 MB argument is cut, not printed."""
+    return text if len(text) <= laenge else f"{text[:laenge]}... ({len(text)} characters)"
+
+
 def aufruf_text(c):
     if c["args"] is None:
-        return f"{c['name'] or '?'}(<malformed arguments>)"
-    return f"{c['name']}(" + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in c["args"].items()) + ")"
+        return f"{kurz(c['name'] or '?')}(<malformed arguments>)"
+    teile = [f"{kurz(k, 40)}={kurz(json.dumps(v, ensure_ascii=False))}" for k, v in list(c["args"].items())[:20]]
+    mehr = [f"... {len(c['args']) - 20} more"] if len(c["args"]) > 20 else []
+    return f"{kurz(c['name'])}(" + ", ".join(teile + mehr) + ")"
 
 
-def aufrufe_text(liste):
-    return "; ".join(map(aufruf_text, liste)) if liste else "no call"
+def aufrufe_text(liste, mangel_=None):
+    if not liste:
+        return {"leer": "nothing (neither a call nor text)", "abgeschnitten": "cut off by the token limit",
+                "im_denken": "calls in a reasoning field only"}.get(mangel_, "no call")
+    mehr = [f"... {len(liste) - 20} more calls"] if len(liste) > 20 else []
+    return "; ".join(list(map(aufruf_text, liste[:20])) + mehr)
 
 
 def fehlschlaege(faelle, ausgaben):
@@ -935,17 +1310,26 @@ def fehlschlaege(faelle, ausgaben):
         lauf = f" #{a['lauf'] + 1}" if any(b["lauf"] for b in ausgaben) else ""
         zeilen += [f"  {a['id']}{lauf}  {fall['frage']}",
                    f"      expected: {aufrufe_text(fall['erwartet'])}",
-                   f"      came:     {aufrufe_text(a['aufrufe'])}"]
-        gruende = abweichungen(a["aufrufe"], fall["erwartet"])
+                   f"      came:     {aufrufe_text(a['aufrufe'], a['mangel'])}"]
+        gruende = gruende_von(a, fall)
         if gruende:
             zeilen.append(f"      differs:  {'; '.join(gruende)}")
     return zeilen
 
 
-def bericht_json(e, k):
+def gruende_von(a, fall):
+    """Why an output failed: no answer at all, or which call or argument differed."""
+    if a["mangel"]:
+        return [f"no answer ({a['mangel']}: see the diagnosis)"]
+    return abweichungen(a["aufrufe"], fall["erwartet"])
+
+
+def bericht_json(e, k, gezeigt=False):
     return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
             **{f: k[f] for f in ("faelle", "ausgaben") + METRIKEN + ("stufen", "alle_n", "alle_n_stufen", "gelungen_ki",
-                                                            "fehlgeschlagen", "latenz_s", "tokens", "dauer_s")}}
+                                                            "fehlgeschlagen", "diagnose", "latenz_s", "tokens",
+                                                            "dauer_s")},
+            "nur_gezeigt": gezeigt}
 
 
 def bericht_markdown(e, k):
@@ -957,6 +1341,7 @@ def bericht_markdown(e, k):
     if e["n"] > 1:
         zeilen.append(f"| alle_n | {prozent(k['alle_n'])} |")
     zeilen += [f"| {s} | {prozent(k['stufen'][s])} |" for s in STUFEN if k["stufen"][s] is not None]
+    zeilen += [f"| diagnosis: {name} | {'yes' if x is True else x} |" for name, x in k["diagnose"].items() if x]
     return "\n".join(zeilen)
 
 
@@ -978,7 +1363,9 @@ def vergleiche(a, b):
         elif gb / nb < ga / na:
             schlechter.append(fall_id)
     p = vorzeichentest(len(besser), len(schlechter))
+    anders = {n: [ka["diagnose"][n], kb["diagnose"][n]] for n in ka["diagnose"] if ka["diagnose"][n] != kb["diagnose"][n]}
     return {"a": ea["tag"], "b": eb["tag"], "besser": besser, "schlechter": schlechter, "p": p,
+            "diagnose_anders": anders,
             "jenseits_zufall": p < 0.05,
             "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in METRIKEN}}
 
@@ -990,6 +1377,13 @@ def urteil(v):
     if v["jenseits_zufall"]:
         return satz + "the difference is beyond chance at 5 %."
     return satz + "the difference is not beyond chance at 5 %."
+
+
+def diagnose_warnung(v):
+    teile = ", ".join(f"{n} {json.dumps(a)} in {v['a']} and {json.dumps(b)} in {v['b']}"
+                      for n, (a, b) in v["diagnose_anders"].items())
+    return (f"Warning: the diagnoses differ ({teile}): part of the difference may be the server's, "
+            "not the model's.")
 
 
 def differenz(name, d):
@@ -1006,6 +1400,9 @@ def vergleich_text(a, b, v, faelle):
               f"{'':<20} {'A':>8} {'B':>8}   B - A"]
     zeilen += [f"{m:<20} {wert(m, ka[m]):>8} {wert(m, kb[m]):>8}   {differenz(m, v['differenz'][m])}" for m in METRIKEN]
     zeilen += ["", "A " + stufenzeile(ka["stufen"]), "B " + stufenzeile(kb["stufen"])]
+    zeilen += [""] + [f"{x} {z}" for x, k in (("A", ka), ("B", kb)) for z in diagnose_zeilen(k["diagnose"])]
+    if v["diagnose_anders"]:
+        zeilen.append(diagnose_warnung(v))
     if ea["n"] != eb["n"]:
         zeilen.append(f"The runs have different n ({ea['n']} and {eb['n']}): cases are compared by their success rates.")
     for titel, ids in (("Better in B", v["besser"]), ("Worse in B", v["schlechter"])):
@@ -1023,7 +1420,8 @@ def vergleich_markdown(a, b, v):
     zeilen += [f"| {s} | {prozent(ka['stufen'][s])} | {prozent(kb['stufen'][s])} | "
                f"{differenz(s, None if ka['stufen'][s] is None else kb['stufen'][s] - ka['stufen'][s])} |"
                for s in STUFEN if ka["stufen"][s] is not None]
-    return "\n".join(zeilen + ["", urteil(v)])
+    warnung = [diagnose_warnung(v), ""] if v["diagnose_anders"] else []
+    return "\n".join(zeilen + [""] + warnung + [urteil(v)])
 
 
 def was_geschah(faelle, ausgaben):
@@ -1031,9 +1429,99 @@ def was_geschah(faelle, ausgaben):
     faelle_by_id = {f["id"]: f for f in faelle}
     je_fall = {}
     for a in ausgaben:
-        ok = "right" if gelungen(a) else "; ".join(abweichungen(a["aufrufe"], faelle_by_id[a["id"]]["erwartet"]))
-        je_fall.setdefault(a["id"], []).append(f"{aufrufe_text(a['aufrufe'])} ({ok})")
+        ok = "right" if gelungen(a) else "; ".join(gruende_von(a, faelle_by_id[a["id"]]))
+        je_fall.setdefault(a["id"], []).append(f"{aufrufe_text(a['aufrufe'], a['mangel'])} ({ok})")
     return {i: " | ".join(t) for i, t in je_fall.items()}
+
+
+# ---------------------------------------------------------------------------
+# Checking a server before a long run: --pruefen
+# ---------------------------------------------------------------------------
+
+PRUEF_FRAGE = "Say OK."
+
+
+def pruefen(lauf, faelle):
+    """A handful of requests and a checklist; 0 when the server is set up for a measurement."""
+    endpunkt, antworten = Endpunkt(lauf), []
+    print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}:")
+    punkte = [pruef_modell(endpunkt, lauf, antworten)]
+    if punkte[0][0]:
+        punkte.append(pruef_katalog(endpunkt, lauf, antworten))
+        punkte.append(pruef_aufruf(endpunkt, faelle, antworten))
+        punkte.append(pruef_felder(antworten))
+    for ok, text in punkte:
+        print(f"  {'ok' if ok else '?' if ok is None else 'FAIL':<5} {text}")
+    fehler = sum(ok is False for ok, _ in punkte)
+    if fehler:
+        print(f"{fehler} check{'s' * (fehler != 1)} failed: fix {'them' if fehler != 1 else 'it'} before a long run.")
+        return 1
+    print("The server is set up for a measurement.")
+    return 0
+
+
+def pruef_anfrage(endpunkt, lauf, antworten, mit_katalog):
+    """One request of at most one token, with or without the catalogue; its Antwort."""
+    body = {"model": lauf.modell, "temperature": lauf.temp, **lauf.extra, "max_tokens": 1,
+            "messages": [{"role": "system", "content": EROEFFNUNG}, {"role": "user", "content": PRUEF_FRAGE}]}
+    if mit_katalog:
+        body.update(tools=KATALOG, tool_choice="auto")
+    antwort = endpunkt.frage({"id": "check"}, body)
+    antworten.append(antwort)
+    return antwort
+
+
+def pruef_modell(endpunkt, lauf, antworten):
+    try:
+        pruef_anfrage(endpunkt, lauf, antworten, False)
+    except Serverfehler as e:
+        return False, f"the endpoint answers and accepts the model name: {e}"
+    return True, "the endpoint answers and accepts the model name"
+
+
+def pruef_katalog(endpunkt, lauf, antworten):
+    was = "the catalogue reaches the prompt"
+    try:
+        mit = zahl_oder_none(pruef_anfrage(endpunkt, lauf, antworten, True).usage, "prompt_tokens")
+    except Serverfehler as e:
+        return False, f"{was}: a request with the eleven tools fails: {e}"
+    ohne = zahl_oder_none(antworten[0].usage, "prompt_tokens")
+    if mit is None or ohne is None:
+        return None, f"{was}: cannot tell, the server sends no usage"
+    zahlen = f"prompt_tokens {mit:g} with all eleven tools, {ohne:g} without"
+    if mit - ohne < KATALOG_TOKENS:
+        return False, f"{was}: {zahlen}; {DIAGNOSE_HINWEISE['katalog_fehlt'].split(': ', 1)[1]}"
+    return True, f"{was} ({zahlen})"
+
+
+def pruef_aufruf(endpunkt, faelle, antworten, versuche=3):
+    """Up to three S1 cases (the easiest calls) until one comes back; how it came back."""
+    was = "a call comes back as tool_calls"
+    for fall in [f for f in faelle if f["stufe"] == "S1"][:versuche]:
+        try:
+            antwort = endpunkt.frage(fall)
+        except Serverfehler as e:
+            return False, f"{was}: {e}"
+        antworten.append(antwort)
+        aufrufe, aus_text = lies_aufrufe(antwort.nachricht)
+        grund = ("aus_text" if aus_text else None) if aufrufe else \
+            mangel(antwort.nachricht, aufrufe, antwort.finish) if not aufrufe else None
+        if aufrufe and not aus_text:
+            return True, f"{was} ({fall['id']})"
+        if grund in ("aus_text", "im_denken", "abgeschnitten"):
+            return False, f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE[grund]}"
+    return None, (f"{was}: cannot tell, no call came in {versuche} S1 cases (the model answered without "
+                  "one: that is the model's answer, not the server's setting)")
+
+
+def pruef_felder(antworten):
+    was = "usage and finish_reason are present"
+    fehlt = [f for f, da in (("usage", all(zahl_oder_none(a.usage, "prompt_tokens") is not None for a in antworten)),
+                             ("finish_reason", all(a.finish for a in antworten))) if not da]
+    if fehlt:
+        return False, (f"{was}: the server sends no {' and no '.join(fehlt)}, so the diagnosis cannot tell "
+                       "whether the catalogue reached the prompt or an answer was cut off")
+    return True, was
 
 
 # ---------------------------------------------------------------------------
@@ -1045,7 +1533,8 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8):
     """Start the built-in endpoint on 127.0.0.1; return (server, url).
 
     It answers each case with its expected calls, after `verzoegerung` seconds in
-    one of `plaetze` slots (tests/bench.py uses both to play a slow server).
+    one of `plaetze` slots (tests/bench.py uses both to play a slow server). Its
+    prompt_tokens grow with the tools sent, as a template that renders them does.
     """
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -1070,7 +1559,8 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8):
                 nachricht["tool_calls"] = rufe
             daten = json.dumps({"object": "chat.completion", "choices": [
                 {"index": 0, "message": nachricht, "finish_reason": "tool_calls" if rufe else "stop"}],
-                "usage": {"prompt_tokens": 900, "completion_tokens": 30 * len(rufe) + 10}}).encode()
+                "usage": {"prompt_tokens": 300 + len(json.dumps(body.get("tools", []))) // 4,
+                          "completion_tokens": 30 * len(rufe) + 10}}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(daten)))
@@ -1084,6 +1574,36 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8):
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()  # quick shutdown
     return server, f"http://127.0.0.1:{server.server_port}/v1/chat/completions"
+
+
+def selbsttest(lauf, faelle, sha):
+    """Measure the built-in endpoint in a temporary folder; 0 only if every figure is 100 %."""
+    import tempfile
+
+    server, adresse = selbsttest_server(faelle)
+    try:
+        with tempfile.TemporaryDirectory() as ordner:
+            k = lauf_messen(dataclasses.replace(lauf, url=adresse, modell="selbsttest", tag="selbsttest",
+                                                ausgabe=Path(ordner), neu=False), faelle, sha)
+    finally:
+        server.shutdown()
+        server.server_close()
+    anteile = [k[m] for m in METRIKEN if m != "schritte_je_auftrag"] + list(k["stufen"].values())
+    if any(x != 1 for x in anteile) or any(k["diagnose"].values()):
+        raise Abbruch(f"the self-test did not score 100 % everywhere: {selbsttest_schuld(lauf.faelle, faelle)}")
+    return 0
+
+
+def selbsttest_schuld(datei, faelle):
+    """Whom a failed self-test blames: two cases that ask one question but expect different calls
+    cannot both be answered right, so the case file is at fault; otherwise this installation is."""
+    erste = {}  # question -> first case asking it
+    for f in faelle:
+        anderer = erste.setdefault(f["frage"], f)
+        if anderer["erwartet"] != f["erwartet"]:
+            return (f"{datei}:{anderer['_zeile']} ({anderer['id']}) and {datei}:{f['_zeile']} ({f['id']}) ask the "
+                    "same question but expect different calls; the case file is at fault")
+    return "this installation is broken"
 
 
 # ---------------------------------------------------------------------------
@@ -1125,13 +1645,26 @@ def tag_arg(text):
     return text
 
 
-def json_objekt(text):
+VOM_BENCH = {  # keys --extra may not set, and why
+    "model": "use --modell", "temperature": "use --temp", "n": "use --n; each output is its own request",
+    "stream": "the bench reads one whole answer", "messages": "the bench sets them for every case",
+    "tools": "the bench sends its catalogue", "tool_choice": "the bench asks with \"auto\"",
+    "functions": "the bench sends its catalogue as tools", "function_call": "the bench asks with \"auto\"",
+}
+
+
+def extra_arg(text):
     try:
         x = json.loads(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(f"not JSON ({e.msg})")
     if not isinstance(x, dict):
         raise argparse.ArgumentTypeError('must be a JSON object, such as {"top_p": 0.9}')
+    verboten = [k for k in x if k in VOM_BENCH]
+    if verboten:
+        raise argparse.ArgumentTypeError(
+            f"'{verboten[0]}' is the bench's to set ({VOM_BENCH[verboten[0]]}); --extra adds keys such as "
+            "top_p, max_tokens, seed or chat_template_kwargs, and replaces none")
     return x
 
 
@@ -1145,16 +1678,16 @@ def ohne_geheimnis(adresse):
 
 
 def parser():
-    p = Parser(prog="messen.py", description="Measure how well a model behind an OpenAI-compatible "
-                                             "chat endpoint calls tools (42 cases, five stages).")
+    p = Parser(prog="messen", description="Measure how well a model behind an OpenAI-compatible "
+                                          "chat endpoint calls tools (42 cases, five stages).")
     p.add_argument("--url", type=url_arg, help="chat-completions URL (a base URL ending in /v1 is completed)")
     p.add_argument("--modell", help="model name, sent as 'model'")
     p.add_argument("--temp", type=zahl(0, float), default=0.0, help="temperature (default 0.0)")
     p.add_argument("--n", type=zahl(1, int), default=1, help="outputs per case, each its own request (default 1)")
     p.add_argument("--tag", type=tag_arg, help="name of the run (default: from the model name)")
     p.add_argument("--ausgabe", type=Path, default=Path("ergebnisse"), help="results folder (default ergebnisse)")
-    p.add_argument("--faelle", type=Path, default=Path(__file__).with_name("faelle.jsonl"), help="case file")
-    p.add_argument("--extra", type=json_objekt, default={}, help="JSON object merged into every request body")
+    p.add_argument("--faelle", type=Path, default=None, help="case file (default: faelle.jsonl beside messen.py)")
+    p.add_argument("--extra", type=extra_arg, default={}, help="JSON object of keys added to every request body")
     p.add_argument("--parallel", type=zahl(1, int), default=1, help="requests in flight at once (default 1)")
     p.add_argument("--timeout", type=zahl(0.001, float), default=120.0, help="seconds per request (default 120)")
     p.add_argument("--versuche", type=zahl(1, int), default=4, help="attempts per request (default 4)")
@@ -1164,149 +1697,171 @@ def parser():
     p.add_argument("--markdown", action="store_true", help="print the summary as a Markdown table")
     p.add_argument("--bewerten", type=tag_arg, metavar="TAG", help="grade the saved run TAG again, no server")
     p.add_argument("--vergleich", type=tag_arg, nargs=2, metavar=("A", "B"), help="compare two saved runs")
+    p.add_argument("--pruefen", action="store_true", help="check the server's set-up with a few requests")
     p.add_argument("--selbsttest", action="store_true", help="measure the built-in loopback endpoint")
     return p
 
 
-def einstellungen_fuer(args):
-    return {"modell": args.modell, "url": ohne_geheimnis(args.url), "temp": args.temp, "n": args.n,
-            "extra": args.extra, "tag": args.tag, "datum": datetime.date.today().isoformat(),
-            "faelle_sha256": args.faelle_sha256, "katalog_sha256": katalog_hash()}
+def lauf_aus(args):
+    """The settings of this invocation, read once."""
+    tag = args.tag or (re.sub(r"[^A-Za-z0-9._-]+", "-", args.modell).strip("-.") or "lauf" if args.modell else None)
+    return Lauf(url=args.url, modell=args.modell, temp=args.temp, n=args.n, tag=tag, extra=args.extra,
+                ausgabe=args.ausgabe, faelle=args.faelle or faelle_standard(), parallel=args.parallel,
+                timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
+                form="json" if args.json else "markdown" if args.markdown else "text")
 
 
-def zeige(args, e, faelle, ausgaben):
+def einstellungen_fuer(lauf, sha):
+    return {"modell": lauf.modell, "url": ohne_geheimnis(lauf.url), "temp": lauf.temp, "n": lauf.n,
+            "extra": lauf.extra, "tag": lauf.tag, "datum": datetime.date.today().isoformat(),
+            "faelle_sha256": sha, "katalog_sha256": katalog_hash()}
+
+
+def zeige(form, e, faelle, ausgaben, gezeigt=False):
     """Print the summary of one run; return its figures."""
     k = kennzahlen(faelle, ausgaben)
-    if args.json:
-        print(json.dumps(bericht_json(e, k), ensure_ascii=False))
-    elif args.markdown:
+    if form == "json":
+        print(json.dumps(bericht_json(e, k, gezeigt), ensure_ascii=False))
+    elif form == "markdown":
         print(bericht_markdown(e, k))
     else:
-        print(bericht_text(e, k, faelle, ausgaben))
+        print(bericht_text(e, k, faelle, ausgaben, gezeigt))
     return k
 
 
-def lauf_messen(args, faelle):
-    """Measure (or resume) the run args.tag, print its summary, return its figures."""
-    pfad = args.ausgabe / f"{args.tag}.jsonl"
-    einstellungen, ausgaben, start = einstellungen_fuer(args), [], 0
-    if pfad.exists() and args.neu:
+def lauf_messen(lauf, faelle, sha):
+    """Measure (or resume) the run lauf.tag, print its summary, return its figures."""
+    pfad = lauf.ausgabe / f"{lauf.tag}.jsonl"
+    with dateifehler_vorab(pfad), allein(pfad):  # messe turns its own file errors into exit 1
+        einstellungen, ausgaben, start = vorgefunden(lauf, faelle, pfad, einstellungen_fuer(lauf, sha))
+        gezeigt = len(ausgaben) == len(faelle) * lauf.n
+        ausgaben = messe(lauf, faelle, pfad, einstellungen, ausgaben, start)
+    return zeige(lauf.form, einstellungen, faelle, ausgaben, gezeigt)
+
+
+@contextlib.contextmanager
+def dateifehler_vorab(pfad):
+    """Before any request, a results file that cannot be written is bad input: exit 2, one line."""
+    try:
+        pfad.parent.mkdir(parents=True, exist_ok=True)
+        yield
+    except OSError as e:
+        lang = " (use a shorter --tag)" if e.errno == errno.ENAMETOOLONG else ""
+        raise Eingabefehler(f"{e.filename or pfad}: cannot write the results there ({e.strerror}){lang}") from None
+
+
+def vorgefunden(lauf, faelle, pfad, einstellungen):
+    """What the results file holds already: (settings, outputs, where to go on writing)."""
+    if pfad.exists() and lauf.neu:
         print(f"messen: the earlier {pfad} is kept as {beiseite(pfad)}", file=sys.stderr)
     elif pfad.exists():
         alt, ausgaben, start = lies_lauf(pfad, faelle)
-        if alt is not None:
+        if ausgaben:  # subtle: with nothing saved yet, corrected settings start the run afresh
             pruefe_einstellungen(pfad, alt, einstellungen)
-            einstellungen = alt
-        if len(ausgaben) == len(faelle) * args.n:
-            print(f"messen: {pfad} holds a complete run, shown as saved (--neu measures anew)", file=sys.stderr)
-        else:
-            print(f"messen: {pfad} holds {len(ausgaben)} outputs; asking for the rest", file=sys.stderr)
-    ausgaben = messe(args, faelle, pfad, einstellungen, ausgaben, start)
-    return zeige(args, einstellungen, faelle, ausgaben)
+            zustand = "a complete run, shown as saved (--neu measures anew)" \
+                if len(ausgaben) == len(faelle) * lauf.n else f"{len(ausgaben)} outputs; asking for the rest"
+            print(f"messen: {pfad} holds {zustand}", file=sys.stderr)
+            return alt, ausgaben, start
+    return einstellungen, [], 0
 
 
-def gespeichert_pfad(args, tag_name):
-    pfad = args.ausgabe / f"{tag_name}.jsonl"
+def gespeichert_pfad(lauf, tag_name):
+    pfad = lauf.ausgabe / f"{tag_name}.jsonl"
     if not pfad.exists():
         raise Eingabefehler(f"no saved run '{tag_name}' ({pfad} does not exist)")
     return pfad
 
 
-def lade_gespeichert(args, faelle, tag_name):
-    pfad = gespeichert_pfad(args, tag_name)
-    e, ausgaben, _ = lies_lauf(pfad, faelle)
-    return pruefe_gespeichert(args, faelle, pfad, e, ausgaben)
-
-
-def pruefe_gespeichert(args, faelle, pfad, e, ausgaben):
+def pruefe_gespeichert(lauf, faelle, sha, pfad, e, ausgaben):
     """A saved run is graded only on the case file and catalogue it was measured with."""
     if e is None or not ausgaben:
         raise Eingabefehler(f"{pfad} holds no output yet; the command that measured it goes on")
-    if e.get("faelle_sha256") != args.faelle_sha256:
-        raise Eingabefehler(f"{pfad} was measured on another case file than {args.faelle}")
+    if e.get("faelle_sha256") != sha:
+        raise Eingabefehler(f"{pfad} was measured on another case file than {lauf.faelle}")
     if e.get("katalog_sha256") != katalog_hash():
         raise Eingabefehler(f"{pfad} was measured with another catalogue or opening than this messen.py")
     if len(ausgaben) < len(faelle) * e["n"]:
         print(f"messen: {pfad} is incomplete ({len(ausgaben)} of {len(faelle) * e['n']} outputs); "
               "the command that measured it goes on", file=sys.stderr)
-    return e, ausgaben
+    return dict(e, tag=pfad.name.removesuffix(".jsonl")), ausgaben  # labelled by the tag given
 
 
-def selbsttest(args, faelle):
-    """Measure the built-in endpoint in a temporary folder; 0 only if every figure is 100 %."""
-    import tempfile
-
-    server, adresse = selbsttest_server(faelle)
-    try:
-        with tempfile.TemporaryDirectory() as ordner:
-            args.url, args.modell, args.tag, args.ausgabe = adresse, "selbsttest", "selbsttest", Path(ordner)
-            k = lauf_messen(args, faelle)
-    finally:
-        server.shutdown()
-        server.server_close()
-    anteile = [k[m] for m in METRIKEN if m != "schritte_je_auftrag"] + list(k["stufen"].values())
-    if any(x != 1 for x in anteile):
-        raise Abbruch("the self-test did not score 100 % everywhere: this installation is broken")
+def bewerten(lauf, faelle, sha, tag_name):
+    pfad = gespeichert_pfad(lauf, tag_name)
+    e, ausgaben = pruefe_gespeichert(lauf, faelle, sha, pfad, *lies_lauf(pfad, faelle)[:2])
+    zeige(lauf.form, e, faelle, ausgaben)
     return 0
 
 
-def vergleich(args, faelle):
+def vergleich(lauf, faelle, sha, tags):
     """Compare two saved runs; each run is (settings, figures, per-case successes, what it did)."""
-    pfade = [gespeichert_pfad(args, t) for t in args.vergleich]
+    pfade = [gespeichert_pfad(lauf, t) for t in tags]
     gelesen = [lies_lauf(pfad, faelle)[:2] for pfad in pfade]  # (settings, outputs), each file read once
     for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings")):
         if (gelesen[0][0] or {}).get(feld) != (gelesen[1][0] or {}).get(feld):
-            raise Eingabefehler(f"{' and '.join(args.vergleich)} were measured on different {was}; "
-                                "they cannot be compared")
+            raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
     a, b = [(e, kennzahlen(faelle, aus), erfolge_je_fall(faelle, aus), was_geschah(faelle, aus))
-            for e, aus in (pruefe_gespeichert(args, faelle, p, *g) for p, g in zip(pfade, gelesen))]
+            for e, aus in (pruefe_gespeichert(lauf, faelle, sha, p, *g) for p, g in zip(pfade, gelesen))]
     v = vergleiche(a[:3], b[:3])
-    if args.json:
+    if lauf.form == "json":
         print(json.dumps(dict(v, a_kennzahlen=bericht_json(*a[:2]), b_kennzahlen=bericht_json(*b[:2])),
                          ensure_ascii=False))
-    elif args.markdown:
+    elif lauf.form == "markdown":
         print(vergleich_markdown(a, b, v))
     else:
         print(vergleich_text(a, b, v, {f["id"]: f for f in faelle}))
     return 0
 
 
-def ausfuehren(args):
-    faelle, args.faelle_sha256 = lade_faelle(args.faelle)
+def ausfuehren(args, lauf):
+    faelle, sha = lade_faelle(lauf.faelle)
     if args.selbsttest:
-        return selbsttest(args, faelle)
+        return selbsttest(lauf, faelle, sha)
     if args.vergleich:
-        return vergleich(args, faelle)
+        return vergleich(lauf, faelle, sha, args.vergleich)
     if args.bewerten:
-        e, ausgaben = lade_gespeichert(args, faelle, args.bewerten)
-        zeige(args, e, faelle, ausgaben)
-        return 0
-    if not args.url or not args.modell:
-        raise Eingabefehler("--url and --modell are needed to measure (or --selbsttest, --bewerten TAG, --vergleich A B)")
-    args.tag = args.tag or re.sub(r"[^A-Za-z0-9._-]+", "-", args.modell).strip("-.") or "lauf"
-    lauf_messen(args, faelle)
+        return bewerten(lauf, faelle, sha, args.bewerten)
+    if not lauf.url or not lauf.modell:
+        raise Eingabefehler("--url and --modell are needed to measure "
+                            "(or --selbsttest, --bewerten TAG, --vergleich A B)")
+    if args.pruefen:
+        return pruefen(lauf, faelle)
+    lauf_messen(lauf, faelle, sha)
     return 0
 
 
+def beenden(signum, frame):
+    raise Beendet()
+
+
 def main(argv=None):
+    for strom in (sys.stdout, sys.stderr):  # whatever a server sent prints, on any terminal
+        if hasattr(strom, "reconfigure"):
+            strom.reconfigure(errors="backslashreplace")
     geheim = []  # never printed: the API key and a password inside the URL
+    vorher = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    if vorher is not None:
+        signal.signal(signal.SIGTERM, beenden)  # SIGTERM ends a run as Ctrl-C does
     try:
         args = parser().parse_args(argv)
-        args.key = os.environ.get(args.key_env)
-        geheim = [g for g in (args.key, args.url and urlsplit(args.url).password) if g]
-        return ausfuehren(args)
+        lauf = lauf_aus(args)
+        geheim = [g for g in (lauf.key, lauf.url and urlsplit(lauf.url).password) if g]
+        return ausfuehren(args, lauf)
     except Abbruch as e:
         text = str(e)
         for g in geheim:
             text = text.replace(g, "***")
         print(f"messen: {text}", file=sys.stderr)
         return e.status
-    except KeyboardInterrupt:
-        print("messen: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        print(f"messen: {'terminated' if isinstance(e, Beendet) else 'interrupted'}", file=sys.stderr)
+        return getattr(e, "status", 130)
     except BrokenPipeError:  # the reader of stdout went away (| head); the run itself is saved
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    finally:
+        if vorher is not None:
+            signal.signal(signal.SIGTERM, vorher)
 
 
 if __name__ == "__main__":

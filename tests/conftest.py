@@ -33,9 +33,17 @@ TEXT_ANTWORT = "Which contact do you mean? Please give me its contact_id."
 # ---------------------------------------------------------------------------
 
 def completion(nachricht, finish="stop", usage=None):
-    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1767225600, "model": "m",
-            "choices": [{"index": 0, "message": nachricht, "finish_reason": finish}],
-            "usage": usage or {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020}}
+    """A chat completion; without `usage`, the endpoint adds one as a tool-aware template would."""
+    body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1767225600, "model": "m",
+            "choices": [{"index": 0, "message": nachricht, "finish_reason": finish}]}
+    if usage is not None:
+        body["usage"] = usage
+    return body
+
+
+def prompt_tokens(body):
+    """What a template that renders the tools costs: 300 tokens plus one per 4 characters of tools."""
+    return 300 + len(json.dumps(body.get("tools", []))) // 4
 
 
 def openai_nachricht(aufrufe):
@@ -95,7 +103,7 @@ class Endpunkt:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                body = self.body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fall = BY_FRAGE[body["messages"][-1]["content"]]
                 with endpunkt.lock:
                     endpunkt.anfragen.append((dict(self.headers), body))
@@ -117,6 +125,8 @@ class Endpunkt:
                     self.close_connection = True
                     return
                 status, body, header = was if isinstance(was, tuple) else (200, was, {})
+                if isinstance(body, dict) and "choices" in body and "usage" not in body:
+                    body = dict(body, usage={"prompt_tokens": prompt_tokens(self.body), "completion_tokens": 20})
                 daten = body if isinstance(body, bytes) else (
                     body.encode() if isinstance(body, str) else json.dumps(body).encode())
                 self.send_response(status)

@@ -118,7 +118,7 @@ def test_client_fehler_halten_sofort(cli, endpunkt, tmp_path, status, body, meld
     assert err.splitlines() == [
         f"messen: S1-3: the server answered {meldung}",
         f"messen: 2 of 42 outputs are saved in {tmp_path / 'ergebnisse' / 't.jsonl'}; "
-        "the same command again asks for the 40 missing"]
+        "fix what the server objects to, then run again"]
     assert server.zahl("S1-3") == 1  # not retried
 
 

@@ -3,7 +3,8 @@
 import json
 
 from conftest import (FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langsam, messung,
-                      mit_fehlern, openai_nachricht, richtig, zeilen)
+                      mit_fehlern, openai_nachricht, prompt_tokens, richtig, zeilen)
+from messen import KATALOG
 
 IDS = [f["id"] for f in FAELLE]
 
@@ -102,7 +103,9 @@ def test_parallel_fehler_behaelt_was_ankam(cli, endpunkt, tmp_path):
 def test_kosten(cli, endpunkt):
     server = endpunkt(langsam(0.01))
     k = json_lauf(cli, *messung(server.url))
-    assert k["tokens"] == {"prompt": 42 * 1000, "completion": 42 * 20}
+    erwartet = sum(prompt_tokens({"tools": [w for w in KATALOG if "nur" not in f or w["function"]["name"] in f["nur"]]})
+                   for f in FAELLE)
+    assert k["tokens"] == {"prompt": erwartet, "completion": 42 * 20}
     assert 0.01 <= k["latenz_s"] < 1
     assert 42 * 0.01 <= k["dauer_s"] < 10
 
