@@ -44,7 +44,6 @@ import re
 import statistics
 import signal
 import sys
-import sysconfig
 import threading
 import time
 from pathlib import Path
@@ -205,11 +204,12 @@ FAELLE_DATEI = "faelle.jsonl"
 
 
 def faelle_standard():
-    """The case file beside messen.py, or the one `pip install` put under share/messen."""
-    neben = Path(__file__).with_name(FAELLE_DATEI)
-    orte = [neben] + [Path(daten) / "share" / "messen" / FAELLE_DATEI
-                      for daten in (sysconfig.get_path("data"), sysconfig.get_path("data", f"{os.name}_user"))]
-    return next((o for o in orte if o.is_file()), neben)
+    """The case file beside messen.py, or the one `pip install` put under <prefix>/share/messen:
+    the module lies in <prefix>/lib/pythonX.Y/site-packages (Windows: <prefix>/Lib/site-packages)."""
+    hier = Path(__file__).resolve()
+    orte = [hier.with_name(FAELLE_DATEI)] + [hier.parents[k] / "share" / "messen" / FAELLE_DATEI
+                                             for k in (3, 2) if len(hier.parents) > k]
+    return next((o for o in orte if o.is_file()), orte[0])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -304,6 +304,10 @@ def pruefe_aufruf(soll):
     fehlt = [p for p in parameter["required"] if p not in soll["args"]]
     if fehlt:
         return f"expected call {soll['name']} lacks its required argument '{fehlt[0]}'"
+    gepolstert = [k for k, v in soll["args"].items() if str(v) != str(v).strip()]
+    if gepolstert:  # passt strips the answer's value, never the expected one
+        return (f"the expected value of '{gepolstert[0]}' in {soll['name']} has leading or trailing spaces; "
+                "a stripped answer can never equal it")
     return None
 
 
@@ -554,7 +558,7 @@ def grund(e):
     """The innermost reason of a requests exception, in one line."""
     if isinstance(e, (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError)):
         return f"the body was cut off ({' '.join(str(e).split())[:200]})"
-    innen = e.args[0] if e.args else e
+    innen = e.args[0] if e.args and not isinstance(e.args[0], str) else e
     innen = getattr(innen, "reason", None) or innen  # urllib3's MaxRetryError carries the cause
     return " ".join(f"{type(innen).__name__}: {innen}".split())[:300]
 
@@ -834,8 +838,9 @@ def arg_abweichung(ist, soll):
         if k not in ist["args"]:
             teile.append(f"{k} missing")
         elif str(ist["args"][k]).strip() != str(v):
-            teile.append(f"{k} {json.dumps(ist['args'][k], ensure_ascii=False)} instead of {json.dumps(v, ensure_ascii=False)}")
-    teile += [f"{k} not expected" for k in ist["args"] if k not in soll["args"]]
+            teile.append(f"{k} {kurz(json.dumps(ist['args'][k], ensure_ascii=False))} instead of "
+                         f"{json.dumps(v, ensure_ascii=False)}")
+    teile += [f"{kurz(k, 40)} not expected" for k in ist["args"] if k not in soll["args"]]
     return f"{soll['name']}: " + ", ".join(teile)
 
 
@@ -1196,22 +1201,23 @@ def fortschritt_ende():
 METRIKEN = ("formkorrekt", "richtig_je_schritt", "auftraege_gelungen", "schritte_je_auftrag", "stillgehalten")
 NICHT_DAS_MODELL = "The figures above measure that setting, not the model."
 DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look at
-    "katalog_fehlt": "the catalogue never reached the prompt: outputs sent all eleven tools cost no more "
-                     "prompt_tokens than S1's two to four. The chat template ignores `tools`: llama.cpp "
-                     "--chat-template-file with a tool-aware template; Ollama: a model whose template supports "
-                     "tools; vLLM --chat-template",
-    "leer": "outputs with neither a call nor text: the server returned nothing. Check its chat template and "
-            "stop tokens",
-    "abgeschnitten": "outputs cut off by the token limit without a complete call: raise max_tokens with "
-                     "--extra '{\"max_tokens\": 4096}', or the server's own limit; for thinking models, "
-                     "the thinking budget",
-    "aus_text": "calls were read from the answer text, not from tool_calls: the server's tool-call parser is "
-                "off (vLLM: --enable-auto-tool-choice --tool-call-parser ...; llama.cpp: --jinja)",
-    "im_denken": "outputs whose calls stand only in a reasoning field, graded as no call: the server's "
-                 "reasoning parser took them. Check how its reasoning and tool parsers are paired "
-                 "(vLLM --reasoning-parser with --tool-call-parser; llama.cpp --reasoning-format)",
-    "verworfen": "outputs held several choices: the one with index 0 was graded, the others dropped. "
-                 "The server or a proxy set n",
+    "katalog_fehlt": ("the catalogue never reached the prompt: outputs sent all eleven tools cost no more "
+                      "prompt_tokens than S1's two to four",
+                      "the chat template ignores `tools`: llama.cpp --chat-template-file with a tool-aware "
+                      "template; Ollama: a model whose template supports tools; vLLM --chat-template"),
+    "leer": ("outputs with neither a call nor text", "the server returned nothing: check its chat template "
+             "and stop tokens"),
+    "abgeschnitten": ("outputs cut off by the token limit without a complete call",
+                      "raise max_tokens with --extra '{\"max_tokens\": 4096}', or the server's own limit; "
+                      "for thinking models, the thinking budget"),
+    "aus_text": ("calls were read from the answer text, not from tool_calls",
+                 "the server's tool-call parser is off (vLLM: --enable-auto-tool-choice --tool-call-parser ...; "
+                 "llama.cpp: --jinja)"),
+    "im_denken": ("outputs whose calls stand only in a reasoning field, graded as no call",
+                  "the server's reasoning parser took them: check how its reasoning and tool parsers are paired "
+                  "(vLLM --reasoning-parser with --tool-call-parser; llama.cpp --reasoning-format)"),
+    "verworfen": ("outputs held several choices: the one with index 0 was graded, the others dropped",
+                  "the server or a proxy set n"),
 }
 
 
@@ -1251,10 +1257,10 @@ def diagnose_zeilen(d):
             if d["katalog_fehlt"] is None else ""
         return [f"Diagnosis: all clear (every output an answer, calls from tool_calls{unbekannt})."]
     zeilen = ["Diagnosis: what the server did, not the model"]
-    for name, hinweis in DIAGNOSE_HINWEISE.items():
+    for name, (was, einstellung) in DIAGNOSE_HINWEISE.items():
         if d[name]:
             zahl = "yes" if d[name] is True else d[name]
-            zeilen.append(f"  {name:<14} {zahl}: {hinweis}. {NICHT_DAS_MODELL}")
+            zeilen.append(f"  {name:<14} {zahl}: {was}; {einstellung}. {NICHT_DAS_MODELL}")
     return zeilen
 
 
@@ -1439,6 +1445,7 @@ def was_geschah(faelle, ausgaben):
 # ---------------------------------------------------------------------------
 
 PRUEF_FRAGE = "Say OK."
+PRUEF_TOKENS = 512  # per answer in the call check; --extra max_tokens overrides it
 
 
 def pruefen(lauf, faelle):
@@ -1448,7 +1455,7 @@ def pruefen(lauf, faelle):
     punkte = [pruef_modell(endpunkt, lauf, antworten)]
     if punkte[0][0]:
         punkte.append(pruef_katalog(endpunkt, lauf, antworten))
-        punkte.append(pruef_aufruf(endpunkt, faelle, antworten))
+        punkte.append(pruef_aufruf(endpunkt, lauf, faelle, antworten))
         punkte.append(pruef_felder(antworten))
     for ok, text in punkte:
         print(f"  {'ok' if ok else '?' if ok is None else 'FAIL':<5} {text}")
@@ -1490,28 +1497,30 @@ def pruef_katalog(endpunkt, lauf, antworten):
         return None, f"{was}: cannot tell, the server sends no usage"
     zahlen = f"prompt_tokens {mit:g} with all eleven tools, {ohne:g} without"
     if mit - ohne < KATALOG_TOKENS:
-        return False, f"{was}: {zahlen}; {DIAGNOSE_HINWEISE['katalog_fehlt'].split(': ', 1)[1]}"
+        return False, f"{was}: {zahlen}; {DIAGNOSE_HINWEISE['katalog_fehlt'][1]}"
     return True, f"{was} ({zahlen})"
 
 
-def pruef_aufruf(endpunkt, faelle, antworten, versuche=3):
-    """Up to three S1 cases (the easiest calls) until one comes back; how it came back."""
+def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=3):
+    """Up to three S1 cases (the easiest calls) until one comes back; how it came back.
+
+    Each answer is cut at PRUEF_TOKENS unless --extra sets max_tokens: seconds, not minutes."""
     was = "a call comes back as tool_calls"
     for fall in [f for f in faelle if f["stufe"] == "S1"][:versuche]:
+        body = anfrage(fall, lauf.modell, lauf.temp, {"max_tokens": PRUEF_TOKENS, **lauf.extra})
         try:
-            antwort = endpunkt.frage(fall)
+            antwort = endpunkt.frage(fall, body)
         except Serverfehler as e:
             return False, f"{was}: {e}"
         antworten.append(antwort)
         aufrufe, aus_text = lies_aufrufe(antwort.nachricht)
-        grund = ("aus_text" if aus_text else None) if aufrufe else \
-            mangel(antwort.nachricht, aufrufe, antwort.finish) if not aufrufe else None
         if aufrufe and not aus_text:
             return True, f"{was} ({fall['id']})"
-        if grund in ("aus_text", "im_denken", "abgeschnitten"):
-            return False, f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE[grund]}"
-    return None, (f"{was}: cannot tell, no call came in {versuche} S1 cases (the model answered without "
-                  "one: that is the model's answer, not the server's setting)")
+        grund = "aus_text" if aufrufe else mangel(antwort.nachricht, aufrufe, antwort.finish)
+        if grund in ("aus_text", "im_denken"):
+            return False, f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE[grund][0]}; {DIAGNOSE_HINWEISE[grund][1]}"
+    return None, (f"{was}: cannot tell, no call came in {versuche} S1 cases within {PRUEF_TOKENS} tokens "
+                  "(the model answered without one: that is the model, not the server's setting)")
 
 
 def pruef_felder(antworten):

@@ -2,8 +2,10 @@
 
 The endpoint is a real http.server on 127.0.0.1 in a thread; a test hands it a
 function `antwort(fall, body, nummer)` that returns what to send for a request:
-a dict (a JSON body with status 200), a tuple (status, body, headers), or
-ABBRECHEN to close the connection without an answer.
+a dict (a JSON body with status 200), a tuple (status, body, headers),
+ABBRECHEN to close the connection without an answer, or a function that writes
+raw bytes to the handler itself (a body cut off, a trickle). `fall` is None for a
+request whose question is no case (--pruefen asks such).
 """
 
 import json
@@ -83,6 +85,11 @@ def falsch_in(ids):
 # The loopback endpoint
 # ---------------------------------------------------------------------------
 
+def fall_von(body):
+    """The case a request asks, or {} for a question that is none."""
+    return BY_FRAGE.get(body["messages"][-1]["content"], {}) if body.get("messages") else {}
+
+
 class Endpunkt:
     def __init__(self, antwort):
         self.antwort = antwort
@@ -95,8 +102,7 @@ class Endpunkt:
         threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True).start()
 
     def zahl(self, fall_id=None):
-        return sum(fall_id is None or BY_FRAGE[b["messages"][-1]["content"]]["id"] == fall_id
-                   for _, b in self.anfragen)
+        return sum(fall_id is None or fall_von(b).get("id") == fall_id for _, b in self.anfragen)
 
     def _handler(self):
         endpunkt = self
@@ -104,10 +110,10 @@ class Endpunkt:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fall = BY_FRAGE[body["messages"][-1]["content"]]
+                fall = fall_von(body) or None
                 with endpunkt.lock:
                     endpunkt.anfragen.append((dict(self.headers), body))
-                    nummer = endpunkt.zahl(fall["id"])  # 1 for the first request of this case
+                    nummer = endpunkt.zahl(fall and fall["id"])  # 1 for the first request of this case
                     endpunkt.gleichzeitig += 1
                     endpunkt.hoechstens = max(endpunkt.hoechstens, endpunkt.gleichzeitig)
                 try:
@@ -124,6 +130,9 @@ class Endpunkt:
                 if was is ABBRECHEN:
                     self.close_connection = True
                     return
+                if callable(was):
+                    self.close_connection = True
+                    return was(self)
                 status, body, header = was if isinstance(was, tuple) else (200, was, {})
                 if isinstance(body, dict) and "choices" in body and "usage" not in body:
                     body = dict(body, usage={"prompt_tokens": prompt_tokens(self.body), "completion_tokens": 20})

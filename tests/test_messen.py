@@ -209,7 +209,7 @@ def test_jede_form_richtig_gelesen(cli, endpunkt, form):
     else:
         assert diagnose == [": what the server did, not the model",
                             f"  aus_text       {SOLL_AUFRUFE}: calls were read from the answer text, not from "
-                            "tool_calls: the server's tool-call parser is off (vLLM: --enable-auto-tool-choice "
+                            "tool_calls; the server's tool-call parser is off (vLLM: --enable-auto-tool-choice "
                             "--tool-call-parser ...; llama.cpp: --jinja). The figures above measure that setting, "
                             "not the model."]
 
