@@ -1,0 +1,238 @@
+"""Blame the right party: what the server did is named, never scored as the model's skill.
+
+Each server-side failure is sent by a loopback endpoint; the run counts it with its
+hint, and --pruefen fails on it. A healthy server is all clear.
+"""
+
+import json
+
+import pytest
+
+from conftest import (BY_ID, KAPITEL_FEHLER, completion, messung, mit_fehlern, openai_nachricht, prompt_tokens,
+                      richtig)
+from messen import KATALOG
+
+KLAR = "Diagnosis: all clear (every output an answer, calls from tool_calls)."
+NICHT = "The figures above measure that setting, not the model."
+HINWEIS = {
+    "katalog_fehlt": "the catalogue never reached the prompt: outputs sent all eleven tools cost no more "
+                     "prompt_tokens than S1's two to four; the chat template ignores `tools`: llama.cpp "
+                     "--chat-template-file with a tool-aware template; Ollama: a model whose template supports "
+                     "tools; vLLM --chat-template",
+    "leer": "outputs with neither a call nor text; the server returned nothing: check its chat template and "
+            "stop tokens",
+    "abgeschnitten": "outputs cut off by the token limit without a complete call; raise max_tokens with --extra "
+                     "'{\"max_tokens\": 4096}', or the server's own limit; for thinking models, the thinking budget",
+    "im_denken": "outputs whose calls stand only in a reasoning field, graded as no call; the server's reasoning "
+                 "parser took them: check how its reasoning and tool parsers are paired (vLLM --reasoning-parser "
+                 "with --tool-call-parser; llama.cpp --reasoning-format)",
+}
+NULL = {"leer": 0, "abgeschnitten": 0, "aus_text": 0, "im_denken": 0, "katalog_fehlt": False, "verworfen": 0}
+
+
+def json_lauf(cli, *argv):
+    status, out, err = cli(*argv, "--json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+def diagnose_block(out):
+    return out.split("\n\n")[4].splitlines()
+
+
+def in_faellen(anders):
+    """anders: id -> the response body for that case; the rest answered right."""
+    def antwort(fall, body, nummer):
+        return anders[fall["id"]] if fall["id"] in anders else richtig(fall, body, nummer)
+    return antwort
+
+
+LEER = completion({"role": "assistant", "content": None})
+GEDACHT = completion({"role": "assistant", "content": "",
+                      "reasoning_content": 'I call it. <tool_call>{"name": "list_calendars", "arguments": {}}'
+                                           '</tool_call>'})
+ABGESCHNITTEN = completion({"role": "assistant", "content": "<think>The user wants"}, "length")
+HALBER_AUFRUF = completion({"role": "assistant", "content": '<tool_call>{"name": "list_contacts", "arg'}, "length")
+
+
+def test_ein_gesunder_server_ist_klar(cli, endpunkt):
+    server = endpunkt(mit_fehlern(KAPITEL_FEHLER))
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert diagnose_block(out) == [KLAR]
+    assert "By stage: S1 100 %, S2 91.7 %, S3 100 %, S4 100 %, S5 87.5 %." in out.splitlines()
+    assert json_lauf(cli, "--bewerten", "m")["diagnose"] == NULL
+
+
+def test_leere_antworten_gelingen_nie(cli, endpunkt):
+    server = endpunkt(in_faellen({"S2-1": LEER, "S4-1": LEER, "S5-1": LEER}))
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert diagnose_block(out) == ["Diagnosis: what the server did, not the model",
+                                   f"  leer           3: {HINWEIS['leer']}. {NICHT}"]
+    assert "      came:     nothing (neither a call nor text)" in out.splitlines()
+    k = json_lauf(cli, "--bewerten", "m")
+    assert k["diagnose"] == dict(NULL, leer=3)
+    assert (k["stillgehalten"], k["auftraege_gelungen"]) == (12 / 14, 39 / 42)
+    assert (k["stufen"]["S4"], k["stufen"]["S5"]) == (5 / 6, 7 / 8)
+
+
+def test_ein_server_der_nichts_sagt_haelt_nicht_still(cli, endpunkt):
+    server = endpunkt(lambda fall, body, nummer: LEER)
+    k = json_lauf(cli, *messung(server.url))
+    assert (k["stillgehalten"], k["auftraege_gelungen"], k["stufen"]["S4"]) == (0 / 14, 0 / 42, 0 / 6)
+    assert k["diagnose"]["leer"] == 42
+
+
+def test_abgeschnitten(cli, endpunkt):
+    fertiger_aufruf = completion(openai_nachricht(BY_ID["S1-1"]["erwartet"]), "length")
+    server = endpunkt(in_faellen({"S4-2": ABGESCHNITTEN, "S2-3": HALBER_AUFRUF, "S1-1": fertiger_aufruf}))
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert diagnose_block(out) == ["Diagnosis: what the server did, not the model",
+                                   f"  abgeschnitten  2: {HINWEIS['abgeschnitten']}. {NICHT}"]
+    k = json_lauf(cli, "--bewerten", "m")
+    assert k["fehlgeschlagen"] == ["S2-3", "S4-2"]  # S1-1's call was complete: an answer, and right
+    assert k["stillgehalten"] == 13 / 14
+
+
+def test_aufrufe_im_denken(cli, endpunkt):
+    server = endpunkt(in_faellen({"S1-8": GEDACHT, "S4-3": GEDACHT}))
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert diagnose_block(out) == ["Diagnosis: what the server did, not the model",
+                                   f"  im_denken      2: {HINWEIS['im_denken']}. {NICHT}"]
+    assert "      came:     calls in a reasoning field only" in out.splitlines()
+    k = json_lauf(cli, "--bewerten", "m")
+    assert (k["fehlgeschlagen"], k["schritte_je_auftrag"]) == (["S1-8", "S4-3"], 36 / 42)
+
+
+def test_finish_reason_wird_gespeichert(cli, endpunkt, tmp_path):
+    server = endpunkt(in_faellen({"S4-2": ABGESCHNITTEN}))
+    cli(*messung(server.url, "--tag", "t"))
+    zeilen = [json.loads(z) for z in (tmp_path / "ergebnisse" / "t.jsonl").read_text().splitlines()[1:]]
+    assert {a["id"]: a["finish_reason"] for a in zeilen}["S4-2"] == "length"
+    assert {a["finish_reason"] for a in zeilen} == {"length", "tool_calls", "stop"}
+
+
+def ohne_katalog(fall, body, nummer):
+    """A template that drops `tools`: the prompt costs the same whatever tools are sent."""
+    return completion(openai_nachricht([]), usage={"prompt_tokens": 290, "completion_tokens": 30})
+
+
+def test_der_katalog_fehlt(cli, endpunkt):
+    server = endpunkt(ohne_katalog)
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert diagnose_block(out) == ["Diagnosis: what the server did, not the model",
+                                   f"  katalog_fehlt  yes: {HINWEIS['katalog_fehlt']}. {NICHT}"]
+    k = json_lauf(cli, "--bewerten", "m")
+    assert k["diagnose"] == dict(NULL, katalog_fehlt=True)
+    assert k["stillgehalten"] == 14 / 14  # the model did hold still: the diagnosis says why that means little
+
+
+def test_ohne_usage_ist_der_katalog_unbekannt(cli, endpunkt):
+    server = endpunkt(lambda fall, body, nummer: dict(richtig(fall, body, nummer), usage=None))
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert diagnose_block(out) == ["Diagnosis: all clear (every output an answer, calls from tool_calls; the "
+                                   "server sent no usage, so whether the catalogue reached the prompt is unknown)."]
+    assert json_lauf(cli, "--bewerten", "m")["diagnose"]["katalog_fehlt"] is None
+
+
+def test_vergleich_zeigt_beide_diagnosen_und_warnt(cli, endpunkt):
+    cli(*messung(endpunkt(ohne_katalog).url, "--tag", "eigen"))
+    cli(*messung(endpunkt().url, "--tag", "passend"))
+    status, out, err = cli("--vergleich", "eigen", "passend")
+    assert status == 0, err
+    zeilen = out.splitlines()
+    assert f"A   katalog_fehlt  yes: {HINWEIS['katalog_fehlt']}. {NICHT}" in zeilen
+    assert f"B {KLAR}" in zeilen
+    assert ("Warning: the diagnoses differ (katalog_fehlt true in eigen and false in passend): part of the "
+            "difference may be the server's, not the model's.") in zeilen
+    v = json.loads(cli("--vergleich", "eigen", "passend", "--json")[1])
+    assert v["diagnose_anders"] == {"katalog_fehlt": [True, False]}
+    assert v["a_kennzahlen"]["diagnose"]["katalog_fehlt"] is True
+
+
+# ---------------------------------------------------------------------------
+# --pruefen: is my server set up right?
+# ---------------------------------------------------------------------------
+
+def gesund(fall, body, nummer):
+    if fall is None:  # the check's own question
+        return completion({"role": "assistant", "content": "OK"}, "length")
+    return richtig(fall, body, nummer)
+
+
+def test_pruefen_auf_einem_gesunden_server(cli, endpunkt):
+    server = endpunkt(gesund)
+    status, out, err = cli("--pruefen", *messung(server.url))
+    assert (status, err) == (0, "")
+    ohne, mit = prompt_tokens({}), prompt_tokens({"tools": KATALOG})
+    assert out.splitlines() == [
+        f"Checking {server.url} with model m:",
+        "  ok    the endpoint answers and accepts the model name",
+        f"  ok    the catalogue reaches the prompt (prompt_tokens {mit} with all eleven tools, {ohne} without)",
+        "  ok    a call comes back as tool_calls (S1-1)",
+        "  ok    usage and finish_reason are present",
+        "The server is set up for a measurement."]
+    koerper = [b for _, b in server.anfragen]
+    assert len(koerper) == 3
+    assert [b.get("max_tokens") for b in koerper] == [1, 1, 512]
+    assert ["tools" in b for b in koerper] == [False, True, True]
+
+
+def fehler_zeilen(out):
+    return [z for z in out.splitlines() if z.startswith("  FAIL")]
+
+
+@pytest.mark.parametrize("antwort, zeile", [
+    (ohne_katalog, "  FAIL  the catalogue reaches the prompt: prompt_tokens 290 with all eleven tools, 290 "
+                   "without; the chat template ignores `tools`: llama.cpp --chat-template-file with a tool-aware "
+                   "template; Ollama: a model whose template supports tools; vLLM --chat-template"),
+    (lambda fall, body, nummer: GEDACHT if fall else gesund(fall, body, nummer),
+     f"  FAIL  a call comes back as tool_calls: in S1-1 {HINWEIS['im_denken']}"),
+    (lambda fall, body, nummer: completion({"role": "assistant", "content": '<tool_call>{"name": "get_contact", '
+                                            '"arguments": {}}</tool_call>'}) if fall else gesund(fall, body, nummer),
+     "  FAIL  a call comes back as tool_calls: in S1-1 calls were read from the answer text, not from "
+     "tool_calls; the server's tool-call parser is off (vLLM: --enable-auto-tool-choice --tool-call-parser ...; "
+     "llama.cpp: --jinja)"),
+    (lambda fall, body, nummer: dict(gesund(fall, body, nummer), usage=None),
+     "  FAIL  usage and finish_reason are present: the server sends no usage, so the diagnosis cannot tell "
+     "whether the catalogue reached the prompt or an answer was cut off"),
+    (lambda fall, body, nummer: (400, {"error": {"message": '"auto" tool choice requires --enable-auto-tool-choice '
+                                                            'and --tool-call-parser to be set'}}, {})
+     if "tools" in body else gesund(fall, body, nummer),
+     '  FAIL  the catalogue reaches the prompt: a request with the eleven tools fails: check: the server answered '
+     '400: "auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set (start vLLM with '
+     "--enable-auto-tool-choice --tool-call-parser <the model's parser>)"),
+], ids=["katalog_fehlt", "im_denken", "aus_text", "ohne usage", "vllm ohne tool parser"])
+def test_pruefen_schlaegt_fehl(cli, endpunkt, antwort, zeile):
+    server = endpunkt(antwort)
+    status, out, err = cli("--pruefen", *messung(server.url))
+    assert status == 1, err
+    assert zeile in fehler_zeilen(out)
+    assert out.splitlines()[-1].endswith("failed: fix it before a long run.") or \
+        out.splitlines()[-1].endswith("failed: fix them before a long run.")
+    assert server.zahl() <= 5
+
+
+def test_pruefen_ein_unbekanntes_modell(cli, endpunkt):
+    server = endpunkt(lambda fall, body, nummer: (404, {"error": {"message": "model 'qwn' not found"}}, {}))
+    status, out, err = cli("--pruefen", *messung(server.url, "--modell", "qwn"))
+    assert status == 1
+    assert out.splitlines()[1:] == [
+        "  FAIL  the endpoint answers and accepts the model name: check: the server answered 404: model 'qwn' "
+        "not found (check --modell and --url against the server's /v1/models)",
+        "1 check failed: fix it before a long run."]
+    assert server.zahl() == 1
+
+
+def test_pruefen_ein_modell_das_nie_ruft(cli, endpunkt):
+    server = endpunkt(lambda fall, body, nummer: gesund(fall, body, nummer) if fall is None else
+                      completion(openai_nachricht([])))
+    status, out, err = cli("--pruefen", *messung(server.url))
+    assert status == 0, err
+    assert ("  ?     a call comes back as tool_calls: cannot tell, no call came in 3 S1 cases within 512 tokens "
+            "(the model answered without one: that is the model, not the server's setting)") in out.splitlines()
