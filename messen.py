@@ -14,18 +14,26 @@ structurally (passt, bewerte) and prints five metrics and the line per stage:
 Usage:
     python3 messen.py --url http://localhost:8009/v1/chat/completions \\
         --modell qwen3.8-27b --temp 0.0 --n 1 --tag gross
+    python3 messen.py --url http://localhost:8009/v1 --modell qwen3.8-27b --pruefen
     python3 messen.py --selbsttest          # loopback endpoint, must print 100 %
     python3 messen.py --bewerten gross      # grade a saved run again, no server
     python3 messen.py --vergleich gross klein
 
-Exit status: 0 a complete measurement, 1 the run failed (server or network),
-2 bad usage or bad input, 130 interrupted. Every answered output is kept in
-ergebnisse/<tag>.jsonl; the same command again asks only for what is missing.
+Exit status: 0 a complete measurement (--pruefen: the server is set up right),
+1 the run failed (server, network, a full disk; --pruefen: a check failed), 2 bad
+usage or bad input, 130 interrupted, 143 terminated. Every answered output is kept
+in ergebnisse/<tag>.jsonl; the same command again asks only for what is missing.
+
+Beside the figures stands a diagnosis of what the server did (an empty answer, one
+cut off by the token limit, calls written as text or put into a reasoning field, a
+catalogue the chat template dropped): an output that is no answer never succeeds,
+and none of it is credited to the model as restraint.
 
 What it deliberately does not do: it never executes a tool (one answer per case,
 no second turn), never compares text (a call is a name plus a dictionary), never
 normalises values beyond stripping whitespace ("1.5" is not "15", "Kunde" is not
-"kunde"), and never grades a transport failure as an answer.
+"kunde"), never grades calls found in a reasoning field, and never grades a transport
+failure as an answer.
 """
 
 import argparse
