@@ -1509,8 +1509,8 @@ def pruef_katalog(endpunkt, lauf, antworten):
     return True, f"{was} ({zahlen})"
 
 
-def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=3):
-    """Up to three S1 cases (the easiest calls) until one comes back; how it came back.
+def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=5):
+    """Up to five S1 cases (the easiest calls) until one comes back; how it came back.
 
     Each answer is cut at PRUEF_TOKENS unless --extra sets max_tokens: seconds, not minutes."""
     was = "a call comes back as tool_calls"

@@ -215,7 +215,7 @@ def test_pruefen_schlaegt_fehl(cli, endpunkt, antwort, zeile):
     assert zeile in fehler_zeilen(out)
     assert out.splitlines()[-1].endswith("failed: fix it before a long run.") or \
         out.splitlines()[-1].endswith("failed: fix them before a long run.")
-    assert server.zahl() <= 5
+    assert server.zahl() <= 7  # two requests of one token, at most five S1 cases
 
 
 def test_pruefen_ein_unbekanntes_modell(cli, endpunkt):
@@ -234,5 +234,5 @@ def test_pruefen_ein_modell_das_nie_ruft(cli, endpunkt):
                       completion(openai_nachricht([])))
     status, out, err = cli("--pruefen", *messung(server.url))
     assert status == 0, err
-    assert ("  ?     a call comes back as tool_calls: cannot tell, no call came in 3 S1 cases within 512 tokens "
+    assert ("  ?     a call comes back as tool_calls: cannot tell, no call came in 5 S1 cases within 512 tokens "
             "(the model answered without one: that is the model, not the server's setting)") in out.splitlines()
