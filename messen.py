@@ -236,6 +236,7 @@ class Lauf:
     versuche: int = 4
     key: str = None
     neu: bool = False
+    nachfrage: bool = False  # S5's second turn: the user's reply, then the calls after it
     form: str = "text"  # text, json or markdown
 
 
@@ -297,7 +298,7 @@ def pruefe_fall(fall):
         return f"stage {fall['stufe']} expects no call, but 'erwartet' lists {len(fall['erwartet'])}"
     if fall["stufe"] not in STILL and not fall["erwartet"]:
         return f"stage {fall['stufe']} expects at least one call"
-    return pruefe_nur(fall)
+    return pruefe_nur(fall) or pruefe_nachtrag(fall)
 
 
 def pruefe_aufruf(soll):
@@ -317,6 +318,22 @@ def pruefe_aufruf(soll):
         return (f"the expected value of '{gepolstert[0]}' in {soll['name']} has leading or trailing spaces; "
                 "a stripped answer can never equal it")
     return None
+
+
+def pruefe_nachtrag(fall):
+    """S5's second turn: the user's reply (nachtrag) and the calls expected after it (danach), both or none."""
+    da = [f for f in ("nachtrag", "danach") if f in fall]
+    if not da:
+        return None
+    if fall["stufe"] != "S5":
+        return f"'{da[0]}' belongs to S5 only, not to {fall['stufe']}"
+    if len(da) == 1:
+        return f"'{da[0]}' needs '{({'nachtrag', 'danach'} - set(da)).pop()}' beside it"
+    if not isinstance(fall["nachtrag"], str) or not fall["nachtrag"].strip():
+        return "'nachtrag' must be a non-empty string (the user's reply)"
+    if not isinstance(fall["danach"], list) or not fall["danach"]:
+        return "'danach' must list the calls expected after the reply"
+    return next(filter(None, map(pruefe_aufruf, fall["danach"])), None)
 
 
 def pruefe_nur(fall):
@@ -369,6 +386,14 @@ def anfrage(fall, modell, temp, extra):
         "temperature": temp,
     }
     body.update(extra)
+    return body
+
+
+def nachfrage_anfrage(fall, lauf, nachricht):
+    """The second turn: the question, the first answer's content as returned, and the user's reply."""
+    body = anfrage(fall, lauf.modell, lauf.temp, lauf.extra)
+    body["messages"] += [{"role": "assistant", "content": nachricht.get("content") or ""},
+                         {"role": "user", "content": fall["nachtrag"]}]
     return body
 
 
@@ -796,6 +821,15 @@ def bewerte_ausgabe(fall, nachricht, finish=None):
             "mangel": mangel(nachricht, aufrufe, finish)}
 
 
+def bewerte_gespeichert(fall, a):
+    """Everything grading adds to a saved output: its answer, and the second turn if there was one."""
+    b = bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"])
+    zweite = a.get("zweite")
+    b["nach"] = None if not zweite else bewerte_ausgabe(
+        {"erwartet": fall["danach"]}, zweite["nachricht"], zweite.get("finish_reason"))
+    return b
+
+
 def mangel(nachricht, aufrufe, finish):
     """Why an output is no answer at all, or None when it is one.
 
@@ -885,9 +919,17 @@ def kennzahlen(faelle, ausgaben):
         "gelungen_ki": bootstrap_ki(list(je_fall.values())),
         "fehlgeschlagen": [i for i, (e, m) in je_fall.items() if e < m],
         "diagnose": diagnose(ausgaben),
+        "nachfrage": nachfrage(ausgaben),
     }
     k.update(kosten(ausgaben))
     return k
+
+
+def nachfrage(ausgaben):
+    """Share of S5 outputs that held still and then, after the user's reply, hit every call with
+    nothing spare; None for a run without --nachfrage (its S5 outputs carry no 'zweite')."""
+    s5 = [a for a in ausgaben if "zweite" in a]
+    return anteil(sum(a["nach"] is not None and gelungen(a["nach"]) for a in s5), len(s5)) if s5 else None
 
 
 KATALOG_TOKENS = 200
@@ -979,7 +1021,8 @@ def vorzeichentest(b, c):
 # The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
 # ---------------------------------------------------------------------------
 
-VERGLICHEN = ("modell", "temp", "n", "extra", "faelle_sha256", "katalog_sha256")  # must match to resume
+VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "faelle_sha256", "katalog_sha256")  # must match to resume
+VORGABEN = {"nachfrage": False}  # settings absent from runs saved before they were
 SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "aufrufe", "treffer", "offen",
                   "latenz_s", "usage", "ende", "finish_reason", "verworfen")
 NEUERE_FELDER = {"finish_reason": None, "verworfen": 0}  # absent from runs saved before they were
@@ -1032,15 +1075,16 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id):
             or not isinstance(a["nachricht"], dict):
         raise Eingabefehler(f"{pfad}:{nr}: not an output of a known case; the results file is damaged")
     a = {**NEUERE_FELDER, **a}
-    a.update(bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"]))
+    a.update(bewerte_gespeichert(fall, a))
     return a
 
 
 def pruefe_einstellungen(pfad, alt, neu):
     for feld in VERGLICHEN:
-        if alt.get(feld) != neu[feld]:
+        wert = alt.get(feld, VORGABEN.get(feld))
+        if wert != neu[feld]:
             was = {"faelle_sha256": "another case file", "katalog_sha256": "another catalogue or opening"}
-            anders = was.get(feld, f"{feld} {json.dumps(alt.get(feld))}, not {json.dumps(neu[feld])}")
+            anders = was.get(feld, f"{feld} {json.dumps(wert)}, not {json.dumps(neu[feld])}")
             raise Eingabefehler(f"{pfad} was measured with {anders}; use another --tag, "
                                 f"or --neu to measure anew (the old file is kept)")
 
@@ -1073,7 +1117,7 @@ def ordne(pfad, einstellungen, ausgaben, reihenfolge):
 
 
 def speicherform(a):
-    return {f: a[f] for f in SPEICHERFELDER}
+    return {f: a[f] for f in SPEICHERFELDER + ("zweite",) if f in a}  # zweite: only with --nachfrage, in S5
 
 
 @contextlib.contextmanager
@@ -1102,11 +1146,26 @@ def allein(pfad):
 # ---------------------------------------------------------------------------
 
 
+def frage_fall(endpunkt, fall):
+    """One output: (the Antwort, the Antwort to the reply or None).
+
+    With --nachfrage, an S5 answer that held still (no call, and an answer) gets its
+    second turn at once, so both are saved in one line; an output killed between
+    the turns is asked again from its first."""
+    antwort = endpunkt.frage(fall)
+    if not endpunkt.lauf.nachfrage or "nachtrag" not in fall:
+        return antwort, None
+    aufrufe, _ = lies_aufrufe(antwort.nachricht)
+    if aufrufe or mangel(antwort.nachricht, aufrufe, antwort.finish):
+        return antwort, None  # no second turn: not done
+    return antwort, endpunkt.frage(fall, nachfrage_anfrage(fall, endpunkt.lauf, antwort.nachricht))
+
+
 def beantworte(endpunkt, auftraege, parallel):
-    """Yield (fall, lauf, Antwort) as answers arrive; K requests in flight at once."""
+    """Yield (fall, lauf, (Antwort, second Antwort or None)) as answers arrive; K cases in flight at once."""
     if parallel == 1:
         for fall, lauf in auftraege:
-            yield fall, lauf, endpunkt.frage(fall)
+            yield fall, lauf, frage_fall(endpunkt, fall)
         return
     warteschlange, fertig, halt = queue.Queue(), queue.Queue(), threading.Event()
     for auftrag in auftraege:
@@ -1119,7 +1178,7 @@ def beantworte(endpunkt, auftraege, parallel):
             except queue.Empty:
                 return
             try:
-                fertig.put((fall, lauf, endpunkt.frage(fall), None))
+                fertig.put((fall, lauf, frage_fall(endpunkt, fall), None))
             except Exception as e:  # handed to the main thread, which stops the run
                 fertig.put((fall, lauf, None, e))
 
@@ -1153,11 +1212,14 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
             roh.seek(start)
             if start == 0:
                 schreibe(roh, als_zeile({"einstellungen": einstellungen}))
-            for fall, k, antwort in beantworte(Endpunkt(lauf), auftraege, lauf.parallel):
+            for fall, k, (antwort, zweite) in beantworte(Endpunkt(lauf), auftraege, lauf.parallel):
                 a = {"id": fall["id"], "stufe": fall["stufe"], "lauf": k, "sitzung": sitzung,
                      "nachricht": antwort.nachricht, "usage": antwort.usage, "latenz_s": round(antwort.latenz, 4),
                      "ende": round(time.time(), 4), "finish_reason": antwort.finish, "verworfen": antwort.weitere}
-                a.update(bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"]))
+                if lauf.nachfrage and "nachtrag" in fall:
+                    a["zweite"] = zweite and {"nachricht": zweite.nachricht, "usage": zweite.usage,
+                                              "latenz_s": round(zweite.latenz, 4), "finish_reason": zweite.finish}
+                a.update(bewerte_gespeichert(fall, a))
                 schreibe(roh, als_zeile(speicherform(a)))  # answered is saved: an interrupted run loses nothing
                 ausgaben.append(a)
                 fortschritt(len(ausgaben), gesamt, fall["id"])
@@ -1280,6 +1342,9 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False):
             lo, hi = k["gelungen_ki"]
             zeile += f"   (95 % interval {prozent(lo)} to {prozent(hi)})"
         zeilen.append(zeile)
+    if k["nachfrage"] is not None:
+        zeilen.append(f"{'nachfrage':<20} {prozent(k['nachfrage'])}   (S5 outputs that held still, then hit every "
+                      "call after the reply)")
     if e["n"] > 1:
         zeilen.append(f"{'alle_n':<20} {prozent(k['alle_n'])}   (cases whose {e['n']} outputs all succeeded)")
     zeilen += ["", stufenzeile(k["stufen"])]
@@ -1288,7 +1353,7 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False):
     zeilen += ["", f"Latency {k['latenz_s']:.2f} s median per request; tokens {k['tokens']['prompt']} prompt, "
                f"{k['tokens']['completion']} completion; wall time {k['dauer_s']:.1f} s"]
     zeilen += [""] + diagnose_zeilen(k["diagnose"])
-    zeilen += fehlschlaege(faelle, ausgaben)
+    zeilen += fehlschlaege(faelle, ausgaben) + nach_der_antwort(faelle, ausgaben)
     return "\n".join(zeilen)
 
 
@@ -1331,6 +1396,24 @@ def fehlschlaege(faelle, ausgaben):
     return zeilen
 
 
+def nach_der_antwort(faelle, ausgaben):
+    """S5 outputs that held still but did not finish the job after the user's reply."""
+    faelle_by_id = {f["id"]: f for f in faelle}
+    offen = [a for a in ausgaben if a.get("nach") is not None and not gelungen(a["nach"])]
+    if not offen:
+        return []
+    zeilen = ["", f"Not done after the reply ({len(offen)}):"]
+    for a in offen:
+        fall = faelle_by_id[a["id"]]
+        lauf = f" #{a['lauf'] + 1}" if any(b["lauf"] for b in ausgaben) else ""
+        gruende = gruende_von(a["nach"], {"erwartet": fall["danach"]})
+        zeilen += [f"  {a['id']}{lauf}  {fall['frage']}  /  reply: {fall['nachtrag']}",
+                   f"      expected: {aufrufe_text(fall['danach'])}",
+                   f"      came:     {aufrufe_text(a['nach']['aufrufe'], a['nach']['mangel'])}"]
+        zeilen += [f"      differs:  {'; '.join(gruende)}"] if gruende else []
+    return zeilen
+
+
 def gruende_von(a, fall):
     """Why an output failed: no answer at all, or which call or argument differed."""
     if a["mangel"]:
@@ -1340,16 +1423,22 @@ def gruende_von(a, fall):
 
 def bericht_json(e, k, gezeigt=False):
     return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
-            **{f: k[f] for f in ("faelle", "ausgaben") + METRIKEN + ("stufen", "alle_n", "alle_n_stufen", "gelungen_ki",
+            **{f: k[f] for f in ("faelle", "ausgaben") + METRIKEN + ("nachfrage", "stufen", "alle_n", "alle_n_stufen",
+                                                            "gelungen_ki",
                                                             "fehlgeschlagen", "diagnose", "latenz_s", "tokens",
                                                             "dauer_s")},
             "nur_gezeigt": gezeigt}
 
 
+def metriken(*ks):
+    """The five metrics, and nachfrage where a run measured it."""
+    return METRIKEN + (("nachfrage",) if any(k["nachfrage"] is not None for k in ks) else ())
+
+
 def bericht_markdown(e, k):
     zeilen = [f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}, {k['faelle']} cases)", "",
               "| metric | value |", "|---|---|"]
-    zeilen += [f"| {name} | {wert(name, k[name])} |" for name in METRIKEN]
+    zeilen += [f"| {name} | {wert(name, k[name])} |" for name in metriken(k)]
     if k["gelungen_ki"]:
         zeilen.append(f"| auftraege_gelungen, 95 % interval | {prozent(k['gelungen_ki'][0])} to {prozent(k['gelungen_ki'][1])} |")
     if e["n"] > 1:
@@ -1381,7 +1470,7 @@ def vergleiche(a, b):
     return {"a": ea["tag"], "b": eb["tag"], "besser": besser, "schlechter": schlechter, "p": p,
             "diagnose_anders": anders,
             "jenseits_zufall": p < 0.05,
-            "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in METRIKEN}}
+            "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
 
 
 def urteil(v):
@@ -1412,7 +1501,8 @@ def vergleich_text(a, b, v, faelle):
     (ea, ka), (eb, kb) = a[:2], b[:2]
     zeilen = [f"A: {kopfzeile(ea, ka)}", f"B: {kopfzeile(eb, kb)}", "",
               f"{'':<20} {'A':>8} {'B':>8}   B - A"]
-    zeilen += [f"{m:<20} {wert(m, ka[m]):>8} {wert(m, kb[m]):>8}   {differenz(m, v['differenz'][m])}" for m in METRIKEN]
+    zeilen += [f"{m:<20} {wert(m, ka[m]):>8} {wert(m, kb[m]):>8}   {differenz(m, v['differenz'][m])}"
+               for m in metriken(ka, kb)]
     zeilen += ["", "A " + stufenzeile(ka["stufen"]), "B " + stufenzeile(kb["stufen"])]
     zeilen += [""] + [f"{x} {z}" for x, k in (("A", ka), ("B", kb)) for z in diagnose_zeilen(k["diagnose"])]
     if v["diagnose_anders"]:
@@ -1430,7 +1520,8 @@ def vergleich_text(a, b, v, faelle):
 def vergleich_markdown(a, b, v):
     (ea, ka), (eb, kb) = a[:2], b[:2]
     zeilen = [f"| metric | {ea['tag']} | {eb['tag']} | difference |", "|---|---|---|---|"]
-    zeilen += [f"| {m} | {wert(m, ka[m])} | {wert(m, kb[m])} | {differenz(m, v['differenz'][m])} |" for m in METRIKEN]
+    zeilen += [f"| {m} | {wert(m, ka[m])} | {wert(m, kb[m])} | {differenz(m, v['differenz'][m])} |"
+               for m in metriken(ka, kb)]
     zeilen += [f"| {s} | {prozent(ka['stufen'][s])} | {prozent(kb['stufen'][s])} | "
                f"{differenz(s, None if ka['stufen'][s] is None else kb['stufen'][s] - ka['stufen'][s])} |"
                for s in STUFEN if ka["stufen"][s] is not None]
@@ -1562,6 +1653,7 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8):
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     antworten = {f["frage"]: f["erwartet"] for f in faelle}
+    antworten.update({f["nachtrag"]: f["danach"] for f in faelle if "nachtrag" in f})
     frei = threading.BoundedSemaphore(plaetze)
 
     class Handler(BaseHTTPRequestHandler):
@@ -1611,7 +1703,7 @@ def selbsttest(lauf, faelle, sha):
     finally:
         server.shutdown()
         server.server_close()
-    anteile = [k[m] for m in METRIKEN if m != "schritte_je_auftrag"] + list(k["stufen"].values())
+    anteile = [k[m] for m in metriken(k) if m != "schritte_je_auftrag"] + list(k["stufen"].values())
     if any(x != 1 for x in anteile) or any(k["diagnose"].values()):
         raise Abbruch(f"the self-test did not score 100 % everywhere: {selbsttest_schuld(lauf.faelle, faelle)}")
     return 0
@@ -1720,6 +1812,8 @@ def parser():
     p.add_argument("--markdown", action="store_true", help="print the summary as a Markdown table")
     p.add_argument("--bewerten", type=tag_arg, metavar="TAG", help="grade the saved run TAG again, no server")
     p.add_argument("--vergleich", type=tag_arg, nargs=2, metavar=("A", "B"), help="compare two saved runs")
+    p.add_argument("--nachfrage", action="store_true", help="S5: after an answer that held still, send the "
+                                                            "user's reply and grade the calls that follow")
     p.add_argument("--pruefen", action="store_true", help="check the server's set-up with a few requests")
     p.add_argument("--selbsttest", action="store_true", help="measure the built-in loopback endpoint")
     return p
@@ -1731,12 +1825,14 @@ def lauf_aus(args):
     return Lauf(url=args.url, modell=args.modell, temp=args.temp, n=args.n, tag=tag, extra=args.extra,
                 ausgabe=args.ausgabe, faelle=args.faelle or faelle_standard(), parallel=args.parallel,
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
+                nachfrage=args.nachfrage,
                 form="json" if args.json else "markdown" if args.markdown else "text")
 
 
 def einstellungen_fuer(lauf, sha):
     return {"modell": lauf.modell, "url": ohne_geheimnis(lauf.url), "temp": lauf.temp, "n": lauf.n,
-            "extra": lauf.extra, "tag": lauf.tag, "datum": datetime.date.today().isoformat(),
+            "extra": lauf.extra, "nachfrage": lauf.nachfrage, "tag": lauf.tag,
+            "datum": datetime.date.today().isoformat(),
             "faelle_sha256": sha, "katalog_sha256": katalog_hash()}
 
 

@@ -86,8 +86,14 @@ def falsch_in(ids):
 # ---------------------------------------------------------------------------
 
 def fall_von(body):
-    """The case a request asks, or {} for a question that is none."""
-    return BY_FRAGE.get(body["messages"][-1]["content"], {}) if body.get("messages") else {}
+    """The case a request asks (its first user message: a second turn ends with the reply), or {}."""
+    fragen = [m["content"] for m in body.get("messages", []) if m["role"] == "user"]
+    return BY_FRAGE.get(fragen[0], {}) if fragen else {}
+
+
+def zweiter_zug(body):
+    """Does the request carry the user's reply after a first answer (S5, --nachfrage)?"""
+    return len(body.get("messages", [])) > 2
 
 
 class Endpunkt:

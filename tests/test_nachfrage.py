@@ -1,0 +1,215 @@
+"""S5 in full: ask back, then finish the job (--nachfrage), over loopback HTTP.
+
+A model that holds still in S5 gets the user's reply (`nachtrag`) and must then make
+the calls of `danach`, graded with passt and bewerte like any other step.
+"""
+
+import json
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import (BY_ID, FAELLE, KAPITEL_FEHLER, ROOT, completion, meldungen, messung, mit_fehlern,
+                      openai_nachricht, richtig, zeilen, zweiter_zug)
+from messen import EROEFFNUNG, KATALOG, pruefe_fall
+
+S5 = [f for f in FAELLE if f["stufe"] == "S5"]
+FRAGE = "Which one do you mean? Please give me the missing value."
+
+
+def json_lauf(cli, *argv):
+    status, out, err = cli(*argv, "--json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+def fragt_nach(danach=None, erst=None):
+    """Holds still in S5 with a question, then answers the reply with `danach[id]` (default: right).
+    erst[id] replaces the first answer of a case."""
+    danach, erst = danach or {}, erst or {}
+
+    def antwort(fall, body, nummer):
+        if zweiter_zug(body):
+            return completion(openai_nachricht(danach.get(fall["id"], fall["danach"])), "tool_calls")
+        if fall["id"] in erst:
+            return completion(openai_nachricht(erst[fall["id"]]))
+        if fall["stufe"] == "S5":
+            return completion({"role": "assistant", "content": FRAGE})
+        return richtig(fall, body, nummer)
+    return antwort
+
+
+# ---------------------------------------------------------------------------
+# The case file: a reply and the calls after it, hand-written for all eight S5 cases
+# ---------------------------------------------------------------------------
+
+def test_jeder_s5_fall_hat_nachtrag_und_danach():
+    assert [f["id"] for f in FAELLE if "nachtrag" in f] == [f["id"] for f in S5] == [f"S5-{i}" for i in range(1, 9)]
+    assert [s["name"] for f in S5 for s in f["danach"]] == [
+        "book_room", "delete_contact", "update_contact", "send_email", "book_room", "get_events", "add_note",
+        "create_event"]
+
+
+@pytest.mark.parametrize("fall", S5, ids=lambda f: f["id"])
+def test_jeder_wert_von_danach_ist_ableitbar(fall):
+    """From the question, the reply and the opening (where "tomorrow" is 2026-03-17), and nothing else."""
+    quelle = fall["frage"] + " " + fall["nachtrag"] + " " + EROEFFNUNG
+    for soll in fall["danach"]:
+        for k, v in soll["args"].items():
+            assert v in quelle, (k, v)
+
+
+@pytest.mark.parametrize("aenderung, meldung", [
+    ({"danach": [{"name": "get_events", "args": {"calendar": "team"}}]},
+     "expected call get_events lacks its required argument 'date'"),
+    ({"danach": [{"name": "fly", "args": {}}]}, "expected tool 'fly' is not in the catalogue"),
+    ({"danach": []}, "'danach' must list the calls expected after the reply"),
+    ({"nachtrag": " "}, "'nachtrag' must be a non-empty string (the user's reply)"),
+], ids=["pflichtargument", "unbekanntes werkzeug", "leer", "leerer nachtrag"])
+def test_die_falldatei_prueft_nachtrag_und_danach(aenderung, meldung):
+    assert pruefe_fall(dict(BY_ID["S5-1"], **aenderung)) == meldung
+
+
+def test_nachtrag_und_danach_nur_zusammen_und_nur_in_s5():
+    ohne = {k: v for k, v in BY_ID["S5-1"].items() if k != "danach"}
+    assert pruefe_fall(ohne) == "'nachtrag' needs 'danach' beside it"
+    s2 = dict(BY_ID["S2-7"], nachtrag="x", danach=BY_ID["S5-1"]["danach"])
+    assert pruefe_fall(s2) == "'nachtrag' belongs to S5 only, not to S2"
+
+
+# ---------------------------------------------------------------------------
+# Without the flag nothing changes
+# ---------------------------------------------------------------------------
+
+def test_ohne_schalter_bleibt_alles(cli, endpunkt, tmp_path):
+    server = endpunkt(mit_fehlern(KAPITEL_FEHLER))
+    status, out, err = cli(*messung(server.url, "--tag", "t"))
+    assert status == 0, err
+    assert server.zahl() == 42 and not any(zweiter_zug(b) for _, b in server.anfragen)
+    assert "By stage: S1 100 %, S2 91.7 %, S3 100 %, S4 100 %, S5 87.5 %." in out.splitlines()
+    assert not any(z.startswith("nachfrage") for z in out.splitlines())
+    assert all("zweite" not in a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:])
+    assert json_lauf(cli, "--bewerten", "t")["nachfrage"] is None
+
+
+# ---------------------------------------------------------------------------
+# With --nachfrage
+# ---------------------------------------------------------------------------
+
+def test_haelt_still_und_erledigt_dann(cli, endpunkt, tmp_path):
+    server = endpunkt(fragt_nach())
+    status, out, err = cli(*messung(server.url, "--tag", "t", "--nachfrage", "--temp", "0.2"))
+    assert status == 0, err
+    assert "nachfrage            100 %   (S5 outputs that held still, then hit every call after the reply)" \
+        in out.splitlines()
+    assert server.zahl() == 42 + 8
+    zweite = [b for _, b in server.anfragen if zweiter_zug(b)]
+    s51 = next(b for b in zweite if b["messages"][1]["content"] == BY_ID["S5-1"]["frage"])
+    assert s51["messages"] == [{"role": "system", "content": EROEFFNUNG},
+                               {"role": "user", "content": "Book the room konferenz tomorrow."},
+                               {"role": "assistant", "content": FRAGE},
+                               {"role": "user", "content": "From 14:00 to 15:00."}]
+    assert (s51["tools"], s51["temperature"], s51["tool_choice"]) == (KATALOG, 0.2, "auto")
+    gespeichert = {a["id"]: a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:]}
+    assert gespeichert["S5-1"]["zweite"]["nachricht"]["tool_calls"][0]["function"]["name"] == "book_room"
+    assert "zweite" not in gespeichert["S4-1"]
+    k = json_lauf(cli, "--bewerten", "t")
+    assert (k["nachfrage"], k["auftraege_gelungen"], k["stillgehalten"]) == (8 / 8, 42 / 42, 14 / 14)
+
+
+def test_wer_zuerst_ruft_bekommt_keinen_zweiten_zug(cli, endpunkt):
+    server = endpunkt(fragt_nach(erst={"S5-8": KAPITEL_FEHLER["S5-8"]}))
+    k = json_lauf(cli, *messung(server.url, "--nachfrage"))
+    assert server.zahl() == 42 + 7
+    assert k["nachfrage"] == 7 / 8 and k["stufen"]["S5"] == 7 / 8
+
+
+def test_ein_wert_geht_im_zweiten_zug_verloren(cli, endpunkt):
+    falsch = [{"name": "book_room", "args": {"room": "konferenz", "date": "2026-03-17", "start": "14:00"}}]
+    server = endpunkt(fragt_nach(danach={"S5-1": falsch}))
+    status, out, err = cli(*messung(server.url, "--nachfrage", "--tag", "t"))
+    assert status == 0, err
+    zeilen_out = out.splitlines()
+    assert "nachfrage            87.5 %   (S5 outputs that held still, then hit every call after the reply)" \
+        in zeilen_out
+    ab = zeilen_out.index("Not done after the reply (1):")
+    assert zeilen_out[ab + 1:] == [
+        "  S5-1  Book the room konferenz tomorrow.  /  reply: From 14:00 to 15:00.",
+        '      expected: book_room(room="konferenz", date="2026-03-17", start="14:00", end="15:00")',
+        '      came:     book_room(room="konferenz", date="2026-03-17", start="14:00")',
+        "      differs:  book_room: end missing"]
+    k = json_lauf(cli, "--bewerten", "t")
+    assert (k["nachfrage"], k["stufen"]["S5"]) == (7 / 8, 8 / 8)  # the first turn held still: S5 is right
+    status, out2, _ = cli("--bewerten", "t")
+    assert out2 == out
+
+
+def test_mit_n_2_hat_jede_ausgabe_ihren_zweiten_zug(cli, endpunkt):
+    server = endpunkt(fragt_nach())
+    k = json_lauf(cli, *messung(server.url, "--nachfrage", "--n", "2"))
+    assert server.zahl() == 84 + 16 and k["nachfrage"] == 16 / 16
+
+
+def test_fortsetzen_zwischen_den_zuegen(cli, endpunkt, tmp_path):
+    """The second turn of S5-3 fails: the run stops, S5-3 is not saved; resuming asks it again, both turns."""
+    def kaputt(fall, body, nummer):
+        if zweiter_zug(body) and fall["id"] == "S5-3":
+            return 400, {"error": {"message": "bad request"}}, {}
+        return fragt_nach()(fall, body, nummer)
+    server = endpunkt(kaputt)
+    rc, _, err = cli(*messung(server.url, "--nachfrage", "--tag", "t"))
+    pfad = tmp_path / "ergebnisse" / "t.jsonl"
+    ids = [f["id"] for f in FAELLE]
+    assert rc == 1 and [a["id"] for a in zeilen(pfad)[1:]] == ids[:ids.index("S5-3")]
+    gut = endpunkt(fragt_nach())
+    k = json_lauf(cli, *messung(gut.url, "--nachfrage", "--tag", "t"))
+    assert (gut.zahl("S5-3"), gut.zahl()) == (2, 2 * 6 + 0)  # S5-3 to S5-8, each with its second turn
+    assert [a["id"] for a in zeilen(pfad)[1:]] == ids
+    assert k["nachfrage"] == 8 / 8
+
+
+def test_fortsetzen_nach_kill_9_zwischen_den_zuegen(endpunkt, tmp_path):
+    """SIGKILL while a second turn is in flight: nothing half-saved, nothing twice."""
+    def langsam(fall, body, nummer):
+        if zweiter_zug(body) and fall["id"] == "S5-2" and nummer == 2:
+            time.sleep(10)
+        return fragt_nach()(fall, body, nummer)
+    server = endpunkt(langsam)
+    argv = [sys.executable, str(ROOT / "messen.py"), *messung(server.url, "--nachfrage", "--tag", "t"),
+            "--ausgabe", str(tmp_path)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    frist = time.monotonic() + 10
+    while server.zahl("S5-2") < 2 and time.monotonic() < frist:
+        time.sleep(0.02)
+    proc.kill()
+    proc.wait(timeout=10)
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    gespeichert = zeilen(tmp_path / "t.jsonl")[1:]
+    assert [a["id"] for a in gespeichert] == [f["id"] for f in FAELLE]
+    assert all(a["zweite"] is not None for a in gespeichert if a["stufe"] == "S5")
+
+
+def test_mit_und_ohne_schalter_mischen_sich_nicht(cli, endpunkt, tmp_path):
+    kaputt = endpunkt(lambda fall, body, nummer: (400, {"error": {"message": "bad"}}, {})
+                      if fall["id"] == "S3-1" else richtig(fall, body, nummer))
+    cli(*messung(kaputt.url, "--tag", "t"))
+    gut = endpunkt(fragt_nach())
+    rc, out, err = cli(*messung(gut.url, "--tag", "t", "--nachfrage"))
+    assert (rc, err) == (2, f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} was measured with nachfrage false, "
+                            "not true; use another --tag, or --neu to measure anew (the old file is kept)\n")
+    assert gut.zahl() == 0
+
+
+def test_vergleich_und_markdown_zeigen_nachfrage(cli, endpunkt):
+    cli(*messung(endpunkt(fragt_nach(danach={"S5-1": []})).url, "--nachfrage", "--tag", "a"))
+    cli(*messung(endpunkt(fragt_nach()).url, "--nachfrage", "--tag", "b"))
+    status, out, err = cli("--vergleich", "a", "b")
+    assert status == 0, err
+    assert "nachfrage              87.5 %    100 %   +12.5 points" in out.splitlines()
+    status, out, _ = cli("--bewerten", "a", "--markdown")
+    assert "| nachfrage | 87.5 % |" in out.splitlines()
+    assert [z for z in meldungen(err) if re.match("messen: ", z)] == []
