@@ -29,8 +29,9 @@ cut off by the token limit, calls written as text or put into a reasoning field,
 catalogue the chat template dropped): an output that is no answer never succeeds,
 and none of it is credited to the model as restraint.
 
-What it deliberately does not do: it never executes a tool (one answer per case,
-no second turn), never compares text (a call is a name plus a dictionary), never
+What it deliberately does not do: it never executes a tool (one answer per case;
+a second turn only with --nachfrage, only in S5, with the user's reply written in
+the case file), never compares text (a call is a name plus a dictionary), never
 normalises values beyond stripping whitespace ("1.5" is not "15", "Kunde" is not
 "kunde"), never grades calls found in a reasoning field, and never grades a transport
 failure as an answer.
