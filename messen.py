@@ -48,7 +48,6 @@ import json
 import math
 import os
 import queue
-import random
 import re
 import statistics
 import signal
@@ -891,7 +890,7 @@ def arg_abweichung(ist, soll):
 # Metrics: pure functions from graded outputs to figures
 # ---------------------------------------------------------------------------
 
-BOOTSTRAP = 2000  # resamples for the interval; seed fixed so a run always prints the same
+Z = 1.959963984540054  # the standard normal's 97.5 % point: two-sided 95 % intervals
 
 
 def anteil(zaehler, nenner):
@@ -917,7 +916,7 @@ def kennzahlen(faelle, ausgaben):
         "alle_n": anteil(sum(e == m for e, m in je_fall.values()), len(je_fall)),
         "alle_n_stufen": {s: anteil(sum(e == m for i, (e, m) in je_fall.items() if stufe_von[i] == s),
                                     sum(stufe_von[i] == s for i in je_fall)) for s in STUFEN},
-        "gelungen_ki": bootstrap_ki(list(je_fall.values())),
+        "gelungen_ki": wilson_ki(list(je_fall.values())),
         "fehlgeschlagen": [i for i, (e, m) in je_fall.items() if e < m],
         "diagnose": diagnose(ausgaben),
         "nachfrage": nachfrage(ausgaben),
@@ -977,19 +976,30 @@ def erfolge_je_fall(faelle, ausgaben):
     return {i: tuple(v) for i, v in je_fall.items() if v[1]}
 
 
-def bootstrap_ki(paare, stufe=0.95):
-    """Percentile bootstrap over cases for sum(successes) / sum(outputs).
+def wilson_ki(paare):
+    """95 % interval for sum(successes) / sum(outputs) over cases: Wilson's score interval.
 
-    Each case keeps its n outputs together: the cases, not the outputs, are the
-    sample, since one case's outputs are not independent of each other.
+    With p = S / M, z = 1.96 and N outputs that count as independent:
+        (p + z²/2N  ±  z · sqrt(p(1-p)/N + z²/4N²)) / (1 + z²/N).
+    Unlike a percentile bootstrap it does not collapse at 0 or 100 %: 42 of 42 gives
+    91.6 % to 100 %, not "100 % to 100 %". With one output per case N is the number of
+    cases. With n outputs per case, a case's outputs are not independent, so N is the
+    effective sample size M / deff; the design effect comes from the ratio estimator's
+    variance over the K cases, var(p) = K/(K-1) · Σ (s_i - p·m_i)² / M², as
+    N = p(1-p) / var(p), kept between K (a case's outputs all alike) and M (all
+    independent); at p = 0 or 1, where that variance says nothing, N = K.
     """
     if not paare:
         return None
-    rng = random.Random(0)
-    werte = sorted(sum(e for e, _ in z) / sum(m for _, m in z)
-                   for z in (rng.choices(paare, k=len(paare)) for _ in range(BOOTSTRAP)))
-    rand = (1 - stufe) / 2
-    return [werte[int(rand * BOOTSTRAP)], werte[int((1 - rand) * BOOTSTRAP) - 1]]
+    k, s, m = len(paare), sum(e for e, _ in paare), sum(m for _, m in paare)
+    p, n = s / m, k
+    if m > k and 0 < p < 1 and k > 1:
+        varianz = k / (k - 1) * sum((e - p * mi) ** 2 for e, mi in paare) / m ** 2
+        n = m if varianz == 0 else min(m, max(k, p * (1 - p) / varianz))
+    z2 = Z * Z
+    mitte = (p + z2 / (2 * n)) / (1 + z2 / n)
+    halb = Z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return [max(0.0, mitte - halb), min(1.0, mitte + halb)]
 
 
 def kosten(ausgaben):

@@ -31,7 +31,7 @@ def test_die_messung_des_kapitels(cli, endpunkt, tmp_path):
     zeilen_out = out.splitlines()
     assert KAPITEL_ZEILE in zeilen_out
     assert "formkorrekt          100 %" in zeilen_out
-    assert "auftraege_gelungen   95.2 %   (95 % interval 88.1 % to 100 %)" in zeilen_out
+    assert "auftraege_gelungen   95.2 %   (95 % interval 84.2 % to 98.7 %)" in zeilen_out
     assert "stillgehalten        92.9 %" in zeilen_out
     assert "  S2-9  Book the room besprechung tomorrow from 10:00 to 11:00." in zeilen_out
     assert '      differs:  book_room: room "raum" instead of "besprechung"' in zeilen_out
