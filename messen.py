@@ -854,22 +854,64 @@ def gelungen(a):
     return a["mangel"] is None and a["treffer"] == a["soll"] and a["offen"] == 0
 
 
-def abweichungen(ist_liste, soll_liste):
-    """Why an output failed, in words: which call or argument differed."""
+def paarung(ist_liste, soll_liste):
+    """The missed steps, each paired with a spare call of the same tool or None, and the spare calls left.
+
+    The hits are taken out first, as bewerte does: [(soll, ist or None)], [ist, ...]."""
     offen, fehlend = list(ist_liste), []
-    for soll in soll_liste:  # take out the hits first, as bewerte does
+    for soll in soll_liste:
         i = next((i for i, ist in enumerate(offen) if passt(ist, soll)), None)
         if i is None:
             fehlend.append(soll)
         else:
             offen.pop(i)
-    gruende = []
-    for soll in fehlend:  # a missed step beside a call of the same tool: name the argument
+    paare = []
+    for soll in fehlend:
         i = next((i for i, ist in enumerate(offen) if ist["name"] == soll["name"]), None)
-        gruende.append(f"{soll['name']} not called" if i is None else arg_abweichung(offen.pop(i), soll))
-    gruende += [f"malformed call {ist['name'] or '?'}" if ist["args"] is None else f"spare call {ist['name']}"
-                for ist in offen]
-    return gruende
+        paare.append((soll, None if i is None else offen.pop(i)))
+    return paare, offen
+
+
+def abweichungen(ist_liste, soll_liste):
+    """Why an output failed, in words: which call or argument differed."""
+    paare, rest = paarung(ist_liste, soll_liste)
+    gruende = [f"{soll['name']} not called" if ist is None else arg_abweichung(ist, soll) for soll, ist in paare]
+    return gruende + [f"malformed call {ist['name'] or '?'}" if ist["args"] is None else f"spare call {ist['name']}"
+                      for ist in rest]
+
+
+FEHLERARTEN = ("kein_aufruf", "falsches_werkzeug", "falscher_wert", "fehlendes_argument", "erfundenes_argument",
+               "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "im_denken")
+
+
+def fehlerarten_von(a, soll_liste, still):
+    """What went wrong in one output, by kind: a reason vocabulary a report can count.
+
+    A missed step is paired as abweichungen pairs it: with a spare call of its tool
+    (each kind of argument fault counted once per step), else with a spare call of
+    another tool (falsches_werkzeug), else kein_aufruf. What is left over is
+    ueberzaehlig (in S4/S5 every call) or fehlerhaft (malformed); an output that is
+    no answer counts once, by its reason."""
+    arten = collections.Counter()
+    if a["mangel"]:
+        arten[a["mangel"]] += 1
+        return arten
+    paare, rest = paarung(a["aufrufe"], soll_liste)
+    for soll, ist in paare:
+        if ist is None:
+            anderer = next((i for i, c in enumerate(rest) if c["args"] is not None), None)
+            arten["kein_aufruf" if anderer is None else "falsches_werkzeug"] += 1
+            rest = rest if anderer is None else rest[:anderer] + rest[anderer + 1:]
+        elif ist["args"] is None:
+            arten["fehlerhaft"] += 1
+        else:
+            werte = [str(ist["args"][k]).strip() != str(v) for k, v in soll["args"].items() if k in ist["args"]]
+            arten["falscher_wert"] += any(werte)
+            arten["fehlendes_argument"] += any(k not in ist["args"] for k in soll["args"])
+            arten["erfundenes_argument"] += any(k not in soll["args"] for k in ist["args"])
+    for ist in rest:
+        arten["ueberzaehlig" if still or ist["args"] is not None else "fehlerhaft"] += 1
+    return +arten  # without the kinds counted zero
 
 
 def arg_abweichung(ist, soll):
@@ -920,9 +962,17 @@ def kennzahlen(faelle, ausgaben):
         "fehlgeschlagen": [i for i, (e, m) in je_fall.items() if e < m],
         "diagnose": diagnose(ausgaben),
         "nachfrage": nachfrage(ausgaben),
+        "fehlerarten": fehlerarten(faelle, ausgaben),
     }
     k.update(kosten(ausgaben))
     return k
+
+
+def fehlerarten(faelle, ausgaben):
+    """Every failure class with its count over the run, zeros included."""
+    soll = {f["id"]: f["erwartet"] for f in faelle}
+    summe = sum((fehlerarten_von(a, soll[a["id"]], a["stufe"] in STILL) for a in ausgaben), collections.Counter())
+    return {art: summe[art] for art in FEHLERARTEN}
 
 
 def nachfrage(ausgaben):
@@ -1319,6 +1369,12 @@ def stufenzeile(stufen, wort="By stage"):
     return f"{wort}: " + ", ".join(f"{s} {prozent(stufen[s])}" for s in STUFEN if stufen[s] is not None) + "."
 
 
+def fehlerarten_zeile(arten):
+    """'Failure classes: falscher_wert 1, ueberzaehlig 2.': what to train next."""
+    teile = [f"{art} {zahl}" for art, zahl in arten.items() if zahl]
+    return "Failure classes: " + (", ".join(teile) if teile else "none") + "."
+
+
 def kopfzeile(e, k):
     return (f"Model {e['modell']}, temp {e['temp']}, n {e['n']}, tag {e['tag']}: "
             f"{k['faelle']} cases, {k['ausgaben']} outputs, measured {e['datum']}")
@@ -1361,6 +1417,7 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False):
     zeilen += ["", stufenzeile(k["stufen"])]
     if e["n"] > 1:
         zeilen.append(stufenzeile(k["alle_n_stufen"], f"All {e['n']} by stage"))
+    zeilen.append(fehlerarten_zeile(k["fehlerarten"]))
     zeilen += ["", f"Latency {k['latenz_s']:.2f} s median per request; tokens {k['tokens']['prompt']} prompt, "
                f"{k['tokens']['completion']} completion; wall time {k['dauer_s']:.1f} s"]
     zeilen += [""] + diagnose_zeilen(k["diagnose"])
@@ -1435,7 +1492,7 @@ def gruende_von(a, fall):
 def bericht_json(e, k, gezeigt=False):
     return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
             **{f: k[f] for f in ("faelle", "ausgaben") + METRIKEN + ("nachfrage", "stufen", "alle_n", "alle_n_stufen",
-                                                            "gelungen_ki",
+                                                            "gelungen_ki", "fehlerarten",
                                                             "fehlgeschlagen", "diagnose", "latenz_s", "tokens",
                                                             "dauer_s")},
             "nur_gezeigt": gezeigt}

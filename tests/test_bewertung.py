@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from messen import bewerte, lies_aufrufe, passt, vorzeichentest
+from messen import bewerte, fehlerarten_von, lies_aufrufe, passt, vorzeichentest
 
 ID = "11d3e7b0-4c52-4a1e-9b8f-0d6a3f2c5e10"
 SOLL = {"name": "update_contact", "args": {"contact_id": ID, "status": "kunde"}}
@@ -118,3 +118,35 @@ def test_lies_aufrufe(nachricht, aufrufe, aus_text):
 ])
 def test_vorzeichentest(b, c, p):
     assert vorzeichentest(b, c) == pytest.approx(p, abs=1e-15)
+
+
+# ---------------------------------------------------------------------------
+# Failure classes: one row per class
+# ---------------------------------------------------------------------------
+
+def ausgabe(*aufrufe, mangel=None):
+    return {"aufrufe": list(aufrufe), "mangel": mangel}
+
+
+KAPUTT = {"name": "get_events", "args": None}
+
+
+@pytest.mark.parametrize("a, soll, still, arten", [
+    (ausgabe(), [SOLL], False, {"kein_aufruf": 1}),                                   # the step got no call
+    (ausgabe(ruf("delete_contact", contact_id=ID)), [SOLL], False, {"falsches_werkzeug": 1}),
+    (ausgabe(ruf("update_contact", contact_id=ID, status="lead")), [SOLL], False, {"falscher_wert": 1}),
+    (ausgabe(ruf("update_contact", contact_id=ID)), [SOLL], False, {"fehlendes_argument": 1}),
+    (ausgabe(ruf("list_contacts", company="Nordwind GmbH")), [ALLE], False, {"erfundenes_argument": 1}),
+    (ausgabe(ruf("update_contact", contact_id="x", email="e")), [SOLL], False,     # each kind once per step
+     {"falscher_wert": 1, "fehlendes_argument": 1, "erfundenes_argument": 1}),
+    (ausgabe(TEAM, VERTRIEB), [TEAM], False, {"ueberzaehlig": 1}),                  # one beyond what was expected
+    (ausgabe(ALLE, TEAM), [], True, {"ueberzaehlig": 2}),                           # S4/S5: every call
+    (ausgabe(KAPUTT), [TEAM], False, {"fehlerhaft": 1}),                            # a malformed call of the step's tool
+    (ausgabe(TEAM, KAPUTT), [TEAM], False, {"fehlerhaft": 1}),                      # a malformed spare call
+    (ausgabe(KAPUTT), [], True, {"ueberzaehlig": 1}),                               # S4/S5: malformed is still a call
+    (ausgabe(mangel="leer"), [SOLL], False, {"leer": 1}),                           # no answer: its reason, once
+    (ausgabe(mangel="abgeschnitten"), [], True, {"abgeschnitten": 1}),
+    (ausgabe(SOLL), [SOLL], False, {}),                                             # right: nothing
+])
+def test_fehlerarten(a, soll, still, arten):
+    assert fehlerarten_von(a, soll, still) == arten

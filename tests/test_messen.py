@@ -37,6 +37,7 @@ def test_die_messung_des_kapitels(cli, endpunkt, tmp_path):
     assert '      differs:  book_room: room "raum" instead of "besprechung"' in zeilen_out
     assert "      differs:  spare call list_calendars; spare call get_events" in zeilen_out
     assert "Failed (2):" in zeilen_out
+    assert "Failure classes: falscher_wert 1, ueberzaehlig 2." in zeilen_out
 
     k = json_lauf(cli, "--bewerten", "gross")
     assert k["auftraege_gelungen"] == 40 / 42
@@ -46,6 +47,9 @@ def test_die_messung_des_kapitels(cli, endpunkt, tmp_path):
     assert k["schritte_je_auftrag"] == (SOLL_AUFRUFE + 2) / 42
     assert k["stufen"] == {"S1": 1.0, "S2": 11 / 12, "S3": 1.0, "S4": 1.0, "S5": 7 / 8}
     assert k["fehlgeschlagen"] == ["S2-9", "S5-8"]
+    assert k["fehlerarten"] == {"kein_aufruf": 0, "falsches_werkzeug": 0, "falscher_wert": 1, "fehlendes_argument": 0,
+                                "erfundenes_argument": 0, "ueberzaehlig": 2, "fehlerhaft": 0, "leer": 0,
+                                "abgeschnitten": 0, "im_denken": 0}
     assert (k["modell"], k["tag"], k["temp"], k["n"], k["faelle"], k["ausgaben"]) == ("m", "gross", 0.0, 1, 42, 42)
 
     status, out2, err = cli("--bewerten", "gross")
