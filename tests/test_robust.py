@@ -400,7 +400,7 @@ def test_bewerten_und_vergleich_nennen_den_gegebenen_tag(cli, endpunkt):
     rc, out, _ = cli("--vergleich", "t.alt-1", "t")
     assert [z[:30] for z in out.splitlines()[:2]] == ["A: Model m, temp 0.0, n 1, tag t.alt-1: "[:30],
                                                       "B: Model m, temp 0.0, n 1, tag t: 4"[:30]]
-    assert out.splitlines()[-1].startswith("0 cases better and 0 worse in t than in t.alt-1")
+    assert out.splitlines()[-2].startswith("0 cases better and 0 worse in t than in t.alt-1")
 
 
 def test_mehrere_choices(cli, endpunkt):

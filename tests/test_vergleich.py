@@ -3,6 +3,7 @@
 import json
 import math
 import random
+from fractions import Fraction
 
 import pytest
 
@@ -13,6 +14,9 @@ from conftest import (FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langs
 from messen import KATALOG
 
 IDS = [f["id"] for f in FAELLE]
+AUFLOESUNG = ("Resolution: with 42 cases compared, the least this test calls beyond chance at 5 % is 6 cases "
+              "flipping one way and none back (p = 0.0312); fewer, such as 88 % against 95 % (3 cases of 42), is a "
+              "question for more repeats (--n), not a verdict.")
 
 
 def json_lauf(cli, *argv):
@@ -189,8 +193,10 @@ def test_vergleich_jenseits_des_zufalls(cli, endpunkt):
     assert "      A: no call (book_room not called)" in zeilen_out
     assert ('      B: book_room(room="besprechung", date="2026-03-17", start="10:00", end="11:00") (right)'
             in zeilen_out)
-    assert zeilen_out[-1] == ("6 cases better and 0 worse in perfekt than in basis; exact sign test p = 0.0312: "
-                              "the difference is beyond chance at 5 %.")
+    assert zeilen_out[-2:] == ["6 cases better and 0 worse in perfekt than in basis; exact sign test p = 0.0312: "
+                               "the difference is beyond chance at 5 %.", AUFLOESUNG]
+    assert "A Failure classes: kein_aufruf 5, ueberzaehlig 2." in zeilen_out  # S3-3 has two steps: 3 + 2
+    assert "B Failure classes: none." in zeilen_out
 
 
 def test_vergleich_verschiedener_n(cli, endpunkt):
@@ -212,8 +218,8 @@ def test_vergleich_markdown(cli, endpunkt):
     assert out.splitlines()[:3] == ["| metric | gross | klein | difference |", "|---|---|---|---|",
                                     "| formkorrekt | 100 % | 96.4 % | -3.6 points |"]
     assert "| S5 | 87.5 % | 100 % | +12.5 points |" in out.splitlines()
-    assert out.splitlines()[-1] == ("1 case better and 0 worse in klein than in gross; exact sign test p = 1: "
-                                    "the difference is not beyond chance at 5 %.")
+    assert out.splitlines()[-2:] == ["1 case better and 0 worse in klein than in gross; exact sign test p = 1: "
+                                     "the difference is not beyond chance at 5 %.", AUFLOESUNG]
 
 
 def test_vergleich_verschiedener_falldateien_wird_abgelehnt(cli, endpunkt, tmp_path):
@@ -246,3 +252,111 @@ def test_vergleich_mit_unvollstaendigem_lauf(cli, endpunkt, tmp_path):
                   "the command that measured it goes on\n"
     v = json.loads(out)
     assert (v["besser"], v["schlechter"]) == ([], [])  # S4-1 was never answered in halb
+
+
+# ---------------------------------------------------------------------------
+# A series, --streng, and what 42 cases can resolve
+# ---------------------------------------------------------------------------
+
+def test_eine_reihe(cli, endpunkt):
+    cli(*messung(endpunkt(falsch_in(SECHS)).url, "--tag", "basis"))
+    cli(*messung(endpunkt(mit_fehlern(KAPITEL_FEHLER)).url, "--tag", "ft-1"))
+    cli(*messung(endpunkt().url, "--tag", "ft-2"))
+    status, out, err = cli("--vergleich", "basis", "ft-1", "ft-2")
+    assert status == 0, err
+    z = out.splitlines()
+    assert [zeile[:12] for zeile in z[:3]] == ["1: Model m, ", "2: Model m, ", "3: Model m, "]
+    assert z[4:] == [
+        "                          basis       ft-1       ft-2",
+        "formkorrekt              85.7 %      100 %      100 %",
+        "richtig_je_schritt       86.5 %     97.3 %      100 %",
+        "auftraege_gelungen       85.7 %     95.2 %      100 %",
+        "schritte_je_auftrag        0.81       0.93       0.88",   # (37 - 5 + 2) / 42 = 0.81
+        "stillgehalten            85.7 %     92.9 %      100 %",
+        "95 % interval         72.2-93.3  84.2-98.7 91.6-100.0",
+        "S1                       87.5 %      100 %      100 %",
+        "S2                       83.3 %     91.7 %      100 %",
+        "S3                       87.5 %      100 %      100 %",
+        "S4                       83.3 %      100 %      100 %",
+        "S5                       87.5 %     87.5 %      100 %",
+        "kein_aufruf                   5          0          0",
+        "falscher_wert                 0          1          0",
+        "ueberzaehlig                  2          2          0",
+        "",
+        "Each run against the first:",
+        "  4 cases better and 0 worse in ft-1 than in basis; exact sign test p = 0.125: the difference is not "
+        "beyond chance at 5 %.",
+        "  6 cases better and 0 worse in ft-2 than in basis; exact sign test p = 0.0312: the difference is beyond "
+        "chance at 5 %.",
+        "",
+        AUFLOESUNG]
+    v = json_lauf(cli, "--vergleich", "basis", "ft-1", "ft-2")
+    assert [lauf["tag"] for lauf in v["laeufe"]] == ["basis", "ft-1", "ft-2"]
+    assert [(x["a"], x["b"], x["p"]) for x in v["vergleiche"]] == [("basis", "ft-1", 2 / 2 ** 4),
+                                                                   ("basis", "ft-2", 2 / 2 ** 6)]
+    assert v["laeufe"][1]["fehlerarten"]["falscher_wert"] == 1
+    status, md, _ = cli("--vergleich", "basis", "ft-1", "ft-2", "--markdown")
+    assert md.splitlines()[:2] == ["| | basis | ft-1 | ft-2 |", "|---|---|---|---|"]
+
+
+@pytest.mark.parametrize("reihe, status", [
+    (["gut", "schlecht"], 3),             # 6 worse, none better: p = 0.031
+    (["schlecht", "gut"], 0),             # better beyond chance: no stop
+    (["gut", "fast"], 0),                 # 3 worse: not beyond chance
+    (["gut", "schlecht", "gut2"], 0),     # only the last against the first counts
+])
+def test_streng(cli, endpunkt, reihe, status):
+    antworten = {"gut": richtig, "gut2": richtig, "schlecht": falsch_in(SECHS), "fast": falsch_in(SECHS[:3])}
+    for tag in reihe:
+        cli(*messung(endpunkt(antworten[tag]).url, "--tag", tag))
+    rc, out, err = cli("--vergleich", *reihe, "--streng")
+    assert rc == status
+    if status == 3:
+        assert err == ("messen: schlecht is worse than gut beyond chance at 5 % (p = 0.0312); --streng exits 3\n")
+    else:
+        assert err == ""
+
+
+def test_streng_allein(cli):
+    assert cli("--streng") == (2, "", "messen: --streng goes with --vergleich A B [C ...]\n")
+
+
+def test_vergleich_eines_laufs(cli):
+    assert cli("--vergleich", "a") == (
+        2, "", "messen: argument --vergleich: needs two runs or more (A B, or a series A B C ...)\n")
+
+
+@pytest.mark.parametrize("differenzen, p", [
+    ([1, 1, 1, 1, 1, 1], 2 / 2 ** 6),                  # one output per case: the sign test
+    ([1, -1, 0, 0], 1.0),
+    ([Fraction(1, 3), Fraction(2, 3), Fraction(1, 3)], 2 / 2 ** 3),   # every sign pattern: sums -4..4 by thirds
+    ([Fraction(2, 3), Fraction(-1, 3), Fraction(1, 3)], 6 / 2 ** 3),  # on thirds: |±2±1±1| >= 2 in 6 of 8
+])
+def test_permutationstest(differenzen, p):
+    assert messen.permutationstest([Fraction(d) for d in differenzen]) == pytest.approx(p)
+
+
+def test_permutationstest_falscher_alarm_hoechstens_5_prozent():
+    """Two runs of the same model (n = 3): per-case rates drawn once, both runs draw their outputs."""
+    rng = random.Random(0)
+    alarme, runden = 0, 400
+    for _ in range(runden):
+        raten = [rng.betavariate(4, 1) for _ in range(42)]
+        a = [sum(rng.random() < r for _ in range(3)) for r in raten]
+        b = [sum(rng.random() < r for _ in range(3)) for r in raten]
+        alarme += messen.permutationstest([Fraction(y - x, 3) for x, y in zip(a, b)]) < 0.05
+    assert alarme / runden <= 0.05
+
+
+def test_vergleich_mit_wiederholungen_nutzt_den_permutationstest(cli, endpunkt):
+    def je_lauf_falsch(ids):
+        def antwort(fall, body, nummer):
+            return falsch_in(ids)(fall, body, nummer) if nummer == 1 else richtig(fall, body, nummer)
+        return antwort
+    cli(*messung(endpunkt(je_lauf_falsch(SECHS)).url, "--tag", "a", "--n", "2"))
+    cli(*messung(endpunkt().url, "--tag", "b", "--n", "2"))
+    v = json_lauf(cli, "--vergleich", "a", "b")
+    assert (v["test"], len(v["besser"]), v["p"]) == ("permutation", 6, 2 / 2 ** 6)
+    status, out, _ = cli("--vergleich", "a", "b")
+    assert ("6 cases better and 0 worse in b than in a; exact permutation test of the per-case differences "
+            "p = 0.0312: the difference is beyond chance at 5 %.") in out.splitlines()
