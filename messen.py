@@ -1689,6 +1689,54 @@ def was_geschah(faelle, ausgaben):
 
 
 # ---------------------------------------------------------------------------
+# A picture of one run or a series: --bild (matplotlib, the optional extra 'bild')
+# ---------------------------------------------------------------------------
+
+
+def pyplot():
+    """matplotlib's pyplot without a screen; exit 2 naming the install when it is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise Eingabefehler("--bild needs matplotlib: pip install '.[bild]'") from None
+    plt.rcParams.update({"svg.fonttype": "none", "font.size": 9})  # text in an SVG stays text
+    return plt
+
+
+def zeichne(pfad, laeufe):
+    """Each run's stage line as bars, the headline with its interval, the failure classes side by side."""
+    plt = pyplot()
+    fig, (stufen, kopf, arten) = plt.subplots(1, 3, figsize=(13, 4), gridspec_kw={"width_ratios": [3, 1.3, 3]})
+    breite = 0.8 / len(laeufe)
+    gezeigt = [a for a in FEHLERARTEN if any(k["fehlerarten"][a] for _, k in laeufe)] or ["kein_aufruf"]
+    for i, (e, k) in enumerate(laeufe):
+        versatz = (i - (len(laeufe) - 1) / 2) * breite
+        stufen.bar([j + versatz for j in range(len(STUFEN))], [100 * (k["stufen"][s] or 0) for s in STUFEN],
+                   breite, label=e["tag"])
+        lo, hi = k["gelungen_ki"]
+        wert_ = 100 * k["auftraege_gelungen"]
+        fehler = [[max(0.0, wert_ - 100 * lo)], [max(0.0, 100 * hi - wert_)]]  # subtle: 0.9999... at 100 %
+        kopf.bar(i, wert_, 0.6, yerr=fehler, capsize=4)
+        arten.bar([j + versatz for j in range(len(gezeigt))], [k["fehlerarten"][a] for a in gezeigt], breite)
+    stufen.set(xticks=range(len(STUFEN)), xticklabels=STUFEN, ylim=(0, 105), ylabel="auftraege_gelungen %",
+               title="By stage")
+    stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=len(laeufe), frameon=False)
+    kopf.set(xticks=range(len(laeufe)), xticklabels=[e["tag"] for e, _ in laeufe], ylim=(0, 105),
+             title="auftraege_gelungen, 95 % interval")
+    arten.set(xticks=range(len(gezeigt)), title="Failure classes (outputs and steps)")
+    arten.set_xticklabels(gezeigt, rotation=30, ha="right")
+    fig.tight_layout()
+    try:
+        fig.savefig(pfad)
+    except OSError as e:
+        raise Eingabefehler(f"--bild {pfad}: cannot write the picture ({e.strerror})") from None
+    finally:
+        plt.close(fig)
+
+
+# ---------------------------------------------------------------------------
 # Checking a server before a long run: --pruefen
 # ---------------------------------------------------------------------------
 
@@ -1932,6 +1980,13 @@ def extra_arg(text):
     return x
 
 
+def bild_arg(text):
+    pfad = Path(text)
+    if pfad.suffix.lower() not in (".svg", ".png"):
+        raise argparse.ArgumentTypeError(f"{text!r}: a picture is .svg or .png")
+    return pfad
+
+
 def ohne_geheimnis(adresse):
     """The URL without user:password, and with key- or token-like query values hidden."""
     teile = urlsplit(adresse)
@@ -1964,6 +2019,8 @@ def parser():
                    help="compare saved runs: A B, or a series A B C ... (each against the first)")
     p.add_argument("--streng", action="store_true",
                    help="with --vergleich: exit 3 when the last run is worse than the first beyond chance at 5 %%")
+    p.add_argument("--bild", type=bild_arg, metavar="FILE",
+                   help="with --bewerten or --vergleich: draw the run(s) as FILE.svg or FILE.png (matplotlib)")
     p.add_argument("--nachfrage", action="store_true", help="S5: after an answer that held still, send the "
                                                             "user's reply and grade the calls that follow")
     p.add_argument("--pruefen", action="store_true", help="check the server's set-up with a few requests")
@@ -2057,14 +2114,16 @@ def pruefe_gespeichert(lauf, faelle, sha, pfad, e, ausgaben):
     return dict(e, tag=pfad.name.removesuffix(".jsonl")), ausgaben  # labelled by the tag given
 
 
-def bewerten(lauf, faelle, sha, tag_name):
+def bewerten(lauf, faelle, sha, tag_name, bild=None):
     pfad = gespeichert_pfad(lauf, tag_name)
     e, ausgaben = pruefe_gespeichert(lauf, faelle, sha, pfad, *lies_lauf(pfad, faelle)[:2])
-    zeige(lauf.form, e, faelle, ausgaben)
+    k = zeige(lauf.form, e, faelle, ausgaben)
+    if bild:
+        zeichne(bild, [(e, k)])
     return 0
 
 
-def vergleich(lauf, faelle, sha, tags, streng=False):
+def vergleich(lauf, faelle, sha, tags, streng=False, bild=None):
     """Compare saved runs, each later one with the first; each run is (settings, figures,
     per-case successes, what it did). With --streng, exit 3 when the last is worse beyond chance."""
     pfade = [gespeichert_pfad(lauf, t) for t in tags]
@@ -2076,6 +2135,8 @@ def vergleich(lauf, faelle, sha, tags, streng=False):
               for e, aus in (pruefe_gespeichert(lauf, faelle, sha, p, *g) for p, g in zip(pfade, gelesen))]
     vs = [vergleiche(laeufe[0][:3], spaeter[:3]) for spaeter in laeufe[1:]]
     zeige_vergleich(lauf.form, laeufe, vs, {f["id"]: f for f in faelle})
+    if bild:
+        zeichne(bild, [lf[:2] for lf in laeufe])
     if streng and schlechter_jenseits(vs[-1]):
         print(f"messen: {vs[-1]['b']} is worse than {vs[-1]['a']} beyond chance at 5 % (p = {vs[-1]['p']:.3g}); "
               "--streng exits 3", file=sys.stderr)
@@ -2104,12 +2165,16 @@ def ausfuehren(args, lauf):
         return selbsttest(lauf, faelle, sha)
     if args.streng and not args.vergleich:
         raise Eingabefehler("--streng goes with --vergleich A B [C ...]")
+    if args.bild and not (args.vergleich or args.bewerten):
+        raise Eingabefehler("--bild goes with --bewerten TAG or --vergleich A B [C ...]")
+    if args.bild:
+        pyplot()  # before any work: a missing matplotlib is bad usage
     if args.vergleich and len(args.vergleich) < 2:
         raise Eingabefehler("argument --vergleich: needs two runs or more (A B, or a series A B C ...)")
     if args.vergleich:
-        return vergleich(lauf, faelle, sha, args.vergleich, args.streng)
+        return vergleich(lauf, faelle, sha, args.vergleich, args.streng, args.bild)
     if args.bewerten:
-        return bewerten(lauf, faelle, sha, args.bewerten)
+        return bewerten(lauf, faelle, sha, args.bewerten, args.bild)
     if not lauf.url or not lauf.modell:
         raise Eingabefehler("--url and --modell are needed to measure "
                             "(or --selbsttest, --bewerten TAG, --vergleich A B)")

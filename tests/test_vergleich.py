@@ -2,6 +2,9 @@
 
 import json
 import math
+import os
+import subprocess
+import sys
 import random
 from fractions import Fraction
 
@@ -360,3 +363,42 @@ def test_vergleich_mit_wiederholungen_nutzt_den_permutationstest(cli, endpunkt):
     status, out, _ = cli("--vergleich", "a", "b")
     assert ("6 cases better and 0 worse in b than in a; exact permutation test of the per-case differences "
             "p = 0.0312: the difference is beyond chance at 5 %.") in out.splitlines()
+
+
+# ---------------------------------------------------------------------------
+# --bild: a picture of a run or a series (matplotlib, the optional extra 'bild')
+# ---------------------------------------------------------------------------
+
+def test_bild_eines_laufs_und_einer_reihe(cli, endpunkt, tmp_path):
+    pytest.importorskip("matplotlib")
+    cli(*messung(endpunkt(falsch_in(SECHS)).url, "--tag", "basis"))
+    cli(*messung(endpunkt(mit_fehlern(KAPITEL_FEHLER)).url, "--tag", "ft-1"))
+    cli(*messung(endpunkt().url, "--tag", "ft-2"))  # 100 %: its interval ends at 1.0 up to rounding
+    png, svg = tmp_path / "lauf.png", tmp_path / "reihe.svg"
+    status, out, err = cli("--bewerten", "basis", "--bild", str(png))
+    assert (status, err) == (0, "")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    status, out, err = cli("--vergleich", "basis", "ft-1", "ft-2", "--bild", str(svg))
+    assert (status, err) == (0, "")
+    bild = svg.read_text()
+    for text in ("basis", "ft-1", "By stage", "auftraege_gelungen, 95 % interval", "kein_aufruf", "falscher_wert"):
+        assert text in bild, text
+
+
+@pytest.mark.parametrize("argv, meldung", [
+    (["--bewerten", "a", "--bild", "x.pdf"], "argument --bild: 'x.pdf': a picture is .svg or .png"),
+    (["--bild", "x.png"], "--bild goes with --bewerten TAG or --vergleich A B [C ...]"),
+])
+def test_bild_falsch_benutzt(cli, argv, meldung):
+    assert cli(*argv) == (2, "", f"messen: {meldung}\n")
+
+
+def test_bild_ohne_matplotlib(endpunkt, tmp_path):
+    ohne = tmp_path / "ohne"
+    (ohne / "matplotlib").mkdir(parents=True)
+    (ohne / "matplotlib" / "__init__.py").write_text("raise ImportError('No module named matplotlib')\n")
+    r = subprocess.run([sys.executable, str(ROOT / "messen.py"), "--bewerten", "a", "--bild", str(tmp_path / "b.png"),
+                        "--ausgabe", str(tmp_path)], capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, PYTHONPATH=str(ohne)))
+    assert (r.returncode, r.stdout, r.stderr) == (2, "", "messen: --bild needs matplotlib: pip install '.[bild]'\n")
+    assert not (tmp_path / "b.png").exists()
