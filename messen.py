@@ -1481,37 +1481,31 @@ def aufrufe_text(liste, mangel_=None):
 def fehlschlaege(faelle, ausgaben):
     faelle_by_id = {f["id"]: f for f in faelle}
     falsch = [a for a in ausgaben if not gelungen(a)]
-    if not falsch:
-        return []
-    zeilen = ["", f"Failed ({len(falsch)}):"]
-    for a in falsch:
-        fall = faelle_by_id[a["id"]]
-        lauf = f" #{a['lauf'] + 1}" if any(b["lauf"] for b in ausgaben) else ""
-        zeilen += [f"  {a['id']}{lauf}  {fall['frage']}",
-                   f"      expected: {aufrufe_text(fall['erwartet'])}",
-                   f"      came:     {aufrufe_text(a['aufrufe'], a['mangel'])}"]
-        gruende = gruende_von(a, fall)
-        if gruende:
-            zeilen.append(f"      differs:  {'; '.join(gruende)}")
-    return zeilen
+    return fall_liste(f"Failed ({len(falsch)}):", [
+        fall_zeilen(a, ausgaben, faelle_by_id[a["id"]]["frage"], faelle_by_id[a["id"]]["erwartet"], a)
+        for a in falsch])
 
 
 def nach_der_antwort(faelle, ausgaben):
     """S5 outputs that held still but did not finish the job after the user's reply."""
     faelle_by_id = {f["id"]: f for f in faelle}
     offen = [a for a in ausgaben if a.get("nach") is not None and not gelungen(a["nach"])]
-    if not offen:
-        return []
-    zeilen = ["", f"Not done after the reply ({len(offen)}):"]
-    for a in offen:
-        fall = faelle_by_id[a["id"]]
-        lauf = f" #{a['lauf'] + 1}" if any(b["lauf"] for b in ausgaben) else ""
-        gruende = gruende_von(a["nach"], {"erwartet": fall["danach"]})
-        zeilen += [f"  {a['id']}{lauf}  {fall['frage']}  /  reply: {fall['nachtrag']}",
-                   f"      expected: {aufrufe_text(fall['danach'])}",
-                   f"      came:     {aufrufe_text(a['nach']['aufrufe'], a['nach']['mangel'])}"]
-        zeilen += [f"      differs:  {'; '.join(gruende)}"] if gruende else []
-    return zeilen
+    return fall_liste(f"Not done after the reply ({len(offen)}):", [
+        fall_zeilen(a, ausgaben, f"{faelle_by_id[a['id']]['frage']}  /  reply: {faelle_by_id[a['id']]['nachtrag']}",
+                    faelle_by_id[a["id"]]["danach"], a["nach"]) for a in offen])
+
+
+def fall_liste(titel, bloecke):
+    return ["", titel] + [z for block in bloecke for z in block] if bloecke else []
+
+
+def fall_zeilen(a, ausgaben, frage, erwartet, b):
+    """One output in a failed-case list: the question, what was expected, what came (b), how it differs."""
+    lauf = f" #{a['lauf'] + 1}" if any(x["lauf"] for x in ausgaben) else ""
+    gruende = gruende_von(b, {"erwartet": erwartet})
+    return [f"  {a['id']}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
+            f"      came:     {aufrufe_text(b['aufrufe'], b['mangel'])}"] + \
+        ([f"      differs:  {'; '.join(gruende)}"] if gruende else [])
 
 
 def gruende_von(a, fall):
