@@ -482,7 +482,7 @@ Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weite
 
 
 def chat_antwort(r, latenz):
-    """The Antwort of a 2xx chat completion, or None when r is none."""
+    """The Antwort of a 2xx chat completion, or None when the response is none (fehlerbild says why)."""
     if not 200 <= r.status_code < 300 or (r.history and r.request.method != "POST"):
         return None
     body = koerper_json(r)
@@ -1559,7 +1559,8 @@ def vergleiche(a, b):
     schlechter = [i for i in gemeinsam if differenzen[i] < 0]
     einzeln = all(ja[i][1] == jb[i][1] == 1 for i in gemeinsam)
     p = vorzeichentest(len(besser), len(schlechter)) if einzeln else permutationstest(differenzen.values())
-    anders = {n: [ka["diagnose"][n], kb["diagnose"][n]] for n in ka["diagnose"] if ka["diagnose"][n] != kb["diagnose"][n]}
+    da, db = ka["diagnose"], kb["diagnose"]
+    anders = {n: [da[n], db[n]] for n in da if da[n] != db[n]}
     return {"a": ea["tag"], "b": eb["tag"], "besser": besser, "schlechter": schlechter, "p": p,
             "test": "sign" if einzeln else "permutation", "diagnose_anders": anders,
             "aufloesung": aufloesung(len(gemeinsam)), "faelle_verglichen": len(gemeinsam),
