@@ -1480,9 +1480,9 @@ def aufrufe_text(liste, mangel_=None):
 
 def fehlschlaege(faelle, ausgaben):
     faelle_by_id = {f["id"]: f for f in faelle}
-    falsch = [a for a in ausgaben if not gelungen(a)]
+    falsch, mehrere = [a for a in ausgaben if not gelungen(a)], any(a["lauf"] for a in ausgaben)
     return fall_liste(f"Failed ({len(falsch)}):", [
-        fall_zeilen(a, ausgaben, faelle_by_id[a["id"]]["frage"], faelle_by_id[a["id"]]["erwartet"], a)
+        fall_zeilen(a, mehrere, faelle_by_id[a["id"]]["frage"], faelle_by_id[a["id"]]["erwartet"], a)
         for a in falsch])
 
 
@@ -1490,8 +1490,9 @@ def nach_der_antwort(faelle, ausgaben):
     """S5 outputs that held still but did not finish the job after the user's reply."""
     faelle_by_id = {f["id"]: f for f in faelle}
     offen = [a for a in ausgaben if a.get("nach") is not None and not gelungen(a["nach"])]
+    mehrere = any(a["lauf"] for a in ausgaben)
     return fall_liste(f"Not done after the reply ({len(offen)}):", [
-        fall_zeilen(a, ausgaben, f"{faelle_by_id[a['id']]['frage']}  /  reply: {faelle_by_id[a['id']]['nachtrag']}",
+        fall_zeilen(a, mehrere, f"{faelle_by_id[a['id']]['frage']}  /  reply: {faelle_by_id[a['id']]['nachtrag']}",
                     faelle_by_id[a["id"]]["danach"], a["nach"]) for a in offen])
 
 
@@ -1499,9 +1500,11 @@ def fall_liste(titel, bloecke):
     return ["", titel] + [z for block in bloecke for z in block] if bloecke else []
 
 
-def fall_zeilen(a, ausgaben, frage, erwartet, b):
-    """One output in a failed-case list: the question, what was expected, what came (b), how it differs."""
-    lauf = f" #{a['lauf'] + 1}" if any(x["lauf"] for x in ausgaben) else ""
+def fall_zeilen(a, mehrere, frage, erwartet, b):
+    """One output in a failed-case list: the question, what was expected, what came (b), how it differs.
+
+    mehrere: the run has repeats, so each line names its output (#1, #2 ...)."""
+    lauf = f" #{a['lauf'] + 1}" if mehrere else ""
     gruende = gruende_von(b, {"erwartet": erwartet})
     return [f"  {a['id']}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
             f"      came:     {aufrufe_text(b['aufrufe'], b['mangel'])}"] + \
