@@ -605,19 +605,24 @@ def grund(e):
 MISTRAL_ARGS = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*(?:\[CALL_ID\]\s*\w+\s*)?\[ARGS\]")
 SONDERTOKEN = re.compile(r"<\|(?:eom_id|eot_id|end|im_end)\|>|</s>")
 NAME_IM_TEXT = re.compile(r'"name"\s*:\s*"([^"]*)"')
+AUFRUF_IN_PROSA = re.compile(r'\[\s*\{\s*"name"|\{\s*"name"')
 # subtle: every pattern that reads what a server sends is linear; the rest is str.find
 # and json.JSONDecoder.raw_decode, so a hostile answer grades in time linear in its length
 
 
 def lies_aufrufe(nachricht):
-    """Return (calls, read_from_text); a call is {"name": str|None, "args": dict|None}."""
+    """Return (calls, form); a call is {"name": str|None, "args": dict|None}.
+
+    form: None (no call), 'nativ' (tool_calls), 'parser' (text in a form a server's
+    tool-call parser reads when it is on) or 'eigen' (a form of the model's own, in
+    a ``` fence or in prose, which no parser turns into tool_calls)."""
     roh = nachricht.get("tool_calls") or []
     if not roh and isinstance(nachricht.get("function_call"), dict):
         roh = [{"function": nachricht["function_call"]}]  # the pre-tools OpenAI shape
     if roh:
-        return [nativer_aufruf(c) for c in (roh if isinstance(roh, list) else [roh])], False
-    aufrufe = text_aufrufe(inhalt(nachricht))
-    return aufrufe, bool(aufrufe)
+        return [nativer_aufruf(c) for c in (roh if isinstance(roh, list) else [roh])], "nativ"
+    aufrufe, form = text_aufrufe(inhalt(nachricht))
+    return aufrufe, form if aufrufe else None
 
 
 def nativer_aufruf(c):
@@ -675,11 +680,12 @@ def kappe(wert, grenze=TIEFE):
 
 
 def inhalt(nachricht):
-    """The message's text: a string, or the text parts of a content list."""
+    """The message's text: a string, the text parts of a content list, or a refusal (OpenAI)."""
     c = nachricht.get("content")
     if isinstance(c, list):
         c = "".join(t.get("text", "") for t in c if isinstance(t, dict) and isinstance(t.get("text"), str))
-    return c if isinstance(c, str) else ""
+    c = c if isinstance(c, str) else ""
+    return c if c.strip() or not isinstance(nachricht.get("refusal"), str) else nachricht["refusal"]
 
 
 def ohne_denken(text):
@@ -697,25 +703,50 @@ def ohne_denken(text):
     return text.rsplit("</think>", 1)[1] if "</think>" in text else text  # the template opened <think> itself
 
 
-def ohne_zaun(text):
-    """The inside of a ```json ... ``` fence, or the text as it is."""
-    if len(text) >= 6 and text.startswith("```") and text.endswith("```"):
-        innen = text[3:-3]
-        return (innen[4:] if innen.startswith("json") else innen).strip()
-    return text
+def zaun_bloecke(text):
+    """The insides of every closed ``` fence in the text (a leading 'json' dropped)."""
+    bloecke, pos = [], 0
+    while True:
+        a = text.find("```", pos)
+        e = text.find("```", a + 3) if a >= 0 else -1
+        if e < 0:
+            return bloecke
+        innen = text[a + 3:e]
+        bloecke.append((innen[4:] if innen.startswith("json") else innen).strip())
+        pos = e + 3
 
 
 def text_aufrufe(text):
-    """Calls written as text when the server's tool-call parser is off."""
+    """Calls written as text, and their form: 'parser' for the forms a server's tool-call
+    parser reads (it was off), 'eigen' for those no parser reads (the model's own)."""
     text = SONDERTOKEN.sub("", ohne_denken(text)).strip()
     if "<tool_call>" in text:  # Hermes, Qwen: one block per call
         bloecke = [b.split("</tool_call>", 1)[0] for b in text.split("<tool_call>")[1:]]
-        return [a for block in bloecke for a in json_aufrufe(block, True)]
+        return [a for block in bloecke for a in json_aufrufe(block, True)], "parser"
     if "[TOOL_CALLS]" in text:  # Mistral
-        return mistral_aufrufe(text.split("[TOOL_CALLS]", 1)[1])
+        return mistral_aufrufe(text.split("[TOOL_CALLS]", 1)[1]), "parser"
     if "<|python_tag|>" in text:  # Llama 3.x, several joined by "; "
-        return json_aufrufe(text.split("<|python_tag|>", 1)[1], True)
-    return json_aufrufe(ohne_zaun(text), False)
+        return json_aufrufe(text.split("<|python_tag|>", 1)[1], True), "parser"
+    if not text.startswith("```"):
+        aufrufe = json_aufrufe(text, False)  # bare JSON: Llama's and the generic parsers read it
+        if aufrufe or sieht_aus_wie_aufruf(text):
+            return aufrufe, "parser"
+    return eigene_aufrufe(text), "eigen"
+
+
+def eigene_aufrufe(text):
+    """Calls in ``` fences, or else the first call-shaped JSON in prose: forms of the model's own."""
+    bloecke = zaun_bloecke(text)
+    if bloecke:
+        return [a for b in bloecke for a in json_aufrufe(b, False)]
+    m = AUFRUF_IN_PROSA.search(text)
+    if not m:
+        return []
+    try:
+        wert, _ = json_wert(text, m.start())
+    except ValueError:
+        return []  # prose that breaks off inside braces is a text answer
+    return als_aufrufe([wert], False)
 
 
 def mistral_aufrufe(rest):
@@ -755,6 +786,11 @@ def json_aufrufe(text, getaggt):
             m = NAME_IM_TEXT.search(text)
             return [{"name": m.group(1) if m else None, "args": None}]
         return []
+    return als_aufrufe(werte, getaggt)
+
+
+def als_aufrufe(werte, getaggt):
+    """Calls from parsed JSON values; untagged, only when every value is call-shaped."""
     flach = [w for wert in werte for w in (wert if isinstance(wert, list) else [wert])]
     if not getaggt and not (flach and all(isinstance(w, dict) and isinstance(w.get("name"), str)
                                           and ("arguments" in w or "parameters" in w) for w in flach)):
@@ -816,39 +852,41 @@ def bewerte_ausgabe(fall, nachricht, finish=None):
 
     Only an answer reaches passt and bewerte as it is; an output that is none
     (see mangel) never succeeds, in any stage."""
-    aufrufe, aus_text = lies_aufrufe(nachricht)
+    aufrufe, form = lies_aufrufe(nachricht)
     treffer, offen = bewerte(aufrufe, fall["erwartet"])
-    return {"aufrufe": aufrufe, "aus_text": aus_text, "treffer": treffer, "offen": offen,
+    vollstaendig = bool(aufrufe) and treffer == len(fall["erwartet"]) and offen == 0
+    return {"aufrufe": aufrufe, "form": form, "treffer": treffer, "offen": offen,
             "soll": len(fall["erwartet"]), "fehlerhaft": sum(a["args"] is None for a in aufrufe),
-            "mangel": mangel(nachricht, aufrufe, finish)}
+            "mangel": mangel(nachricht, aufrufe, finish, vollstaendig)}
 
 
 def bewerte_gespeichert(fall, a):
     """Everything grading adds to a saved output: its answer, and the second turn if there was one."""
     b = bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"])
     zweite = a.get("zweite")
-    b["nach"] = None if not zweite else bewerte_ausgabe(
+    b["nach"] = None if not zweite or "nachricht" not in zweite else bewerte_ausgabe(
         {"erwartet": fall["danach"]}, zweite["nachricht"], zweite.get("finish_reason"))
     return b
 
 
-def mangel(nachricht, aufrufe, finish):
+def mangel(nachricht, aufrufe, finish, vollstaendig=False):
     """Why an output is no answer at all, or None when it is one.
 
-    'abgeschnitten': cut off by the token limit without a complete call;
-    'im_denken': no call and no text, but calls in a reasoning field (never graded as calls);
+    'abgeschnitten': cut off by the token limit before it did its job (a complete
+    answer that the limit merely ended still counts);
+    'im_denken': no call and no text, but a reasoning field that holds the answer
+    (calls or text; never graded, since an agent receives neither);
     'leer': neither a call nor text, once reasoning blocks are removed."""
-    if finish == "length" and not any(c["args"] is not None for c in aufrufe):
+    if finish == "length" and not vollstaendig:
         return "abgeschnitten"
     if aufrufe or SONDERTOKEN.sub("", ohne_denken(inhalt(nachricht))).strip():
         return None
-    return "im_denken" if denk_aufrufe(nachricht) else "leer"
+    return "im_denken" if denk_text(nachricht) else "leer"
 
 
-def denk_aufrufe(nachricht):
-    """Well-formed calls in a reasoning field, read as text: where a reasoning parser put them."""
-    texte = [nachricht.get(f) for f in ("reasoning_content", "reasoning")]
-    return sum(c["args"] is not None for t in texte if isinstance(t, str) for c in text_aufrufe(t))
+def denk_text(nachricht):
+    """Does a reasoning field hold anything: where a reasoning parser put the whole answer."""
+    return any(isinstance(nachricht.get(f), str) and nachricht[f].strip() for f in ("reasoning_content", "reasoning"))
 
 
 def gelungen(a):
@@ -953,6 +991,8 @@ def kennzahlen(faelle, ausgaben):
         "formkorrekt": anteil(sum(bool(a["aufrufe"]) and not a["fehlerhaft"] for a in mit), len(mit)),
         "richtig_je_schritt": anteil(sum(a["treffer"] for a in ausgaben), sum(a["soll"] for a in ausgaben)),
         "auftraege_gelungen": anteil(sum(map(gelungen, ausgaben)), len(ausgaben)),
+        "gelungen_nativ": anteil(sum(gelungen(a) and a["form"] in (None, "nativ") for a in ausgaben),
+                                 len(ausgaben)),
         "schritte_je_auftrag": anteil(sum(len(a["aufrufe"]) for a in ausgaben), len(ausgaben)),
         "stillgehalten": anteil(sum(not a["aufrufe"] and a["mangel"] is None for a in still), len(still)),
         "stufen": {s: anteil(sum(gelungen(a) for a in ausgaben if a["stufe"] == s),
@@ -987,36 +1027,50 @@ def nachfrage(ausgaben):
 KATALOG_TOKENS = 200
 # subtle: the full catalogue is about 4,800 characters of JSON and S1's two to four
 # tools 600 to 1,500, so a template that renders tools adds roughly a thousand tokens
-# to S2-S5 over S1; less than 200 more means the tools never reached the prompt
+# to S2-S5 over S1; less than 200 more means the tools never reached the prompt.
+# Clearly fewer (a server that counts only uncached tokens) says nothing either way.
+WENIGER_TOKENS = 50
+TOKENS_HOECHSTENS = 10 ** 9  # a count above this is no count a server measured
 
 
 def diagnose(ausgaben):
-    """What the server did, counted apart from the model's skill; all zero / False when clear."""
+    """What the server did, counted apart from the model's skill; all zero / False when clear.
+
+    Every answer counts, the second turns of --nachfrage too. Well-formed calls read
+    from text are the server's parser (aus_text) only in a form a parser reads and only
+    while no answer of the run came back as tool_calls; otherwise the parser is on, or
+    could not help, and the format is the model's own (eigenes_format). A malformed
+    call lands in the text with the parser on too, and is the model's fault."""
+    alle = [b for a in ausgaben for b in (a, a.get("nach")) if b]
+    nativ = any(b["form"] == "nativ" for b in alle)
+    heil = lambda b: sum(c["args"] is not None for c in b["aufrufe"])  # noqa: E731
     return {
-        "leer": sum(a["mangel"] == "leer" for a in ausgaben),
-        "abgeschnitten": sum(a["mangel"] == "abgeschnitten" for a in ausgaben),
-        # well-formed calls in the text mean the server's parser is off; a malformed one
-        # lands in the text with the parser on too, and is the model's fault
-        "aus_text": sum(c["args"] is not None for a in ausgaben if a["aus_text"] for c in a["aufrufe"]),
-        "im_denken": sum(a["mangel"] == "im_denken" for a in ausgaben),
+        "leer": sum(b["mangel"] == "leer" for b in alle),
+        "abgeschnitten": sum(b["mangel"] == "abgeschnitten" for b in alle),
+        "aus_text": 0 if nativ else sum(heil(b) for b in alle if b["form"] == "parser"),
+        "eigenes_format": sum(heil(b) for b in alle if b["form"] == "eigen" or nativ and b["form"] == "parser"),
+        "im_denken": sum(b["mangel"] == "im_denken" for b in alle),
         "katalog_fehlt": katalog_fehlt(ausgaben),
         "verworfen": sum(bool(a["verworfen"]) for a in ausgaben),
     }
 
 
 def katalog_fehlt(ausgaben):
-    """True when outputs sent all eleven tools cost no more prompt tokens than S1's; None without usage."""
+    """True when outputs sent all eleven tools cost no more prompt tokens than S1's; None when
+    the counts cannot tell (no usage, or the full catalogue clearly cheaper than S1's few tools)."""
     s1 = [t for a in ausgaben if a["stufe"] == "S1" for t in [zahl_oder_none(a["usage"], "prompt_tokens")] if t]
     voll = [t for a in ausgaben if a["stufe"] != "S1" for t in [zahl_oder_none(a["usage"], "prompt_tokens")] if t]
     if not s1 or not voll:
         return None
-    return statistics.median(voll) - statistics.median(s1) < KATALOG_TOKENS
+    mehr = statistics.median(voll) - statistics.median(s1)
+    return None if mehr < -WENIGER_TOKENS else mehr < KATALOG_TOKENS
 
 
 def zahl_oder_none(usage, feld):
-    """A token count from usage, or None for anything a server may put there instead."""
+    """A token count from usage, or None for anything no server measured: not a whole
+    number, 0 or less, above 10^9 (so no sum of counts can overflow)."""
     x = usage.get(feld) if isinstance(usage, dict) else None
-    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+    return x if type(x) is int and 0 < x <= TOKENS_HOECHSTENS else None
 
 
 def erfolge_je_fall(faelle, ausgaben):
@@ -1055,15 +1109,17 @@ def wilson_ki(paare):
 
 
 def kosten(ausgaben):
-    """Median latency, tokens, and wall time summed over the sessions of a run."""
+    """Median latency per request, tokens, and wall time summed over the sessions of a run;
+    the second turns of --nachfrage are requests too."""
     sitzungen = {}  # session -> (first start, last end)
     for a in ausgaben:
         anfang, ende = a["ende"] - a["latenz_s"], a["ende"]
         alt = sitzungen.get(a["sitzung"], (anfang, ende))
         sitzungen[a["sitzung"]] = (min(alt[0], anfang), max(alt[1], ende))
+    anfragen = [b for a in ausgaben for b in (a, a.get("zweite")) if b and "latenz_s" in b]
     return {
-        "latenz_s": statistics.median(a["latenz_s"] for a in ausgaben) if ausgaben else None,
-        "tokens": {t: int(sum(zahl_oder_none(a["usage"], f"{t}_tokens") or 0 for a in ausgaben))
+        "latenz_s": statistics.median(b["latenz_s"] for b in anfragen) if anfragen else None,
+        "tokens": {t: sum(zahl_oder_none(b["usage"], f"{t}_tokens") or 0 for b in anfragen)
                    for t in ("prompt", "completion")},
         "dauer_s": sum(ende - anfang for anfang, ende in sitzungen.values()),
     }
@@ -1363,6 +1419,11 @@ def fortschritt_ende():
 
 METRIKEN = ("formkorrekt", "richtig_je_schritt", "auftraege_gelungen", "schritte_je_auftrag", "stillgehalten")
 NICHT_DAS_MODELL = "The figures above measure that setting, not the model."
+EIGENES_FORMAT = ("calls were written in a format of the model's own (a ``` block, JSON in prose, or text beside "
+                  "other answers' tool_calls), which no tool-call parser turns into tool_calls: an agent on this "
+                  "server receives text, not calls. That is the model's output format, not a server setting: "
+                  "train or prompt it on its chat template's tool-call format. The figures grade these calls as "
+                  "calls; gelungen_nativ is what an agent gets done")
 DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look at
     "katalog_fehlt": ("the catalogue never reached the prompt: outputs sent all eleven tools cost no more "
                       "prompt_tokens than S1's two to four",
@@ -1376,8 +1437,8 @@ DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look
     "aus_text": ("calls were read from the answer text, not from tool_calls",
                  "the server's tool-call parser is off (vLLM: --enable-auto-tool-choice --tool-call-parser ...; "
                  "llama.cpp: --jinja)"),
-    "im_denken": ("outputs whose calls stand only in a reasoning field, graded as no call",
-                  "the server's reasoning parser took them: check how its reasoning and tool parsers are paired "
+    "im_denken": ("outputs whose whole answer (calls or text) stands in a reasoning field, graded as no answer",
+                  "the server's reasoning parser took it: check how its reasoning and tool parsers are paired "
                   "(vLLM --reasoning-parser with --tool-call-parser; llama.cpp --reasoning-format)"),
     "verworfen": ("outputs held several choices: the one with index 0 was graded, the others dropped",
                   "the server or a proxy set n"),
@@ -1420,16 +1481,21 @@ def gezeigt_zeile(e, ausgaben):
 
 
 def diagnose_zeilen(d):
-    """The diagnosis block: what the server did, each count with its hint; one line when all is clear."""
+    """The diagnosis block: what the server did, each count with its hint, then the model's own
+    call format; one line when all is clear."""
     if not any(d.values()):
         unbekannt = "; the server sent no usage, so whether the catalogue reached the prompt is unknown" \
             if d["katalog_fehlt"] is None else ""
         return [f"Diagnosis: all clear (every output an answer, calls from tool_calls{unbekannt})."]
-    zeilen = ["Diagnosis: what the server did, not the model"]
-    for name, (was, einstellung) in DIAGNOSE_HINWEISE.items():
-        if d[name]:
-            zahl = "yes" if d[name] is True else d[name]
-            zeilen.append(f"  {name:<14} {zahl}: {was}; {einstellung}. {NICHT_DAS_MODELL}")
+    server = [n for n in DIAGNOSE_HINWEISE if d[n]]
+    zeilen = ["Diagnosis: what the server did, not the model" if server else
+              "Diagnosis: the server did its part; the model did not"]
+    for name in server:
+        was, einstellung = DIAGNOSE_HINWEISE[name]
+        zahl = "yes" if d[name] is True else d[name]
+        zeilen.append(f"  {name:<14} {zahl}: {was}; {einstellung}. {NICHT_DAS_MODELL}")
+    if d["eigenes_format"]:
+        zeilen.append(f"  eigenes_format {d['eigenes_format']}: {EIGENES_FORMAT}.")
     return zeilen
 
 
@@ -1441,6 +1507,9 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False):
             lo, hi = k["gelungen_ki"]
             zeile += f"   (95 % interval {prozent(lo)} to {prozent(hi)})"
         zeilen.append(zeile)
+        if name == "auftraege_gelungen" and nativ_anders(k):
+            zeilen.append(f"{'gelungen_nativ':<20} {prozent(k['gelungen_nativ'])}   (with every call from "
+                          "tool_calls: what an agent on this server gets done)")
     if k["nachfrage"] is not None:
         zeilen.append(f"{'nachfrage':<20} {prozent(k['nachfrage'])}   (S5 outputs that held still, then hit every "
                       "call after the reply)")
@@ -1520,16 +1589,22 @@ def gruende_von(a, fall):
 
 def bericht_json(e, k, gezeigt=False):
     return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
-            **{f: k[f] for f in ("faelle", "ausgaben") + METRIKEN + ("nachfrage", "stufen", "alle_n", "alle_n_stufen",
+            **{f: k[f] for f in ("faelle", "ausgaben") + METRIKEN + ("gelungen_nativ", "nachfrage", "stufen", "alle_n", "alle_n_stufen",
                                                             "gelungen_ki", "fehlerarten",
                                                             "fehlgeschlagen", "diagnose", "latenz_s", "tokens",
                                                             "dauer_s")},
             "nur_gezeigt": gezeigt}
 
 
+def nativ_anders(k):
+    """Did calls written as text change what succeeded: then gelungen_nativ is shown."""
+    return k["gelungen_nativ"] != k["auftraege_gelungen"]
+
+
 def metriken(*ks):
-    """The five metrics, and nachfrage where a run measured it."""
-    return METRIKEN + (("nachfrage",) if any(k["nachfrage"] is not None for k in ks) else ())
+    """The five metrics, gelungen_nativ where text calls made a difference, and nachfrage where a run measured it."""
+    return METRIKEN + (("gelungen_nativ",) if any(map(nativ_anders, ks)) else ()) + \
+        (("nachfrage",) if any(k["nachfrage"] is not None for k in ks) else ())
 
 
 def bericht_markdown(e, k):
@@ -1768,8 +1843,8 @@ def pruefen(lauf, faelle):
 
 
 def pruef_anfrage(endpunkt, lauf, antworten, mit_katalog):
-    """One request of at most one token, with or without the catalogue; its Antwort."""
-    body = {"model": lauf.modell, "temperature": lauf.temp, **lauf.extra, "max_tokens": 1,
+    """One request of at most one token (or --extra's max_tokens), with or without the catalogue; its Antwort."""
+    body = {"model": lauf.modell, "temperature": lauf.temp, "max_tokens": 1, **lauf.extra,
             "messages": [{"role": "system", "content": EROEFFNUNG}, {"role": "user", "content": PRUEF_FRAGE}]}
     if mit_katalog:
         body.update(tools=KATALOG, tool_choice="auto")
@@ -1794,42 +1869,64 @@ def pruef_katalog(endpunkt, lauf, antworten):
         return False, f"{was}: a request with the eleven tools fails: {ohne_id(e)}"
     ohne = zahl_oder_none(antworten[0].usage, "prompt_tokens")
     if mit is None or ohne is None:
-        return None, f"{was}: cannot tell, the server sends no usage"
-    zahlen = f"prompt_tokens {mit:g} with all eleven tools, {ohne:g} without"
+        return None, f"{was}: cannot tell, the server sends no usage with plausible prompt_tokens"
+    zahlen = f"prompt_tokens {mit} with all eleven tools, {ohne} without"
+    if mit - ohne < -WENIGER_TOKENS:
+        return None, f"{was}: cannot tell ({zahlen}: fewer with tools, so the server counts something else)"
     if mit - ohne < KATALOG_TOKENS:
         return False, f"{was}: {zahlen}; {DIAGNOSE_HINWEISE['katalog_fehlt'][1]}"
     return True, f"{was} ({zahlen})"
 
 
 def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=5):
-    """Up to five S1 cases (the easiest calls) until one comes back; how it came back.
+    """Up to five S1 cases (the easiest calls) until one comes back; how it came back, and whose it is.
 
     Each answer is cut at PRUEF_TOKENS unless --extra sets max_tokens: seconds, not minutes."""
     was = "a call comes back as tool_calls"
-    for fall in [f for f in faelle if f["stufe"] == "S1"][:versuche]:
-        body = anfrage(fall, lauf.modell, lauf.temp, {"max_tokens": PRUEF_TOKENS, **lauf.extra})
+    auswahl = [f for f in faelle if f["stufe"] == "S1"][:versuche]
+    ersatz = "" if auswahl else " (the case file has no S1 case; tried the first cases that expect a call)"
+    auswahl = auswahl or [f for f in faelle if f["erwartet"]][:versuche]
+    grenze = lauf.extra.get("max_tokens", PRUEF_TOKENS)
+    gruende = []
+    for fall in auswahl:
         try:
-            antwort = endpunkt.frage(fall, body)
+            antwort = endpunkt.frage(fall, anfrage(fall, lauf.modell, lauf.temp, {"max_tokens": PRUEF_TOKENS,
+                                                                                  **lauf.extra}))
         except Serverfehler as e:
             return False, f"{was}: {e}"
         antworten.append(antwort)
-        aufrufe, aus_text = lies_aufrufe(antwort.nachricht)
-        if aufrufe and not aus_text:
-            return True, f"{was} ({fall['id']})"
-        grund = "aus_text" if aufrufe else mangel(antwort.nachricht, aufrufe, antwort.finish)
-        if grund in ("aus_text", "im_denken"):
-            return False, f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE[grund][0]}; {DIAGNOSE_HINWEISE[grund][1]}"
-    return None, (f"{was}: cannot tell, no call came in {versuche} S1 cases within {PRUEF_TOKENS} tokens "
-                  "(the model answered without one: that is the model, not the server's setting)")
+        aufrufe, form = lies_aufrufe(antwort.nachricht)
+        grund = form if aufrufe else mangel(antwort.nachricht, aufrufe, antwort.finish)
+        if grund == "nativ":
+            return True, f"{was} ({fall['id']}){ersatz}"
+        if grund in ("parser", "im_denken"):
+            name = "aus_text" if grund == "parser" else grund
+            return False, f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE[name][0]}; {DIAGNOSE_HINWEISE[name][1]}"
+        if grund == "eigen":
+            return None, (f"{was}: in {fall['id']} the model wrote its call in a format of its own (a ``` block or "
+                          "JSON in prose), which no tool-call parser turns into tool_calls: an agent on this server "
+                          "receives text, not calls. That is the model, not the server's setting: train or prompt "
+                          "it on its chat template's tool-call format")
+        gruende.append(grund)
+    if not auswahl:
+        return None, f"{was}: cannot tell, the case file has no case that expects a call"
+    if gruende and all(g == "abgeschnitten" for g in gruende):
+        return None, (f"{was}: cannot tell, every answer of {len(gruende)} was cut at {grenze} tokens before a call "
+                      f"or text came (finish_reason length), as a thinking model's is; give it more with "
+                      f"--extra '{{\"max_tokens\": 4096}}'")
+    return None, (f"{was}: cannot tell, no call came in {len(auswahl)} {'S1 ' * (not ersatz)}cases within {grenze} "
+                  f"tokens (the model answered without one: that is the model, not the server's setting){ersatz}")
 
 
 def pruef_felder(antworten):
     was = "usage and finish_reason are present"
+    if len(antworten) < 2:
+        return None, f"{was}: cannot tell, only the answer without tools was seen"
     fehlt = [f for f, da in (("usage", all(zahl_oder_none(a.usage, "prompt_tokens") is not None for a in antworten)),
                              ("finish_reason", all(a.finish for a in antworten))) if not da]
     if fehlt:
-        return False, (f"{was}: the server sends no {' and no '.join(fehlt)}, so the diagnosis cannot tell "
-                       "whether the catalogue reached the prompt or an answer was cut off")
+        return False, (f"{was}: the server sends no {' and no plausible '.join(fehlt)}, so the diagnosis cannot "
+                       "tell whether the catalogue reached the prompt or an answer was cut off")
     return True, was
 
 

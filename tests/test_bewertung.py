@@ -68,39 +68,46 @@ TEAM_LLAMA = '{"name": "get_events", "parameters": {"calendar": "team", "date": 
 KAPUTT = {"name": None, "args": None}
 
 
-@pytest.mark.parametrize("nachricht, aufrufe, aus_text", [
+@pytest.mark.parametrize("nachricht, aufrufe, form", [
     ({"content": None, "tool_calls": [{"function": {"name": "list_calendars", "arguments": ""}}]},
-     [ruf("list_calendars")], False),                                     # "" means {}
+     [ruf("list_calendars")], "nativ"),                                   # "" means {}
     ({"tool_calls": [{"id": 0, "function": {"name": "get_events", "arguments": TEAM["args"]}}]},
-     [TEAM], False),                                                      # TGI: an object
+     [TEAM], "nativ"),                                                    # TGI: an object
     ({"tool_calls": [{"function": {"name": "get_events", "arguments": '{"calendar": "team"'}}]},
-     [{"name": "get_events", "args": None}], False),                      # does not parse: malformed
+     [{"name": "get_events", "args": None}], "nativ"),                    # does not parse: malformed
     ({"tool_calls": [{"function": {"name": "get_events", "arguments": '["team"]'}}]},
-     [{"name": "get_events", "args": None}], False),                      # not an object: malformed
-    ({"content": "", "tool_calls": None}, [], False),                     # SGLang without calls
-    ({"function_call": {"name": "list_calendars", "arguments": "{}"}}, [ruf("list_calendars")], False),
-    (text(f"<tool_call>\n{TEAM_JSON}\n</tool_call>"), [TEAM], True),
+     [{"name": "get_events", "args": None}], "nativ"),                    # not an object: malformed
+    ({"content": "", "tool_calls": None}, [], None),                      # SGLang without calls
+    ({"function_call": {"name": "list_calendars", "arguments": "{}"}}, [ruf("list_calendars")], "nativ"),
+    (text(f"<tool_call>\n{TEAM_JSON}\n</tool_call>"), [TEAM], "parser"),
     (text('<tool_call>{"arguments": {"date": "2026-03-17", "calendar": "team"}, "name": "get_events"}</tool_call>'),
-     [TEAM], True),                                                       # keys in either order
-    (text(f"<think>I might call <tool_call>{json.dumps(ALLE)}</tool_call></think>\nWhich one?"), [], False),
-    (text(f"Let me see, <tool_call>{TEAM_JSON}</tool_call> no.</think>\n\nWhich one?"), [], False),
-    (text(f"<think>\nteam calendar\n</think>\n\n<tool_call>\n{TEAM_JSON}\n</tool_call>"), [TEAM], True),
-    (text(f"[TOOL_CALLS] [{TEAM_JSON}, {TEAM_JSON.replace('team', 'vertrieb')}]"), [TEAM, VERTRIEB], True),
-    (text('[TOOL_CALLS]get_events[ARGS]{"calendar": "team", "date": "2026-03-17"}'), [TEAM], True),
-    (text(f"<|python_tag|>{TEAM_LLAMA}; {TEAM_LLAMA.replace('team', 'vertrieb')}<|eom_id|>"), [TEAM, VERTRIEB], True),
-    (text(TEAM_LLAMA), [TEAM], True),                                     # tag stripped
-    (text(f"[{TEAM_JSON}]"), [TEAM], True),
-    (text(f"```json\n{TEAM_JSON}\n```"), [TEAM], True),
+     [TEAM], "parser"),                                                   # keys in either order
+    (text(f"<think>I might call <tool_call>{json.dumps(ALLE)}</tool_call></think>\nWhich one?"), [], None),
+    (text(f"Let me see, <tool_call>{TEAM_JSON}</tool_call> no.</think>\n\nWhich one?"), [], None),
+    (text(f"<think>\nteam calendar\n</think>\n\n<tool_call>\n{TEAM_JSON}\n</tool_call>"), [TEAM], "parser"),
+    (text(f"[TOOL_CALLS] [{TEAM_JSON}, {TEAM_JSON.replace('team', 'vertrieb')}]"), [TEAM, VERTRIEB], "parser"),
+    (text('[TOOL_CALLS]get_events[ARGS]{"calendar": "team", "date": "2026-03-17"}'), [TEAM], "parser"),
+    (text(f"<|python_tag|>{TEAM_LLAMA}; {TEAM_LLAMA.replace('team', 'vertrieb')}<|eom_id|>"), [TEAM, VERTRIEB], "parser"),
+    (text(TEAM_LLAMA), [TEAM], "parser"),                                 # bare JSON
+    (text(f"[{TEAM_JSON}]"), [TEAM], "parser"),
+    (text(f"```json\n{TEAM_JSON}\n```"), [TEAM], "eigen"),                # no parser reads a fence
+    (text(f"I will look it up.\n```json\n{TEAM_JSON}\n```\nDone."), [TEAM], "eigen"),
+    (text(f"```\n{TEAM_JSON}\n```\n```json\n{TEAM_JSON.replace('team', 'vertrieb')}\n```"), [TEAM, VERTRIEB], "eigen"),
+    (text(f"Calling now: {TEAM_JSON} and that is all."), [TEAM], "eigen"),  # JSON in prose
+    (text(f"Calling now: [{TEAM_JSON}]"), [TEAM], "eigen"),
+    (text("Here is an example: ```json\n{\"answer\": 42}\n```"), [], None),  # a fence that holds no call
+    (text('Calling {"name": "get_events", "arguments": {"calendar"'), [], None),  # prose that breaks off
+    ({"content": None, "refusal": "I cannot help with that."}, [], None),  # an OpenAI refusal: text
     (text('<tool_call>{"name": "get_events", "arguments": {"calendar": </tool_call>'),
-     [{"name": "get_events", "args": None}], True),                       # a recognised form that breaks
-    (text('{"name": "get_events", "arguments": {"calendar"'), [{"name": "get_events", "args": None}], True),
-    (text("[TOOL_CALLS] [{oops}]"), [KAPUTT], True),
-    (text("CRM stands for Customer Relationship Management."), [], False),
-    (text('{"answer": "Customer Relationship Management"}'), [], False),  # JSON, but not a call
-    (text("42"), [], False),
+     [{"name": "get_events", "args": None}], "parser"),                   # a recognised form that breaks
+    (text('{"name": "get_events", "arguments": {"calendar"'), [{"name": "get_events", "args": None}], "parser"),
+    (text("[TOOL_CALLS] [{oops}]"), [KAPUTT], "parser"),
+    (text("CRM stands for Customer Relationship Management."), [], None),
+    (text('{"answer": "Customer Relationship Management"}'), [], None),   # JSON, but not a call
+    (text("42"), [], None),
 ])
-def test_lies_aufrufe(nachricht, aufrufe, aus_text):
-    assert lies_aufrufe(nachricht) == (aufrufe, aus_text)
+def test_lies_aufrufe(nachricht, aufrufe, form):
+    assert lies_aufrufe(nachricht) == (aufrufe, form)
 
 
 # ---------------------------------------------------------------------------

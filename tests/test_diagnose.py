@@ -23,11 +23,12 @@ HINWEIS = {
             "stop tokens",
     "abgeschnitten": "outputs cut off by the token limit without a complete call; raise max_tokens with --extra "
                      "'{\"max_tokens\": 4096}', or the server's own limit; for thinking models, the thinking budget",
-    "im_denken": "outputs whose calls stand only in a reasoning field, graded as no call; the server's reasoning "
-                 "parser took them: check how its reasoning and tool parsers are paired (vLLM --reasoning-parser "
+    "im_denken": "outputs whose whole answer (calls or text) stands in a reasoning field, graded as no answer; "
+                 "the server's reasoning parser took it: check how its reasoning and tool parsers are paired (vLLM --reasoning-parser "
                  "with --tool-call-parser; llama.cpp --reasoning-format)",
 }
-NULL = {"leer": 0, "abgeschnitten": 0, "aus_text": 0, "im_denken": 0, "katalog_fehlt": False, "verworfen": 0}
+NULL = {"leer": 0, "abgeschnitten": 0, "aus_text": 0, "eigenes_format": 0, "im_denken": 0, "katalog_fehlt": False,
+        "verworfen": 0}
 
 
 def json_lauf(cli, *argv):

@@ -164,6 +164,7 @@ def als_text(form):
     """A shape in which the calls stand in content (the server's parser off)."""
     def antwort(fall):
         return completion({"role": "assistant", "content": form(fall["erwartet"]) if fall["erwartet"] else TEXT_ANTWORT})
+    antwort.__name__ = form.__name__
     return antwort
 
 
@@ -210,12 +211,56 @@ def test_jede_form_richtig_gelesen(cli, endpunkt, form):
     diagnose = out.split("\n\nDiagnosis")[1].splitlines()
     if form in NATIV:
         assert diagnose == [": all clear (every output an answer, calls from tool_calls)."]
+    elif form.__name__ == "zaun":  # no parser reads a fence: the model's format, and no server flag named
+        assert diagnose == [": the server did its part; the model did not", EIGEN_ZEILE]
     else:
         assert diagnose == [": what the server did, not the model",
                             f"  aus_text       {SOLL_AUFRUFE}: calls were read from the answer text, not from "
                             "tool_calls; the server's tool-call parser is off (vLLM: --enable-auto-tool-choice "
                             "--tool-call-parser ...; llama.cpp: --jinja). The figures above measure that setting, "
                             "not the model."]
+    if form not in NATIV:  # shown whenever text calls change what succeeded
+        assert "gelungen_nativ       33.3 %   (with every call from tool_calls: what an agent on this server gets " \
+               "done)" in out.splitlines()
+    else:
+        assert "gelungen_nativ" not in out
+
+
+EIGEN_ZEILE = (f"  eigenes_format {SOLL_AUFRUFE}: calls were written in a format of the model's own (a ``` block, "
+               "JSON in prose, or text beside other answers' tool_calls), which no tool-call parser turns into "
+               "tool_calls: an agent on this server receives text, not calls. That is the model's output format, "
+               "not a server setting: train or prompt it on its chat template's tool-call format. The figures "
+               "grade these calls as calls; gelungen_nativ is what an agent gets done.")
+
+
+@pytest.mark.parametrize("form, aus_text, eigenes_format, gelungen_nativ", [
+    (zaun, 0, SOLL_AUFRUFE, 14 / 42),     # S4 and S5 hold still; every call is text no agent receives
+    (hermes, SOLL_AUFRUFE, 0, 14 / 42),   # a parser reads the tags: the server's setting
+    (nackt, SOLL_AUFRUFE, 0, 14 / 42),
+])
+def test_wer_den_textaufruf_schrieb(cli, endpunkt, form, aus_text, eigenes_format, gelungen_nativ):
+    server = endpunkt(lambda fall, body, nummer: als_text(form)(fall))
+    k = json_lauf(cli, *messung(server.url))
+    assert (k["diagnose"]["aus_text"], k["diagnose"]["eigenes_format"]) == (aus_text, eigenes_format)
+    assert (k["auftraege_gelungen"], k["gelungen_nativ"]) == (42 / 42, gelungen_nativ)
+
+
+def test_textaufrufe_neben_nativen_sind_das_format_des_modells(cli, endpunkt):
+    # the parser is demonstrably on: a Hermes block beside tool_calls elsewhere is the model's own doing
+    def antwort(fall, body, nummer):
+        return als_text(hermes)(fall) if fall["id"] in ("S2-1", "S3-1") else richtig(fall, body, nummer)
+    server = endpunkt(antwort)
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    schritte = len(BY_ID["S2-1"]["erwartet"]) + len(BY_ID["S3-1"]["erwartet"])
+    assert out.split("\n\nDiagnosis")[1].splitlines()[:2] == [
+        ": the server did its part; the model did not", EIGEN_ZEILE.replace(str(SOLL_AUFRUFE), str(schritte), 1)]
+    assert "gelungen_nativ       95.2 %   (with every call from tool_calls: what an agent on this server gets " \
+           "done)" in out.splitlines()
+    k = json_lauf(cli, "--bewerten", "m")
+    assert (k["diagnose"]["aus_text"], k["diagnose"]["eigenes_format"], k["gelungen_nativ"]) == (0, schritte, 40 / 42)
+    status, md, _ = cli("--bewerten", "m", "--markdown")
+    assert "| gelungen_nativ | 95.2 % |" in md.splitlines()
 
 
 def test_kaputte_aufrufe_zaehlen_als_aufruf_und_nicht_formkorrekt(cli, endpunkt):
