@@ -439,7 +439,7 @@ class Endpunkt:
             try:
                 r, latenz = self.versuch(body)
             except requests.RequestException as e:
-                r, warum = None, f"no answer from the server after {self.lauf.versuche} attempts: {grund(e)}"
+                r, warum = None, f"no answer from the server after {mal(self.lauf.versuche, 'attempt')}: {grund(e)}"
             else:
                 antwort = chat_antwort(r, latenz)
                 if antwort is not None:
@@ -560,7 +560,7 @@ def fehlerbild(fall, r, versuche):
     if "event-stream" in r.headers.get("Content-Type", "") or text.lstrip().startswith("data:"):
         raise Anfragefehler(f"{fall['id']}: the server answered with a stream (SSE), not one chat completion; "
                             "the bench never asks for one, so the server or a proxy forces it")
-    return f"the server answered {r.status_code} but not with a chat completion ({versuche} attempts): " \
+    return f"the server answered {r.status_code} but not with a chat completion ({mal(versuche, 'attempt')}): " \
            f"{servermeldung(text)}"
 
 
@@ -1105,7 +1105,8 @@ def wilson_ki(paare):
     z2 = Z * Z
     mitte = (p + z2 / (2 * n)) / (1 + z2 / n)
     halb = Z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return [max(0.0, mitte - halb), min(1.0, mitte + halb)]
+    # subtle: the interval holds p exactly; rounding would put 1 - 1e-16 above 42 of 42
+    return [0.0 if s == 0 else min(p, mitte - halb), 1.0 if s == m else max(p, mitte + halb)]
 
 
 def kosten(ausgaben):
@@ -1161,7 +1162,9 @@ def permutationstest(differenzen):
 
 
 def aufloesung(faelle_verglichen, stufe=0.05):
-    """The fewest cases flipping one way, none back, that the test calls beyond chance; None if none can."""
+    """The fewest cases flipping one way, none back, that the test calls beyond chance; None if none can.
+
+    The same for both tests: k cases whose every output flips give p = 2 / 2^k in each."""
     k = next((k for k in range(1, faelle_verglichen + 1) if vorzeichentest(k, 0) < stufe), None)
     return k and (k, vorzeichentest(k, 0))
 
@@ -1469,8 +1472,19 @@ def fehlerarten_zeile(arten):
 
 
 def kopfzeile(e, k):
+    ausgaben = mal(k["ausgaben"], "output") + ("" if vollstaendig(e, k) else
+                                               f" of {k['faelle'] * e['n']} (incomplete)")
     return (f"Model {e['modell']}, temp {e['temp']}, n {e['n']}, tag {e['tag']}: "
-            f"{k['faelle']} cases, {k['ausgaben']} outputs, measured {e['datum']}")
+            f"{mal(k['faelle'], 'case')}, {ausgaben}, measured {e['datum']}")
+
+
+def vollstaendig(e, k):
+    return k["ausgaben"] == k["faelle"] * e["n"]
+
+
+def mal(zahl, wort):
+    """'1 case', '2 cases'."""
+    return f"{zahl} {wort}{'s' * (zahl != 1)}"
 
 
 def gezeigt_zeile(e, ausgaben):
@@ -1608,7 +1622,7 @@ def metriken(*ks):
 
 
 def bericht_markdown(e, k):
-    zeilen = [f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}, {k['faelle']} cases)", "",
+    zeilen = [f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}, {mal(k['faelle'], 'case')})", "",
               "| metric | value |", "|---|---|"]
     zeilen += [f"| {name} | {wert(name, k[name])} |" for name in metriken(k)]
     if k["gelungen_ki"]:
@@ -1639,36 +1653,44 @@ def vergleiche(a, b):
     p = vorzeichentest(len(besser), len(schlechter)) if einzeln else permutationstest(differenzen.values())
     da, db = ka["diagnose"], kb["diagnose"]
     anders = {n: [da[n], db[n]] for n in da if da[n] != db[n]}
+    # the direction is the test's statistic, the summed per-case differences, never a count of cases
+    aenderung = float(sum(differenzen.values()) / len(gemeinsam)) if gemeinsam else 0.0
     return {"a": ea["tag"], "b": eb["tag"], "besser": besser, "schlechter": schlechter, "p": p,
             "test": "sign" if einzeln else "permutation", "diagnose_anders": anders,
             "aufloesung": aufloesung(len(gemeinsam)), "faelle_verglichen": len(gemeinsam),
-            "jenseits_zufall": p < 0.05,
+            "aenderung": aenderung, "jenseits_zufall": p < 0.05,
+            "richtung": "besser" if aenderung > 0 else "schlechter" if aenderung < 0 else "gleich",
             "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
 
 
 def urteil(v):
+    """The verdict in one sentence: what flipped, which way the cases compared moved, and the test."""
     b, s = len(v["besser"]), len(v["schlechter"])
     test = "exact sign test" if v["test"] == "sign" else "exact permutation test of the per-case differences"
-    satz = (f"{b} case{'s' * (b != 1)} better and {s} worse in {v['b']} than in {v['a']}; "
-            f"{test} p = {v['p']:.3g}: ")
-    if v["jenseits_zufall"]:
-        return satz + "the difference is beyond chance at 5 %."
+    satz = (f"{b} case{'s' * (b != 1)} better and {s} worse in {v['b']} than in {v['a']} "
+            f"(auftraege_gelungen over the {mal(v['faelle_verglichen'], 'case')} compared: "
+            f"{differenz('auftraege_gelungen', v['aenderung'])}); {test} p = {v['p']:.3g}: ")
+    if v["jenseits_zufall"] and v["richtung"] != "gleich":
+        return satz + f"{v['b']} is {'better' if v['richtung'] == 'besser' else 'worse'} beyond chance at 5 %."
     return satz + "the difference is not beyond chance at 5 %."
 
 
 def aufloesung_satz(v):
-    """What this comparison could resolve at all: so that 88 % against 95 % is read as a question."""
+    """What this comparison could resolve at all: so that a small difference is read as a question."""
     if v["aufloesung"] is None:
-        return f"With {v['faelle_verglichen']} cases compared, no difference can be called beyond chance at 5 %."
+        return f"With {mal(v['faelle_verglichen'], 'case')} compared, no difference can be called beyond chance at 5 %."
     k, p = v["aufloesung"]
-    return (f"Resolution: with {v['faelle_verglichen']} cases compared, the least this test calls beyond chance "
-            f"at 5 % is {k} cases flipping one way and none back (p = {p:.3g}); fewer, such as 88 % against 95 % "
-            "(3 cases of 42), is a question for more repeats (--n), not a verdict.")
+    ganz = "cases" if v["test"] == "sign" else "cases whose every output flips"
+    return (f"Resolution: with {mal(v['faelle_verglichen'], 'case')} compared, the least the {v['test']} test calls beyond "
+            f"chance at 5 % is {k} {ganz} one way and none back (p = {p:.3g}), "
+            f"{differenz('auftraege_gelungen', k / v['faelle_verglichen']).lstrip('+')} of auftraege_gelungen; a "
+            "smaller difference is a question for more repeats (--n), not a verdict.")
 
 
 def schlechter_jenseits(v):
-    """The later run is worse than the first beyond chance at 5 %: what --streng stops on."""
-    return v["jenseits_zufall"] and len(v["schlechter"]) > len(v["besser"])
+    """The later run is worse than the first beyond chance at 5 %: what --streng stops on.
+    Worse is the sign of the summed per-case differences, the statistic the test is of."""
+    return v["jenseits_zufall"] and v["richtung"] == "schlechter"
 
 
 def diagnose_warnung(v):
@@ -1726,6 +1748,7 @@ def reihe_text(laeufe, vs):
     ks = [k for _, k in laeufe]
     zeilen = [f"{i + 1}: {kopfzeile(e, k)}" for i, (e, k) in enumerate(laeufe)]
     zeilen += ["", f"{'':<20}{spalten(e['tag'] for e, _ in laeufe)}"]
+    zeilen += [f"{'complete':<20}{spalten(z for z in komplett(laeufe))}"] if not all(komplett(laeufe, True)) else []
     zeilen += [f"{m:<20}{spalten(wert(m, k[m]) for k in ks)}" for m in metriken(*ks)]
     zeilen.append(f"{'95 % interval':<20}{spalten(intervall_kurz(k['gelungen_ki']) for k in ks)}")
     zeilen += [f"{s:<20}{spalten(prozent(k['stufen'][s]) for k in ks)}" for s in STUFEN]
@@ -1739,12 +1762,19 @@ def reihe_text(laeufe, vs):
 def reihe_markdown(laeufe, vs):
     ks = [k for _, k in laeufe]
     zeilen = ["| | " + " | ".join(e["tag"] for e, _ in laeufe) + " |", "|---" * (len(laeufe) + 1) + "|"]
+    zeilen += ["| complete | " + " | ".join(komplett(laeufe)) + " |"] if not all(komplett(laeufe, True)) else []
     zeilen += [f"| {m} | " + " | ".join(wert(m, k[m]) for k in ks) + " |" for m in metriken(*ks)]
     zeilen.append("| 95 % interval | " + " | ".join(intervall_kurz(k["gelungen_ki"]) for k in ks) + " |")
     zeilen += [f"| {s} | " + " | ".join(prozent(k["stufen"][s]) for k in ks) + " |" for s in STUFEN]
     zeilen += [f"| {art} | " + " | ".join(str(k["fehlerarten"][art]) for k in ks) + " |" for art in FEHLERARTEN
                if any(k["fehlerarten"][art] for k in ks)]
     return "\n".join(zeilen + [""] + [urteil(v) for v in vs] + [aufloesung_satz(vs[-1])])
+
+
+def komplett(laeufe, nur_ob=False):
+    """Per run of a series: 'yes', or how many of its outputs are saved."""
+    return [vollstaendig(e, k) if nur_ob else "yes" if vollstaendig(e, k) else f"{k['ausgaben']} of "
+            f"{k['faelle'] * e['n']}" for e, k in laeufe]
 
 
 def intervall_kurz(ki):
@@ -1914,7 +1944,7 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=5):
         return None, (f"{was}: cannot tell, every answer of {len(gruende)} was cut at {grenze} tokens before a call "
                       f"or text came (finish_reason length), as a thinking model's is; give it more with "
                       f"--extra '{{\"max_tokens\": 4096}}'")
-    return None, (f"{was}: cannot tell, no call came in {len(auswahl)} {'S1 ' * (not ersatz)}cases within {grenze} "
+    return None, (f"{was}: cannot tell, no call came in {len(auswahl)} {'S1 ' * (not ersatz)}case{'s' * (len(auswahl) != 1)} within {grenze} "
                   f"tokens (the model answered without one: that is the model, not the server's setting){ersatz}")
 
 
@@ -2198,14 +2228,14 @@ def gespeichert_pfad(lauf, tag_name):
 def pruefe_gespeichert(lauf, faelle, sha, pfad, e, ausgaben):
     """A saved run is graded only on the case file and catalogue it was measured with."""
     if e is None or not ausgaben:
-        raise Eingabefehler(f"{pfad} holds no output yet; the command that measured it goes on")
+        raise Eingabefehler(f"{pfad} holds no output yet; run the command that measures it")
     if e.get("faelle_sha256") != sha:
         raise Eingabefehler(f"{pfad} was measured on another case file than {lauf.faelle}")
     if e.get("katalog_sha256") != katalog_hash():
         raise Eingabefehler(f"{pfad} was measured with another catalogue or opening than this messen.py")
     if len(ausgaben) < len(faelle) * e["n"]:
         print(f"messen: {pfad} is incomplete ({len(ausgaben)} of {len(faelle) * e['n']} outputs); "
-              "the command that measured it goes on", file=sys.stderr)
+              "the command that measured it, run again, asks for the rest", file=sys.stderr)
     return dict(e, tag=pfad.name.removesuffix(".jsonl")), ausgaben  # labelled by the tag given
 
 
@@ -2228,6 +2258,10 @@ def vergleich(lauf, faelle, sha, tags, streng=False, bild=None):
             raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
     laeufe = [(e, kennzahlen(faelle, aus), erfolge_je_fall(faelle, aus), was_geschah(faelle, aus))
               for e, aus in (pruefe_gespeichert(lauf, faelle, sha, p, *g) for p, g in zip(pfade, gelesen))]
+    halb = [e["tag"] for e, k, *_ in laeufe if not vollstaendig(e, k)]
+    if streng and halb:
+        raise Eingabefehler(f"--streng needs complete runs; {' and '.join(halb)} {'is' if len(halb) == 1 else 'are'} "
+                            "incomplete: finish measuring first")
     vs = [vergleiche(laeufe[0][:3], spaeter[:3]) for spaeter in laeufe[1:]]
     zeige_vergleich(lauf.form, laeufe, vs, {f["id"]: f for f in faelle})
     if bild:

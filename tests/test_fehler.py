@@ -365,4 +365,4 @@ def test_bewerten_eines_laufs_ohne_ausgabe(cli, endpunkt, tmp_path):
     assert cli(*messung(server.url, "--tag", "t"))[0] == 1
     assert cli("--bewerten", "t") == (
         2, "", f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} holds no output yet; "
-               "the command that measured it goes on\n")
+               "run the command that measures it\n")

@@ -17,8 +17,8 @@ from conftest import (FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langs
 from messen import KATALOG
 
 IDS = [f["id"] for f in FAELLE]
-AUFLOESUNG = ("Resolution: with 42 cases compared, the least this test calls beyond chance at 5 % is 6 cases "
-              "flipping one way and none back (p = 0.0312); fewer, such as 88 % against 95 % (3 cases of 42), is a "
+AUFLOESUNG = ("Resolution: with 42 cases compared, the least the sign test calls beyond chance at 5 % is 6 cases "
+              "one way and none back (p = 0.0312), 14.3 points of auftraege_gelungen; a smaller difference is a "
               "question for more repeats (--n), not a verdict.")
 
 
@@ -76,8 +76,18 @@ def test_intervall_mit_zwei_fehlern_und_ohne_fehler(cli, endpunkt):
     k = json_lauf(cli, *messung(endpunkt(mit_fehlern(KAPITEL_FEHLER)).url, "--tag", "zwei"))
     assert k["gelungen_ki"] == pytest.approx(wilson(40, 42))
     k = json_lauf(cli, *messung(endpunkt().url, "--tag", "alle"))
-    # it does not collapse at 100 %: 42 of 42 proves no perfection
+    # it does not collapse at 100 %: 42 of 42 proves no perfection; and it holds the point exactly
     assert k["gelungen_ki"] == pytest.approx([42 / (42 + 1.959963984540054 ** 2), 1.0])
+    assert k["gelungen_ki"][1] == 1.0
+
+
+@pytest.mark.parametrize("paare", [[(0, 1)] * k for k in (3, 6, 7, 12, 42)] + [[(1, 1)] * k for k in (3, 6, 7, 42)]
+                         + [[(0, 3)] * 5, [(3, 3)] * 5, [(1, 3), (0, 3), (2, 3)]])
+def test_das_intervall_haelt_den_punkt_genau(paare):
+    lo, hi = messen.wilson_ki(paare)
+    p = sum(e for e, _ in paare) / sum(m for _, m in paare)
+    assert lo <= p <= hi
+    assert (lo == 0.0) == (p == 0) and (hi == 1.0) == (p == 1)
 
 
 def test_mit_wiederholungen_zaehlt_die_wirksame_stichprobe(cli, endpunkt):
@@ -196,8 +206,9 @@ def test_vergleich_jenseits_des_zufalls(cli, endpunkt):
     assert "      A: no call (book_room not called)" in zeilen_out
     assert ('      B: book_room(room="besprechung", date="2026-03-17", start="10:00", end="11:00") (right)'
             in zeilen_out)
-    assert zeilen_out[-2:] == ["6 cases better and 0 worse in perfekt than in basis; exact sign test p = 0.0312: "
-                               "the difference is beyond chance at 5 %.", AUFLOESUNG]
+    assert zeilen_out[-2:] == ["6 cases better and 0 worse in perfekt than in basis (auftraege_gelungen over the 42 "
+                               "cases compared: +14.3 points); exact sign test p = 0.0312: perfekt is better beyond "
+                               "chance at 5 %.", AUFLOESUNG]
     assert "A Failure classes: kein_aufruf 5, ueberzaehlig 2." in zeilen_out  # S3-3 has two steps: 3 + 2
     assert "B Failure classes: none." in zeilen_out
 
@@ -221,8 +232,9 @@ def test_vergleich_markdown(cli, endpunkt):
     assert out.splitlines()[:3] == ["| metric | gross | klein | difference |", "|---|---|---|---|",
                                     "| formkorrekt | 100 % | 96.4 % | -3.6 points |"]
     assert "| S5 | 87.5 % | 100 % | +12.5 points |" in out.splitlines()
-    assert out.splitlines()[-2:] == ["1 case better and 0 worse in klein than in gross; exact sign test p = 1: "
-                                     "the difference is not beyond chance at 5 %.", AUFLOESUNG]
+    assert out.splitlines()[-2:] == ["1 case better and 0 worse in klein than in gross (auftraege_gelungen over the "
+                                     "42 cases compared: +2.4 points); exact sign test p = 1: the difference is not "
+                                     "beyond chance at 5 %.", AUFLOESUNG]
 
 
 def test_vergleich_verschiedener_falldateien_wird_abgelehnt(cli, endpunkt, tmp_path):
@@ -252,9 +264,21 @@ def test_vergleich_mit_unvollstaendigem_lauf(cli, endpunkt, tmp_path):
     status, out, err = cli("--vergleich", "halb", "ganz", "--json")
     assert status == 0
     assert err == f"messen: {tmp_path / 'ergebnisse' / 'halb.jsonl'} is incomplete (20 of 42 outputs); " \
-                  "the command that measured it goes on\n"
+                  "the command that measured it, run again, asks for the rest\n"
     v = json.loads(out)
     assert (v["besser"], v["schlechter"]) == ([], [])  # S4-1 was never answered in halb
+    # a verdict on an incomplete run is no verdict
+    assert cli("--vergleich", "ganz", "halb", "--streng")[::2] == (
+        2, f"messen: {tmp_path / 'ergebnisse' / 'halb.jsonl'} is incomplete (20 of 42 outputs); the command that "
+           "measured it, run again, asks for the rest\nmessen: --streng needs complete runs; halb is incomplete: "
+           "finish measuring first\n")
+    # a series marks it in its table, and its header says so
+    status, out, _ = cli("--vergleich", "ganz", "halb", "ganz")
+    assert "complete                    yes   20 of 42        yes" in out.splitlines()
+    assert "2: Model m, temp 0.0, n 1, tag halb: 42 cases, 20 outputs of 42 (incomplete), measured " \
+        in out.splitlines()[1]
+    status, md, _ = cli("--vergleich", "ganz", "halb", "ganz", "--markdown")
+    assert "| complete | yes | 20 of 42 | yes |" in md.splitlines()
 
 
 # ---------------------------------------------------------------------------
@@ -287,10 +311,10 @@ def test_eine_reihe(cli, endpunkt):
         "ueberzaehlig                  2          2          0",
         "",
         "Each run against the first:",
-        "  4 cases better and 0 worse in ft-1 than in basis; exact sign test p = 0.125: the difference is not "
-        "beyond chance at 5 %.",
-        "  6 cases better and 0 worse in ft-2 than in basis; exact sign test p = 0.0312: the difference is beyond "
-        "chance at 5 %.",
+        "  4 cases better and 0 worse in ft-1 than in basis (auftraege_gelungen over the 42 cases compared: "
+        "+9.5 points); exact sign test p = 0.125: the difference is not beyond chance at 5 %.",
+        "  6 cases better and 0 worse in ft-2 than in basis (auftraege_gelungen over the 42 cases compared: "
+        "+14.3 points); exact sign test p = 0.0312: ft-2 is better beyond chance at 5 %.",
         "",
         AUFLOESUNG]
     v = json_lauf(cli, "--vergleich", "basis", "ft-1", "ft-2")
@@ -361,8 +385,12 @@ def test_vergleich_mit_wiederholungen_nutzt_den_permutationstest(cli, endpunkt):
     v = json_lauf(cli, "--vergleich", "a", "b")
     assert (v["test"], len(v["besser"]), v["p"]) == ("permutation", 6, 2 / 2 ** 6)
     status, out, _ = cli("--vergleich", "a", "b")
-    assert ("6 cases better and 0 worse in b than in a; exact permutation test of the per-case differences "
-            "p = 0.0312: the difference is beyond chance at 5 %.") in out.splitlines()
+    assert ("6 cases better and 0 worse in b than in a (auftraege_gelungen over the 42 cases compared: +7.1 points); "
+            "exact permutation test of the per-case differences p = 0.0312: b is better beyond chance at 5 %.") \
+        in out.splitlines()
+    assert ("Resolution: with 42 cases compared, the least the permutation test calls beyond chance at 5 % is 6 "
+            "cases whose every output flips one way and none back (p = 0.0312), 14.3 points of auftraege_gelungen; "
+            "a smaller difference is a question for more repeats (--n), not a verdict.") in out.splitlines()
 
 
 # ---------------------------------------------------------------------------
@@ -402,3 +430,31 @@ def test_bild_ohne_matplotlib(endpunkt, tmp_path):
                        env=dict(os.environ, PYTHONPATH=str(ohne)))
     assert (r.returncode, r.stdout, r.stderr) == (2, "", "messen: --bild needs matplotlib: pip install '.[bild]'\n")
     assert not (tmp_path / "b.png").exists()
+
+
+# ---------------------------------------------------------------------------
+# The verdict's direction is the test's: summed per-case differences, never a count of cases
+# ---------------------------------------------------------------------------
+
+VIERZEHN, FUENFZEHN = IDS[:14], IDS[14:29]
+
+
+@pytest.mark.parametrize("reihe, status, richtung", [
+    (["vorher", "nachher"], 3, "nachher is worse beyond chance at 5 %."),   # 15 cases gain one, 14 lose three
+    (["nachher", "vorher"], 0, "vorher is better beyond chance at 5 %."),   # the mirror: 21 points better
+])
+def test_streng_folgt_der_summe_nicht_der_zahl_der_faelle(cli, endpunkt, reihe, status, richtung):
+    vorher = je_lauf({i: {1} for i in FUENFZEHN})          # 14 cases 3/3, 15 cases 2/3: 111 / 126
+    nachher = je_lauf({i: {1, 2, 3} for i in VIERZEHN})    # 14 cases 0/3, 15 cases 3/3: 84 / 126
+    cli(*messung(endpunkt(vorher).url, "--tag", "vorher", "--n", "3"))
+    cli(*messung(endpunkt(nachher).url, "--tag", "nachher", "--n", "3"))
+    v = json_lauf(cli, "--vergleich", *reihe)
+    assert v["a_kennzahlen"]["auftraege_gelungen"] == (111 if reihe[0] == "vorher" else 84) / 126
+    assert round(v["p"], 3) == 0.027 and v["test"] == "permutation"
+    rc, out, err = cli("--vergleich", *reihe, "--streng")
+    assert rc == status
+    assert out.splitlines()[-2].endswith(richtung)
+    punkte = "-21.4" if reihe[0] == "vorher" else "+21.4"
+    assert f"(auftraege_gelungen over the 42 cases compared: {punkte} points)" in out.splitlines()[-2]
+    assert err == ("" if status == 0 else "messen: nachher is worse than vorher beyond chance at 5 % (p = 0.0269); "
+                                          "--streng exits 3\n")
