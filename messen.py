@@ -42,10 +42,12 @@ import collections
 import contextlib
 import dataclasses
 import datetime
+import email.utils
 import errno
 import fractions
 import functools
 import hashlib
+import http.client
 import json
 import math
 import os
@@ -57,7 +59,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 try:  # the OS lock on a results file
     import fcntl
@@ -68,7 +70,7 @@ except ImportError:  # Windows
 import requests
 from requests.adapters import HTTPAdapter
 from requests.auth import AuthBase
-from urllib3.exceptions import MaxRetryError
+from urllib3.exceptions import LocationValueError, MaxRetryError, ProtocolError
 from urllib3.util.retry import Retry
 
 # ---------------------------------------------------------------------------
@@ -239,6 +241,7 @@ class Lauf:
     key: str = None
     neu: bool = False
     nachfrage: bool = False  # S5's second turn: the user's reply, then the calls after it
+    ohne_proxy: bool = False  # the self-test's loopback requests never go through a proxy
     form: str = "text"  # text, json or markdown
 
 
@@ -426,6 +429,7 @@ class Endpunkt:
         s = getattr(self._lokal, "session", None)
         if s is None:
             s = self._lokal.session = requests.Session()
+            s.trust_env = not self.lauf.ohne_proxy
             s.mount("http://", HTTPAdapter(max_retries=0))
             s.mount("https://", HTTPAdapter(max_retries=0))
         return s
@@ -435,11 +439,19 @@ class Endpunkt:
         body = body or anfrage(fall, self.lauf.modell, self.lauf.temp, self.lauf.extra)
         retry = Retry(total=self.lauf.versuche - 1, allowed_methods=None, status_forcelist=RETRY_STATUS,
                       backoff_factor=BACKOFF, respect_retry_after_header=True)
+        frei = True  # one reopened keep-alive connection per request costs no attempt
         while True:
             try:
                 r, latenz = self.versuch(body)
+            except LocationValueError as e:  # urllib3 could not parse the URL: no attempt can send it
+                raise Anfragefehler(f"{fall['id']}: the request cannot be sent ({e}); check --url") from None
             except requests.RequestException as e:
-                r, warum = None, f"no answer from the server after {mal(self.lauf.versuche, 'attempt')}: {grund(e)}"
+                aussichtslos(fall, e, self.lauf.url)
+                if frei and verbindung_verloren(e):
+                    frei = False
+                    continue
+                r, warum = None, f"no answer from the server after {mal(self.lauf.versuche, 'attempt')}: " \
+                                 f"{grund(e)}{proxy_hinweis(self.lauf.url, self.session())}"
             else:
                 antwort = chat_antwort(r, latenz)
                 if antwort is not None:
@@ -449,7 +461,16 @@ class Endpunkt:
                 retry = retry.increment(method="POST", url=self.lauf.url, response=None if r is None else r.raw)
             except MaxRetryError:
                 raise Serverfehler(f"{fall['id']}: {warum}") from None
-            retry.sleep(None if r is None else r.raw)
+            warte = None if r is None else wartezeit(r)
+            if warte is None:
+                retry.sleep()
+            elif warte > WARTEN_HOECHSTENS:
+                raise Serverfehler(f"{fall['id']}: {warum}; the server asks to wait {in_worten(warte)} before the "
+                                   f"next request, longer than {WARTEN_HOECHSTENS} s, so the run stops here") from None
+            elif warte > 0:
+                print(f"messen: {fall['id']}: the server answered {r.status_code} and asks to wait "
+                      f"{in_worten(warte)}; waiting", file=sys.stderr, flush=True)
+                time.sleep(warte)
 
     def versuch(self, body):
         """One POST, bounded as a whole by --timeout: (response, latency).
@@ -475,6 +496,60 @@ class Endpunkt:
         if isinstance(r, BaseException):
             raise r
         return r, latenz
+
+
+WARTEN_HOECHSTENS = 60  # seconds of Retry-After a run waits; a longer wait stops it (the same command resumes)
+
+
+def wartezeit(r):
+    """The seconds a 429, 503 or 413 asks to wait (Retry-After: seconds or an HTTP date), or None.
+
+    Read here, not by urllib3, which caps the wait and raises on a header it cannot read."""
+    wert = r.headers.get("Retry-After", "").strip() if r.status_code in Retry.RETRY_AFTER_STATUS_CODES else ""
+    if wert.isdigit():
+        return float(wert)
+    try:
+        return max(0.0, email.utils.parsedate_to_datetime(wert).timestamp() - time.time()) if wert else None
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None  # a header no one can read asks for nothing
+
+
+def in_worten(sekunden):
+    """86400 -> '24 h': a wait as a person says it."""
+    for grenze, teiler, einheit in ((120, 1, "s"), (7200, 60, "min"), (172800, 3600, "h")):
+        if sekunden < grenze:
+            return f"{sekunden / teiler:.0f} {einheit}"
+    return f"{sekunden / 86400:,.0f} days"
+
+
+def aussichtslos(fall, e, url):
+    """Raise at once for a transport error that asking again cannot mend, with its fix."""
+    text = grund(e)
+    if isinstance(e, requests.exceptions.SSLError):
+        raise Anfragefehler(f"{fall['id']}: the TLS connection to the server failed ({text}); for a self-signed "
+                            "certificate, set REQUESTS_CA_BUNDLE to the file of the CA that signed it")
+    if isinstance(e, requests.exceptions.InvalidSchema) and "socks" in str(e).lower():
+        raise Anfragefehler(f"{fall['id']}: a SOCKS proxy is set for {urlsplit(url).hostname}, but requests lacks "
+                            "SOCKS support: pip install 'requests[socks]' (or set NO_PROXY to bypass the proxy)")
+    if isinstance(e, (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
+                      requests.exceptions.MissingSchema)):
+        raise Anfragefehler(f"{fall['id']}: the request cannot be sent ({text}); check --url")
+
+
+def verbindung_verloren(e):
+    """Did the server close a kept-alive connection as the request went out: reopen, not an attempt."""
+    innen = e.args[0] if isinstance(e, requests.ConnectionError) and e.args else None
+    ursache = innen.args[1] if isinstance(innen, ProtocolError) and len(innen.args) > 1 else None
+    return isinstance(ursache, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError))
+
+
+def proxy_hinweis(url, session):
+    """When a proxy from the environment carried the request, say so: its failure is not the server's."""
+    if not session.trust_env:
+        return ""
+    proxy = requests.utils.select_proxy(url, requests.utils.get_environ_proxies(url))
+    return f" (through the proxy {ohne_geheimnis(proxy)} from the environment; to bypass it, set " \
+           f"NO_PROXY={urlsplit(url).hostname})" if proxy else ""
 
 
 Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere")
@@ -987,7 +1062,7 @@ def kennzahlen(faelle, ausgaben):
     stufe_von = {f["id"]: f["stufe"] for f in faelle}
     k = {
         "faelle": len(faelle),
-        "ausgaben": len(ausgaben),
+        "ausgaben": fertig(ausgaben),  # a first answer whose second turn is still to be asked is not one yet
         "formkorrekt": anteil(sum(bool(a["aufrufe"]) and not a["fehlerhaft"] for a in mit), len(mit)),
         "richtig_je_schritt": anteil(sum(a["treffer"] for a in ausgaben), sum(a["soll"] for a in ausgaben)),
         "auftraege_gelungen": anteil(sum(map(gelungen, ausgaben)), len(ausgaben)),
@@ -1217,7 +1292,11 @@ def lies_lauf(pfad, faelle):
     if not isinstance(werte[0][1], dict) or not isinstance(werte[0][1].get("einstellungen"), dict):
         raise Eingabefehler(f"{pfad}:1: not a results file of messen.py (no settings line)")
     faelle_by_id = {f["id"]: f for f in faelle}
-    return werte[0][1]["einstellungen"], [gelesene_ausgabe(pfad, nr, a, faelle_by_id) for nr, a in werte[1:]], gueltig
+    ausgaben = {}  # (id, lauf) -> output; a later line (a second turn asked again) replaces an earlier one
+    for nr, a in werte[1:]:
+        a = gelesene_ausgabe(pfad, nr, a, faelle_by_id)
+        ausgaben[(a["id"], a["lauf"])] = a
+    return werte[0][1]["einstellungen"], list(ausgaben.values()), gueltig
 
 
 def gelesene_ausgabe(pfad, nr, a, faelle_by_id):
@@ -1251,10 +1330,11 @@ def beiseite(pfad):
     return ziel
 
 
-def ordne(pfad, einstellungen, ausgaben, reihenfolge):
-    """Rewrite the file in case order once complete, so any --parallel gives the same file."""
+def ordne(pfad, einstellungen, ausgaben, reihenfolge, ersetzt=0):
+    """Rewrite the file in case order once complete, so any --parallel gives the same file;
+    and without the lines that later ones replaced (ersetzt: how many)."""
     sortiert = sorted(ausgaben, key=lambda a: (reihenfolge[a["id"]], a["lauf"]))
-    if [id(a) for a in sortiert] == [id(a) for a in ausgaben]:
+    if not ersetzt and [id(a) for a in sortiert] == [id(a) for a in ausgaben]:
         return sortiert
     tmp = pfad.with_name(pfad.name + ".tmp")
     try:
@@ -1298,88 +1378,124 @@ def allein(pfad):
 # ---------------------------------------------------------------------------
 
 
-def frage_fall(endpunkt, fall):
-    """One output: (the Antwort, the Antwort to the reply or None).
+def frage_fall(endpunkt, fall, erste=None):
+    """One output: (the Antwort, the Antwort to the reply or None, the second turn's fault or None).
 
     With --nachfrage, an S5 answer that held still (no call, and an answer) gets its
-    second turn at once, so both are saved in one line; an output killed between
-    the turns is asked again from its first."""
-    antwort = endpunkt.frage(fall)
+    second turn at once, so both are saved in one line. When the second turn fails,
+    the first answer is kept and only the second is asked again later (erste: that
+    first answer, saved); an output killed between the turns is asked again whole."""
+    antwort = erste or endpunkt.frage(fall)
     if not endpunkt.lauf.nachfrage or "nachtrag" not in fall:
-        return antwort, None
+        return antwort, None, None
     aufrufe, _ = lies_aufrufe(antwort.nachricht)
     if aufrufe or mangel(antwort.nachricht, aufrufe, antwort.finish):
-        return antwort, None  # no second turn: not done
-    return antwort, endpunkt.frage(fall, nachfrage_anfrage(fall, endpunkt.lauf, antwort.nachricht))
+        return antwort, None, None  # no second turn: not done
+    try:
+        return antwort, endpunkt.frage({"id": f"{fall['id']}, second turn"},
+                                       nachfrage_anfrage(fall, endpunkt.lauf, antwort.nachricht)), None
+    except Serverfehler as e:
+        return antwort, None, e
+
+
+def zweite_fehlt(a):
+    """Is this saved output's second turn still to be asked (it failed when the first was saved)?"""
+    return isinstance(a.get("zweite"), dict) and "fehlt" in a["zweite"]
+
+
+def fertig(ausgaben):
+    """The outputs that need nothing more: what completeness is counted in."""
+    return sum(not zweite_fehlt(a) for a in ausgaben)
 
 
 def beantworte(endpunkt, auftraege, parallel):
-    """Yield (fall, lauf, (Antwort, second Antwort or None)) as answers arrive; K cases in flight at once."""
+    """Yield (fall, lauf, (Antwort, second Antwort or None, its fault or None)) as answers arrive;
+    K cases in flight at once. auftraege: (fall, lauf, the saved first Antwort or None)."""
     if parallel == 1:
-        for fall, lauf in auftraege:
-            yield fall, lauf, frage_fall(endpunkt, fall)
+        for fall, lauf, erste in auftraege:
+            yield fall, lauf, frage_fall(endpunkt, fall, erste)
         return
-    warteschlange, fertig, halt = queue.Queue(), queue.Queue(), threading.Event()
+    warteschlange, fertig_, halt = queue.Queue(), queue.Queue(), threading.Event()
     for auftrag in auftraege:
         warteschlange.put(auftrag)
 
     def arbeiter():
         while not halt.is_set():
             try:
-                fall, lauf = warteschlange.get_nowait()
+                fall, lauf, erste = warteschlange.get_nowait()
             except queue.Empty:
                 return
             try:
-                fertig.put((fall, lauf, frage_fall(endpunkt, fall), None))
+                fertig_.put((fall, lauf, frage_fall(endpunkt, fall, erste), None))
             except Exception as e:  # handed to the main thread, which stops the run
-                fertig.put((fall, lauf, None, e))
+                fertig_.put((fall, lauf, None, e))
 
     # daemon threads: Ctrl-C or a fault ends the run without waiting for requests in flight
     for _ in range(min(parallel, len(auftraege))):
         threading.Thread(target=arbeiter, daemon=True).start()
-    for _ in auftraege:
-        fall, lauf, antwort, e = fertig.get()
-        if e is None:
-            yield fall, lauf, antwort
-            continue
-        halt.set()
-        while True:  # keep what already arrived, then stop
-            try:
-                fall, lauf, antwort, anderer = fertig.get_nowait()
-            except queue.Empty:
-                raise e
-            if anderer is None:
+    try:
+        for _ in auftraege:
+            fall, lauf, antwort, e = fertig_.get()
+            if e is None:
                 yield fall, lauf, antwort
+                continue
+            halt.set()
+            while True:  # keep what already arrived, then stop
+                try:
+                    fall, lauf, antwort, anderer = fertig_.get_nowait()
+                except queue.Empty:
+                    raise e
+                if anderer is None:
+                    yield fall, lauf, antwort
+    finally:
+        halt.set()  # the caller stopped (a second turn failed): no worker takes another case
 
 
 def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     """Ask for the outputs still missing; return all outputs, graded."""
-    erledigt = {(a["id"], a["lauf"]) for a in ausgaben}
-    auftraege = [(f, k) for f in faelle for k in range(lauf.n) if (f["id"], k) not in erledigt]
+    da = {(a["id"], a["lauf"]): a for a in ausgaben}
+    auftraege = [(f, k, gespeicherte_antwort(da.get((f["id"], k)))) for f in faelle for k in range(lauf.n)
+                 if (f["id"], k) not in da or zweite_fehlt(da[(f["id"], k)])]
     sitzung = max((a["sitzung"] for a in ausgaben), default=-1) + 1
-    gesamt = len(faelle) * lauf.n
+    gesamt, ersetzt = len(faelle) * lauf.n, sum(map(zweite_fehlt, ausgaben))  # ersetzt: lines a later one replaces
     with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
             roh.truncate(start)  # drops a half-written last line
             roh.seek(start)
             if start == 0:
                 schreibe(roh, als_zeile({"einstellungen": einstellungen}))
-            for fall, k, (antwort, zweite) in beantworte(Endpunkt(lauf), auftraege, lauf.parallel):
-                a = {"id": fall["id"], "stufe": fall["stufe"], "lauf": k, "sitzung": sitzung,
-                     "nachricht": antwort.nachricht, "usage": antwort.usage, "latenz_s": round(antwort.latenz, 4),
-                     "ende": round(time.time(), 4), "finish_reason": antwort.finish, "verworfen": antwort.weitere}
-                if lauf.nachfrage and "nachtrag" in fall:
-                    a["zweite"] = zweite and {"nachricht": zweite.nachricht, "usage": zweite.usage,
-                                              "latenz_s": round(zweite.latenz, 4), "finish_reason": zweite.finish}
-                a.update(bewerte_gespeichert(fall, a))
+            for fall, k, (antwort, zweite, fehler) in beantworte(Endpunkt(lauf), auftraege, lauf.parallel):
+                a = ausgabe_von(lauf, fall, k, sitzung, antwort, zweite, fehler)
                 schreibe(roh, als_zeile(speicherform(a)))  # answered is saved: an interrupted run loses nothing
-                ausgaben.append(a)
-                fortschritt(len(ausgaben), gesamt, fall["id"])
+                ausgaben[:] = [b for b in ausgaben if (b["id"], b["lauf"]) != (fall["id"], k)] + [a]
+                fortschritt(fertig(ausgaben), gesamt, fall["id"])
+                if fehler:
+                    raise fehler
         except (Abbruch, KeyboardInterrupt, OSError) as e:
             fortschritt_ende()
-            raise angehalten(e, pfad, len(ausgaben), gesamt) from None
+            raise angehalten(e, pfad, fertig(ausgaben), gesamt) from None
     fortschritt_ende()
-    return ordne(pfad, einstellungen, ausgaben, {f["id"]: i for i, f in enumerate(faelle)})
+    return ordne(pfad, einstellungen, ausgaben, {f["id"]: i for i, f in enumerate(faelle)}, ersetzt)
+
+
+def ausgabe_von(lauf, fall, k, sitzung, antwort, zweite, fehler):
+    """One output as it is saved and graded; a later line for the same output replaces an earlier one."""
+    a = {"id": fall["id"], "stufe": fall["stufe"], "lauf": k, "sitzung": sitzung,
+         "nachricht": antwort.nachricht, "usage": antwort.usage, "latenz_s": round(antwort.latenz, 4),
+         "ende": round(time.time(), 4), "finish_reason": antwort.finish, "verworfen": antwort.weitere}
+    if lauf.nachfrage and "nachtrag" in fall:
+        a["zweite"] = {"fehlt": str(fehler)} if fehler else zweite and {
+            "nachricht": zweite.nachricht, "usage": zweite.usage, "latenz_s": round(zweite.latenz, 4),
+            "finish_reason": zweite.finish}
+    a.update(bewerte_gespeichert(fall, a))
+    return a
+
+
+def gespeicherte_antwort(a):
+    """The saved first answer of an output whose second turn is missing, as an Antwort; else None."""
+    if a is None or not zweite_fehlt(a):
+        return None
+    return Antwort(a["nachricht"], a["usage"], a["latenz_s"], a["finish_reason"], a["verworfen"])
 
 
 def schreibe(roh, daten):
@@ -1862,6 +1978,8 @@ def pruefen(lauf, faelle):
         punkte.append(pruef_katalog(endpunkt, lauf, antworten))
         punkte.append(pruef_aufruf(endpunkt, lauf, faelle, antworten))
         punkte.append(pruef_felder(antworten))
+        if lauf.nachfrage:
+            punkte.append(pruef_nachfrage(endpunkt, lauf, faelle))
     for ok, text in punkte:
         print(f"  {'ok' if ok else '?' if ok is None else 'FAIL':<5} {text}")
     fehler = sum(ok is False for ok, _ in punkte)
@@ -1948,6 +2066,26 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=5):
                   f"tokens (the model answered without one: that is the model, not the server's setting){ersatz}")
 
 
+PRUEF_RUECKFRAGE = "Which one do you mean? Please give me the missing value."
+
+
+def pruef_nachfrage(endpunkt, lauf, faelle):
+    """--nachfrage: one two-turn request (the question, a question back, the user's reply) is accepted."""
+    was = "a second turn (--nachfrage) is accepted"
+    fall = next((f for f in faelle if "nachtrag" in f), None)
+    if fall is None:
+        return None, f"{was}: cannot tell, the case file has no case with a reply (nachtrag)"
+    body = nachfrage_anfrage(fall, dataclasses.replace(lauf, extra={"max_tokens": PRUEF_TOKENS, **lauf.extra}),
+                             {"content": PRUEF_RUECKFRAGE})
+    try:
+        antwort = endpunkt.frage({"id": f"{fall['id']}, second turn"}, body)
+    except Serverfehler as e:
+        return False, f"{was}: {e}"
+    aufrufe, _ = lies_aufrufe(antwort.nachricht)
+    kam = ", ".join(a["name"] or "?" for a in aufrufe) or "no call"
+    return True, f"{was} ({fall['id']}: {kam} after the reply)"
+
+
 def pruef_felder(antworten):
     was = "usage and finish_reason are present"
     if len(antworten) < 2:
@@ -2021,7 +2159,10 @@ def selbsttest(lauf, faelle, sha):
     try:
         with tempfile.TemporaryDirectory() as ordner:
             k = lauf_messen(dataclasses.replace(lauf, url=adresse, modell="selbsttest", tag="selbsttest",
-                                                ausgabe=Path(ordner), neu=False), faelle, sha)
+                                                ausgabe=Path(ordner), neu=False, ohne_proxy=True), faelle, sha)
+    except Serverfehler as e:  # its folder is gone: no word of resuming it
+        raise Abbruch(f"the self-test's loopback endpoint failed: {str(e).splitlines()[0]}; "
+                      f"{selbsttest_schuld(lauf.faelle, faelle)}") from None
     finally:
         server.shutdown()
         server.server_close()
@@ -2069,6 +2210,10 @@ def url_arg(text):
     teile = urlsplit(text)
     if teile.scheme not in ("http", "https") or not teile.hostname:
         raise argparse.ArgumentTypeError(f"not an http(s) URL: {ohne_geheimnis(text)!r}")
+    try:
+        teile.port
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{ohne_geheimnis(text)!r}: the port is not a number from 0 to 65535")
     pfad = teile.path.rstrip("/")
     if pfad.endswith("/v1"):
         pfad += "/chat/completions"
@@ -2112,11 +2257,14 @@ def bild_arg(text):
     return pfad
 
 
+GEHEIM_NAME = re.compile(r"key|token|secret|sig|pass", re.I)  # query keys whose values are never printed
+
+
 def ohne_geheimnis(adresse):
     """The URL without user:password, and with key- or token-like query values hidden."""
     teile = urlsplit(adresse)
     netz = teile.netloc.rsplit("@", 1)[-1]
-    abfrage = urlencode([(k, "***" if re.search(r"key|token|secret|sig|pass", k, re.I) else v)
+    abfrage = urlencode([(k, "***" if GEHEIM_NAME.search(k) else v)
                          for k, v in parse_qsl(teile.query, keep_blank_values=True)])
     return urlunsplit(teile._replace(netloc=netz, query=abfrage))
 
@@ -2187,7 +2335,7 @@ def lauf_messen(lauf, faelle, sha):
     pfad = lauf.ausgabe / f"{lauf.tag}.jsonl"
     with dateifehler_vorab(pfad), allein(pfad):  # messe turns its own file errors into exit 1
         einstellungen, ausgaben, start = vorgefunden(lauf, faelle, pfad, einstellungen_fuer(lauf, sha))
-        gezeigt = len(ausgaben) == len(faelle) * lauf.n
+        gezeigt = fertig(ausgaben) == len(faelle) * lauf.n
         ausgaben = messe(lauf, faelle, pfad, einstellungen, ausgaben, start)
     return zeige(lauf.form, einstellungen, faelle, ausgaben, gezeigt)
 
@@ -2212,7 +2360,7 @@ def vorgefunden(lauf, faelle, pfad, einstellungen):
         if ausgaben:  # subtle: with nothing saved yet, corrected settings start the run afresh
             pruefe_einstellungen(pfad, alt, einstellungen)
             zustand = "a complete run, shown as saved (--neu measures anew)" \
-                if len(ausgaben) == len(faelle) * lauf.n else f"{len(ausgaben)} outputs; asking for the rest"
+                if fertig(ausgaben) == len(faelle) * lauf.n else f"{fertig(ausgaben)} outputs; asking for the rest"
             print(f"messen: {pfad} holds {zustand}", file=sys.stderr)
             return alt, ausgaben, start
     return einstellungen, [], 0
@@ -2233,8 +2381,8 @@ def pruefe_gespeichert(lauf, faelle, sha, pfad, e, ausgaben):
         raise Eingabefehler(f"{pfad} was measured on another case file than {lauf.faelle}")
     if e.get("katalog_sha256") != katalog_hash():
         raise Eingabefehler(f"{pfad} was measured with another catalogue or opening than this messen.py")
-    if len(ausgaben) < len(faelle) * e["n"]:
-        print(f"messen: {pfad} is incomplete ({len(ausgaben)} of {len(faelle) * e['n']} outputs); "
+    if fertig(ausgaben) < len(faelle) * e["n"]:
+        print(f"messen: {pfad} is incomplete ({fertig(ausgaben)} of {len(faelle) * e['n']} outputs); "
               "the command that measured it, run again, asks for the rest", file=sys.stderr)
     return dict(e, tag=pfad.name.removesuffix(".jsonl")), ausgaben  # labelled by the tag given
 
@@ -2329,6 +2477,8 @@ def main(argv=None):
         args = parser().parse_args(argv)
         lauf = lauf_aus(args)
         geheim = [g for g in (lauf.key, lauf.url and urlsplit(lauf.url).password) if g]
+        geheim += [v for k, v in parse_qsl(urlsplit(lauf.url or "").query) if GEHEIM_NAME.search(k) and v]
+        geheim += [quote(g) for g in geheim]  # as it stands in a URL a message quotes
         return ausfuehren(args, lauf)
     except Abbruch as e:
         text = str(e)

@@ -154,7 +154,8 @@ def test_mit_n_2_hat_jede_ausgabe_ihren_zweiten_zug(cli, endpunkt):
 
 
 def test_fortsetzen_zwischen_den_zuegen(cli, endpunkt, tmp_path):
-    """The second turn of S5-3 fails: the run stops, S5-3 is not saved; resuming asks it again, both turns."""
+    """The second turn of S5-3 fails: the message names it, the first answer is saved, and resuming
+    asks only that second turn, then the rest."""
     def kaputt(fall, body, nummer):
         if zweiter_zug(body) and fall["id"] == "S5-3":
             return 400, {"error": {"message": "bad request"}}, {}
@@ -163,12 +164,33 @@ def test_fortsetzen_zwischen_den_zuegen(cli, endpunkt, tmp_path):
     rc, _, err = cli(*messung(server.url, "--nachfrage", "--tag", "t"))
     pfad = tmp_path / "ergebnisse" / "t.jsonl"
     ids = [f["id"] for f in FAELLE]
-    assert rc == 1 and [a["id"] for a in zeilen(pfad)[1:]] == ids[:ids.index("S5-3")]
+    assert rc == 1
+    assert meldungen(err) == ["messen: S5-3, second turn: the server answered 400: bad request",
+                              f"messen: {ids.index('S5-3')} of 42 outputs are saved in {pfad}; fix what the server "
+                              "objects to, then run again"]
+    gespeichert = zeilen(pfad)[1:]
+    assert [a["id"] for a in gespeichert] == ids[:ids.index("S5-3") + 1]
+    assert gespeichert[-1]["zweite"] == {"fehlt": "S5-3, second turn: the server answered 400: bad request"}
+    status, out, err = cli("--bewerten", "t")
+    assert f"is incomplete ({ids.index('S5-3')} of 42 outputs)" in err
     gut = endpunkt(fragt_nach())
     k = json_lauf(cli, *messung(gut.url, "--nachfrage", "--tag", "t"))
-    assert (gut.zahl("S5-3"), gut.zahl()) == (2, 2 * 6 + 0)  # S5-3 to S5-8, each with its second turn
-    assert [a["id"] for a in zeilen(pfad)[1:]] == ids
-    assert k["nachfrage"] == 8 / 8
+    assert (gut.zahl("S5-3"), gut.zahl()) == (1, 1 + 2 * 5)  # S5-3's second turn alone, then S5-4 to S5-8
+    assert zweiter_zug(gut.anfragen[0][1])
+    assert [a["id"] for a in zeilen(pfad)[1:]] == ids  # put in case order, each once
+    assert k["nachfrage"] == 8 / 8 and k["ausgaben"] == 42
+
+
+def test_ein_server_der_den_zweiten_zug_immer_ablehnt(cli, endpunkt, tmp_path):
+    """Each run saves what it got and names the second turn; --parallel stops its workers."""
+    server = endpunkt(lambda fall, body, nummer: (400, {"error": {"message": "no assistant messages"}}, {})
+                      if zweiter_zug(body) else fragt_nach()(fall, body, nummer))
+    rc, _, err = cli(*messung(server.url, "--nachfrage", "--tag", "t", "--parallel", "3"))
+    assert rc == 1 and "second turn: the server answered 400: no assistant messages" in meldungen(err)[0]
+    rc, _, err = cli(*messung(server.url, "--nachfrage", "--tag", "t"))
+    assert meldungen(err)[0].endswith("t.jsonl holds 34 outputs; asking for the rest")
+    assert rc == 1 and meldungen(err)[1].endswith(", second turn: the server answered 400: no assistant messages")
+    assert not [a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:] if a["stufe"] != "S5" and a.get("zweite")]
 
 
 def test_fortsetzen_nach_kill_9_zwischen_den_zuegen(endpunkt, tmp_path):
@@ -213,3 +235,31 @@ def test_vergleich_und_markdown_zeigen_nachfrage(cli, endpunkt):
     status, out, _ = cli("--bewerten", "a", "--markdown")
     assert "| nachfrage | 87.5 % |" in out.splitlines()
     assert [z for z in meldungen(err) if re.match("messen: ", z)] == []
+
+
+def test_pruefen_mit_nachfrage_schickt_einen_zweiten_zug(cli, endpunkt):
+    def antwort(fall, body, nummer):
+        if fall is None:
+            return completion({"role": "assistant", "content": "OK"}, "length")
+        return fragt_nach()(fall, body, nummer)
+    server = endpunkt(antwort)
+    status, out, err = cli("--pruefen", "--nachfrage", *messung(server.url))
+    assert (status, err) == (0, "")
+    assert out.splitlines()[-2] == "  ok    a second turn (--nachfrage) is accepted (S5-1: " + \
+        ", ".join(c["name"] for c in BY_ID["S5-1"]["danach"]) + " after the reply)"
+    zweite = server.anfragen[-1][1]
+    assert [m["role"] for m in zweite["messages"]] == ["system", "user", "assistant", "user"]
+    assert zweite["messages"][3]["content"] == BY_ID["S5-1"]["nachtrag"]
+
+
+def test_pruefen_mit_nachfrage_die_abgelehnt_wird(cli, endpunkt):
+    def antwort(fall, body, nummer):
+        if zweiter_zug(body):
+            return 400, {"error": {"message": "Conversation roles must alternate"}}, {}
+        return completion({"role": "assistant", "content": "OK"}, "length") if fall is None \
+            else fragt_nach()(fall, body, nummer)
+    server = endpunkt(antwort)
+    status, out, err = cli("--pruefen", "--nachfrage", *messung(server.url))
+    assert status == 1
+    assert ("  FAIL  a second turn (--nachfrage) is accepted: S5-1, second turn: the server answered 400: "
+            "Conversation roles must alternate") in out.splitlines()

@@ -1,0 +1,194 @@
+"""Never stuck, never wrong about the network: long waits, proxies, TLS, SOCKS, ports, secrets in
+the URL and kept-alive connections a server closes, each over real loopback HTTP."""
+
+import email.utils
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from conftest import ROOT, completion, meldungen, messung, openai_nachricht, richtig, zeilen
+
+TOT = "http://127.0.0.1:9"  # the discard port: nothing listens there
+
+
+def bittet_zu_warten(wert, ab=3):
+    """A 429 with Retry-After from the ab-th case on, until the test flips `gesund`."""
+    zustand = {"gesund": False}
+
+    def antwort(fall, body, nummer):
+        if not zustand["gesund"] and fall["id"] not in [f"S1-{i}" for i in range(1, ab)]:
+            return 429, {"error": {"message": "Rate limit reached"}}, {"Retry-After": wert}
+        return richtig(fall, body, nummer)
+    return antwort, zustand
+
+
+@pytest.mark.parametrize("wert, worte", [
+    ("86400", "24 h"),
+    (email.utils.formatdate(4102444800, usegmt=True), "days"),  # 2100-01-01
+])
+def test_eine_lange_wartezeit_haelt_den_lauf_an(cli, endpunkt, tmp_path, wert, worte):
+    antwort, zustand = bittet_zu_warten(wert)
+    server = endpunkt(antwort)
+    start = time.monotonic()
+    status, out, err = cli(*messung(server.url, "--tag", "t"))
+    assert time.monotonic() - start < 5
+    assert status == 1
+    erste = meldungen(err)[0]
+    assert erste.startswith("messen: S1-3: the server answered 429: Rate limit reached; the server asks to wait ")
+    assert erste.endswith(", longer than 60 s, so the run stops here")
+    assert worte in erste
+    assert meldungen(err)[1] == (f"messen: 2 of 42 outputs are saved in {tmp_path / 'ergebnisse' / 't.jsonl'}; "
+                                 "the same command again asks for the 40 missing")
+    assert server.zahl() == 3  # no retry of a request the server wants a day's rest from
+    zustand["gesund"] = True
+    status, out, err = cli(*messung(server.url, "--tag", "t"))
+    assert status == 0, err
+    assert server.zahl() == 3 + 40 and len(zeilen(tmp_path / "ergebnisse" / "t.jsonl")) == 43
+
+
+def test_eine_kurze_wartezeit_wird_gesagt_und_gewartet(cli, endpunkt):
+    def antwort(fall, body, nummer):
+        if fall["id"] == "S2-1" and nummer == 1:
+            return 503, {"error": {"message": "busy"}}, {"Retry-After": "1"}
+        return richtig(fall, body, nummer)
+    server = endpunkt(antwort)
+    start = time.monotonic()
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert time.monotonic() - start >= 1
+    assert meldungen(err) == ["messen: S2-1: the server answered 503 and asks to wait 1 s; waiting"]
+
+
+def test_ein_unlesbarer_retry_after_wird_nicht_zum_absturz(cli, endpunkt):
+    def antwort(fall, body, nummer):
+        if fall["id"] == "S2-1" and nummer == 1:
+            return 429, {"error": {"message": "slow down"}}, {"Retry-After": "soon"}
+        return richtig(fall, body, nummer)
+    server = endpunkt(antwort)
+    status, out, err = cli(*messung(server.url))
+    assert (status, meldungen(err)) == (0, [])
+    assert server.zahl("S2-1") == 2
+
+
+# ---------------------------------------------------------------------------
+# Proxies: the self-test never uses one; a real run says when one was used
+# ---------------------------------------------------------------------------
+
+PROXY_VARIABLEN = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy",
+                   "NO_PROXY", "no_proxy")
+
+
+def ohne_proxy_env():
+    return {k: v for k, v in os.environ.items() if k not in PROXY_VARIABLEN}
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY"])
+def test_der_selbsttest_geht_an_jedem_proxy_vorbei(variable, tmp_path):
+    r = subprocess.run([sys.executable, str(ROOT / "messen.py"), "--selbsttest"], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=60, env={**ohne_proxy_env(), variable: TOT})
+    assert (r.returncode, r.stderr.splitlines()[-1]) == (0, "messen: 42/42 outputs")
+    assert "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %." in r.stdout.splitlines()
+
+
+def test_ein_toter_proxy_wird_genannt(cli, endpunkt, monkeypatch):
+    for k in PROXY_VARIABLEN:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", TOT)
+    server = endpunkt()
+    status, out, err = cli(*messung(server.url, "--versuche", "1"))
+    assert status == 1
+    assert meldungen(err)[0].startswith("messen: S1-1: no answer from the server after 1 attempt: ")
+    assert meldungen(err)[0].endswith(f" (through the proxy {TOT} from the environment; to bypass it, set "
+                                      "NO_PROXY=127.0.0.1)")
+    assert server.zahl() == 0
+
+
+def test_socks_ohne_sein_extra(cli, endpunkt, monkeypatch):
+    pytest.importorskip("requests")
+    try:
+        import socks  # noqa: F401
+        pytest.fail("PySocks is installed here; this test needs requests without SOCKS support")
+    except ImportError:
+        pass
+    for k in PROXY_VARIABLEN:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:9")
+    status, out, err = cli(*messung(endpunkt().url))
+    assert (status, meldungen(err)[0]) == (1, "messen: S1-1: a SOCKS proxy is set for 127.0.0.1, but requests lacks "
+                                              "SOCKS support: pip install 'requests[socks]' (or set NO_PROXY to bypass "
+                                              "the proxy)")
+
+
+def test_tls_die_nicht_gelingt_wird_nicht_wiederholt(cli, endpunkt):
+    server = endpunkt()  # plain HTTP: a TLS handshake with it fails as one with an untrusted certificate does
+    start = time.monotonic()
+    status, out, err = cli(*messung(server.url.replace("http://", "https://")))
+    assert time.monotonic() - start < 3  # not retried with backoff
+    assert status == 1
+    assert meldungen(err)[0].startswith("messen: S1-1: the TLS connection to the server failed (")
+    assert meldungen(err)[0].endswith("); for a self-signed certificate, set REQUESTS_CA_BUNDLE to the file of the "
+                                      "CA that signed it")
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999/v1?api_key=GEHEIM", "http://127.0.0.1:80 80/v1?key=GEHEIM"])
+def test_ein_ungueltiger_port_und_kein_schluessel_im_text(cli, url):
+    status, out, err = cli("--url", url, "--modell", "m")
+    assert status == 2 and out == ""
+    assert err.startswith("messen: argument --url: ") and err.endswith(": the port is not a number from 0 to 65535\n")
+    assert "GEHEIM" not in err
+
+
+def test_ein_schluessel_in_der_adresse_steht_in_keiner_meldung(cli):
+    status, out, err = cli("--url", "http://a..b/v1?api_key=GEHEIM", "--modell", "m", "--versuche", "1")
+    assert status == 1 and len(err.splitlines()) == 2
+    assert err.startswith("messen: S1-1: the request cannot be sent (")
+    assert "GEHEIM" not in err
+
+
+# ---------------------------------------------------------------------------
+# A server that closes a kept-alive connection as the next request goes out
+# ---------------------------------------------------------------------------
+
+class SchliesstLeerlauf(BaseHTTPRequestHandler):
+    """HTTP/1.1 keep-alive that answers the first request of each connection and drops the next."""
+    protocol_version = "HTTP/1.1"
+    zahl = 0
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).zahl += 1
+        if getattr(self, "schon", False):
+            self.close_connection = True  # closed without a word, as an idle timeout does
+            return
+        self.schon = True
+        daten = json.dumps(completion(openai_nachricht([]), usage={"prompt_tokens": 300 + len(json.dumps(
+            body.get("tools", []))) // 4, "completion_tokens": 5})).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(daten)))
+        self.end_headers()
+        self.wfile.write(daten)
+
+    def log_message(self, *_):
+        pass
+
+
+def test_eine_geschlossene_verbindung_kostet_keinen_versuch(cli):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SchliesstLeerlauf)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/v1/chat/completions"
+        status, out, err = cli(*messung(url, "--versuche", "1", "--json"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert status == 0, err
+    assert json.loads(out)["ausgaben"] == 42
+    assert SchliesstLeerlauf.zahl == 42 + 41  # each later request found its connection closed once
