@@ -52,12 +52,14 @@ import json
 import math
 import os
 import queue
+import random
 import re
 import statistics
 import signal
 import sys
 import threading
 import time
+import unicodedata
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -217,10 +219,11 @@ FAELLE_DATEI = "faelle.jsonl"
 
 def faelle_standard():
     """The case file beside messen.py, or the one `pip install` put under <prefix>/share/messen:
-    the module lies in <prefix>/lib/pythonX.Y/site-packages (Windows: <prefix>/Lib/site-packages)."""
+    the module lies in <prefix>/lib/pythonX.Y/site-packages (Windows: <prefix>/Lib/site-packages),
+    or, with `pip install --target DIR`, in DIR itself."""
     hier = Path(__file__).resolve()
     orte = [hier.with_name(FAELLE_DATEI)] + [hier.parents[k] / "share" / "messen" / FAELLE_DATEI
-                                             for k in (3, 2) if len(hier.parents) > k]
+                                             for k in (3, 2, 0) if len(hier.parents) > k]
     return next((o for o in orte if o.is_file()), orte[0])
 
 
@@ -751,6 +754,8 @@ def kappe(wert, grenze=TIEFE):
                     behaelter[k] = ZU_TIEF
                 else:
                     stapel.append((behaelter[k], tiefe + 1))
+            elif type(behaelter[k]) is float and not math.isfinite(behaelter[k]):
+                behaelter[k] = str(behaelter[k])  # NaN and Infinity, which strict JSON has no word for
     return wert
 
 
@@ -1236,6 +1241,31 @@ def permutationstest(differenzen):
     return min(1.0, sum(z for summe, z in verteilung.items() if abs(summe) >= t) / 2 ** len(ganz))
 
 
+GENAU_HOECHSTENS = 5_000_000  # sums times cases the exact count may walk; beyond it, a seeded Monte Carlo
+MONTE_CARLO = 20_000  # sign patterns drawn
+
+
+def genau_machbar(differenzen):
+    """Can the exact permutation test count every sum in time (hand-merged runs with many
+    different per-case counts make the common grid fine and the sums many)?"""
+    d = [x for x in differenzen if x]
+    if not d:
+        return True
+    skala = math.lcm(*(x.denominator for x in d))
+    summen = min(2 ** len(d), 2 * sum(abs(int(x * skala)) for x in d) + 1)
+    return summen * len(d) <= GENAU_HOECHSTENS
+
+
+def permutationstest_mc(differenzen, runden=MONTE_CARLO):
+    """The permutation test by drawing sign patterns (random.Random(0)):
+    p = (1 + #{draws: |sum e_i |d_i|| >= |sum d_i|}) / (1 + runden), never 0."""
+    d = [abs(float(x)) for x in differenzen if x]
+    t = abs(float(sum(differenzen))) - 1e-9  # subtle: float sums of equal patterns may differ in the last bit
+    zufall = random.Random(0)
+    extrem = sum(abs(sum(x if zufall.random() < 0.5 else -x for x in d)) >= t for _ in range(runden))
+    return (1 + extrem) / (1 + runden)
+
+
 def aufloesung(faelle_verglichen, stufe=0.05):
     """The fewest cases flipping one way, none back, that the test calls beyond chance; None if none can.
 
@@ -1291,23 +1321,79 @@ def lies_lauf(pfad, faelle):
         return None, [], 0
     if not isinstance(werte[0][1], dict) or not isinstance(werte[0][1].get("einstellungen"), dict):
         raise Eingabefehler(f"{pfad}:1: not a results file of messen.py (no settings line)")
+    e = werte[0][1]["einstellungen"]
+    beschaedigt(pfad, werte[0][0], next((f"{feld} {was}" for feld, (pruefe, was) in EINSTELLUNGEN.items()
+                                         if feld in e or feld not in VORGABEN if not pruefe(e.get(feld))), None))
     faelle_by_id = {f["id"]: f for f in faelle}
     ausgaben = {}  # (id, lauf) -> output; a later line (a second turn asked again) replaces an earlier one
     for nr, a in werte[1:]:
-        a = gelesene_ausgabe(pfad, nr, a, faelle_by_id)
+        a = gelesene_ausgabe(pfad, nr, a, faelle_by_id, e["n"])
         ausgaben[(a["id"], a["lauf"])] = a
-    return werte[0][1]["einstellungen"], list(ausgaben.values()), gueltig
+    return e, list(ausgaben.values()), gueltig
 
 
-def gelesene_ausgabe(pfad, nr, a, faelle_by_id):
-    """One saved output, graded again: the current grader decides."""
-    fall = faelle_by_id.get(a.get("id")) if isinstance(a, dict) else None
-    if fall is None or not all(f in a for f in SPEICHERFELDER if f not in NEUERE_FELDER) \
-            or not isinstance(a["nachricht"], dict):
-        raise Eingabefehler(f"{pfad}:{nr}: not an output of a known case; the results file is damaged")
+def gelesene_ausgabe(pfad, nr, a, faelle_by_id, n):
+    """One saved output, checked and graded again: the current grader decides."""
+    fall = faelle_by_id.get(a.get("id")) if isinstance(a, dict) and isinstance(a.get("id"), str) else None
+    if fall is None:
+        beschaedigt(pfad, nr, "not an output of a known case")
     a = {**NEUERE_FELDER, **a}
+    beschaedigt(pfad, nr, next((f"{feld} {was}" for feld, (pruefe, was) in AUSGABE.items()
+                                if not pruefe(a.get(feld))), None))
+    if a["stufe"] != fall["stufe"]:
+        beschaedigt(pfad, nr, f"stufe {a['stufe']} for {fall['id']}, a case of {fall['stufe']}")
+    if a["lauf"] >= n:
+        beschaedigt(pfad, nr, f"lauf {a['lauf']} in a run of n {n}")
+    if a.get("zweite") and "danach" not in fall:
+        beschaedigt(pfad, nr, f"a second turn in {fall['id']}, which has none")
     a.update(bewerte_gespeichert(fall, a))
     return a
+
+
+def beschaedigt(pfad, nr, warum):
+    if warum:
+        raise Eingabefehler(f"{pfad}:{nr}: the results file is damaged ({warum})")
+
+
+def zahl_ist(x, ganz=False, bis=math.inf):
+    """A number from 0 to `bis` (a whole one if ganz), as a results file holds it; never a bool."""
+    if isinstance(x, bool) or not isinstance(x, int if ganz else (int, float)):
+        return False
+    return 0 <= x <= bis if isinstance(x, int) else math.isfinite(x) and 0 <= x <= bis
+
+
+def ist_zweite(z):
+    """None (no second turn), a second answer, or a failed second turn still to ask."""
+    if z is None or isinstance(z, dict) and set(z) == {"fehlt"} and isinstance(z["fehlt"], str):
+        return True
+    return isinstance(z, dict) and isinstance(z.get("nachricht"), dict) and \
+        isinstance(z.get("usage", {}), dict) and zahl_ist(z.get("latenz_s", 0), bis=1e7) and \
+        isinstance(z.get("finish_reason"), (str, type(None)))
+
+
+EINSTELLUNGEN = {  # field -> (check, what is wrong when it fails)
+    "modell": (lambda x: isinstance(x, str), "is not a string"),
+    "temp": (zahl_ist, "is not a number of at least 0"),
+    "n": (lambda x: zahl_ist(x, True) and x >= 1, "is not a whole number of at least 1"),
+    "extra": (lambda x: isinstance(x, dict), "is not an object"),
+    "nachfrage": (lambda x: isinstance(x, bool), "is not true or false"),
+    "tag": (lambda x: isinstance(x, str), "is not a string"),
+    "datum": (lambda x: isinstance(x, str), "is not a string"),
+    "faelle_sha256": (lambda x: isinstance(x, str), "is not a string"),
+    "katalog_sha256": (lambda x: isinstance(x, str), "is not a string"),
+}
+AUSGABE = {
+    "stufe": (lambda x: x in STUFEN, "is not a stage"),
+    "lauf": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
+    "sitzung": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
+    "nachricht": (lambda x: isinstance(x, dict), "is not an object"),
+    "usage": (lambda x: isinstance(x, dict), "is not an object"),
+    "latenz_s": (lambda x: zahl_ist(x, bis=1e7), "is not a number of seconds"),
+    "ende": (lambda x: zahl_ist(x, bis=1e11), "is not a time"),  # 1e11 s: the year 5138
+    "finish_reason": (lambda x: isinstance(x, (str, type(None))), "is not a string or null"),
+    "verworfen": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
+    "zweite": (ist_zweite, "is not a second turn"),
+}
 
 
 def pruefe_einstellungen(pfad, alt, neu):
@@ -1315,7 +1401,8 @@ def pruefe_einstellungen(pfad, alt, neu):
         wert = alt.get(feld, VORGABEN.get(feld))
         if wert != neu[feld]:
             was = {"faelle_sha256": "another case file", "katalog_sha256": "another catalogue or opening"}
-            anders = was.get(feld, f"{feld} {json.dumps(wert)}, not {json.dumps(neu[feld])}")
+            anders = was.get(feld, f"{feld} {json.dumps(wert, ensure_ascii=False)}, not "
+                                   f"{json.dumps(neu[feld], ensure_ascii=False)}")
             raise Eingabefehler(f"{pfad} was measured with {anders}; use another --tag, "
                                 f"or --neu to measure anew (the old file is kept)")
 
@@ -1358,7 +1445,13 @@ def allein(pfad):
 
     The lock is a file of its own beside the results, since those are renamed and replaced."""
     sperre = pfad.with_name(f".{pfad.name}.lock")
-    f = open(sperre, "a+b")
+    try:
+        f = open(sperre, "a+b")
+    except OSError:
+        if not pfad.is_file():
+            raise
+        yield False  # a folder we cannot write to: a complete run there can still be shown
+        return
     try:
         try:
             if fcntl:
@@ -1368,7 +1461,7 @@ def allein(pfad):
         except OSError:
             raise Eingabefehler(f"another run is measuring tag '{pfad.stem}' now ({pfad}); "
                                 "wait for it to end, or use another --tag") from None
-        yield
+        yield True
     finally:
         f.close()
 
@@ -1766,23 +1859,34 @@ def vergleiche(a, b):
     besser = [i for i in gemeinsam if differenzen[i] > 0]  # ids better in B, worse in B
     schlechter = [i for i in gemeinsam if differenzen[i] < 0]
     einzeln = all(ja[i][1] == jb[i][1] == 1 for i in gemeinsam)
-    p = vorzeichentest(len(besser), len(schlechter)) if einzeln else permutationstest(differenzen.values())
+    test = "sign" if einzeln else "permutation" if genau_machbar(differenzen.values()) else "monte-carlo"
+    p = {"sign": lambda: vorzeichentest(len(besser), len(schlechter)),
+         "permutation": lambda: permutationstest(differenzen.values()),
+         "monte-carlo": lambda: permutationstest_mc(list(differenzen.values()))}[test]()
     da, db = ka["diagnose"], kb["diagnose"]
     anders = {n: [da[n], db[n]] for n in da if da[n] != db[n]}
     # the direction is the test's statistic, the summed per-case differences, never a count of cases
     aenderung = float(sum(differenzen.values()) / len(gemeinsam)) if gemeinsam else 0.0
     return {"a": ea["tag"], "b": eb["tag"], "besser": besser, "schlechter": schlechter, "p": p,
-            "test": "sign" if einzeln else "permutation", "diagnose_anders": anders,
+            "test": test, "diagnose_anders": anders,
             "aufloesung": aufloesung(len(gemeinsam)), "faelle_verglichen": len(gemeinsam),
             "aenderung": aenderung, "jenseits_zufall": p < 0.05,
             "richtung": "besser" if aenderung > 0 else "schlechter" if aenderung < 0 else "gleich",
             "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
 
 
+TESTS = {  # name -> (in the resolution sentence, in the verdict)
+    "sign": ("sign test", "exact sign test"),
+    "permutation": ("permutation test", "exact permutation test of the per-case differences"),
+    "monte-carlo": ("permutation test", f"permutation test of the per-case differences, over {MONTE_CARLO:,} "
+                                        "sign patterns drawn with seed 0 (too many sums to count exactly)"),
+}
+
+
 def urteil(v):
     """The verdict in one sentence: what flipped, which way the cases compared moved, and the test."""
     b, s = len(v["besser"]), len(v["schlechter"])
-    test = "exact sign test" if v["test"] == "sign" else "exact permutation test of the per-case differences"
+    test = TESTS[v["test"]][1]
     satz = (f"{b} case{'s' * (b != 1)} better and {s} worse in {v['b']} than in {v['a']} "
             f"(auftraege_gelungen over the {mal(v['faelle_verglichen'], 'case')} compared: "
             f"{differenz('auftraege_gelungen', v['aenderung'])}); {test} p = {v['p']:.3g}: ")
@@ -1797,7 +1901,7 @@ def aufloesung_satz(v):
         return f"With {mal(v['faelle_verglichen'], 'case')} compared, no difference can be called beyond chance at 5 %."
     k, p = v["aufloesung"]
     ganz = "cases" if v["test"] == "sign" else "cases whose every output flips"
-    return (f"Resolution: with {mal(v['faelle_verglichen'], 'case')} compared, the least the {v['test']} test calls beyond "
+    return (f"Resolution: with {mal(v['faelle_verglichen'], 'case')} compared, the least the {TESTS[v['test']][0]} calls beyond "
             f"chance at 5 % is {k} {ganz} one way and none back (p = {p:.3g}), "
             f"{differenz('auftraege_gelungen', k / v['faelle_verglichen']).lstrip('+')} of auftraege_gelungen; a "
             "smaller difference is a question for more repeats (--n), not a verdict.")
@@ -2301,9 +2405,19 @@ def parser():
     return p
 
 
+def tag_von(modell):
+    """A tag from a model name: its letters without accents, or for a name of other scripts a short
+    hash, so that two such names never share a tag."""
+    ohne_akzente = "".join(c for c in unicodedata.normalize("NFKD", modell) if not unicodedata.combining(c))
+    tag = re.sub(r"[^A-Za-z0-9._-]+", "-", ohne_akzente.encode("ascii", "ignore").decode()).strip("-.")
+    if tag and ohne_akzente.isascii():
+        return tag
+    return "-".join(filter(None, [tag, hashlib.sha256(modell.encode()).hexdigest()[:8]]))
+
+
 def lauf_aus(args):
     """The settings of this invocation, read once."""
-    tag = args.tag or (re.sub(r"[^A-Za-z0-9._-]+", "-", args.modell).strip("-.") or "lauf" if args.modell else None)
+    tag = args.tag or (tag_von(args.modell) if args.modell else None)
     return Lauf(url=args.url, modell=args.modell, temp=args.temp, n=args.n, tag=tag, extra=args.extra,
                 ausgabe=args.ausgabe, faelle=args.faelle or faelle_standard(), parallel=args.parallel,
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
@@ -2333,10 +2447,14 @@ def zeige(form, e, faelle, ausgaben, gezeigt=False):
 def lauf_messen(lauf, faelle, sha):
     """Measure (or resume) the run lauf.tag, print its summary, return its figures."""
     pfad = lauf.ausgabe / f"{lauf.tag}.jsonl"
-    with dateifehler_vorab(pfad), allein(pfad):  # messe turns its own file errors into exit 1
+    with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
         einstellungen, ausgaben, start = vorgefunden(lauf, faelle, pfad, einstellungen_fuer(lauf, sha))
         gezeigt = fertig(ausgaben) == len(faelle) * lauf.n
-        ausgaben = messe(lauf, faelle, pfad, einstellungen, ausgaben, start)
+        if not gezeigt and not gesperrt:
+            raise Eingabefehler(f"{pfad.parent}: cannot write there, so the run cannot go on (its lock file "
+                                f".{pfad.name}.lock cannot be opened)")
+        if not gezeigt:
+            ausgaben = messe(lauf, faelle, pfad, einstellungen, ausgaben, start)
     return zeige(lauf.form, einstellungen, faelle, ausgaben, gezeigt)
 
 
@@ -2437,13 +2555,18 @@ def zeige_vergleich(form, laeufe, vs, faelle_by_id):
 
 
 def ausfuehren(args, lauf):
+    modi = [f"--{m}" for m in ("selbsttest", "pruefen", "bewerten", "vergleich") if getattr(args, m)]
+    if len(modi) > 1:
+        raise Eingabefehler(f"{' and '.join(modi)} are two modes of their own; give one of them")
+    if args.json and args.markdown:
+        raise Eingabefehler("--json and --markdown are two forms of one summary; give one of them")
+    if args.bild and not (args.vergleich or args.bewerten):
+        raise Eingabefehler("--bild goes with --bewerten TAG or --vergleich A B [C ...]")
     faelle, sha = lade_faelle(lauf.faelle)
     if args.selbsttest:
         return selbsttest(lauf, faelle, sha)
     if args.streng and not args.vergleich:
         raise Eingabefehler("--streng goes with --vergleich A B [C ...]")
-    if args.bild and not (args.vergleich or args.bewerten):
-        raise Eingabefehler("--bild goes with --bewerten TAG or --vergleich A B [C ...]")
     if args.bild:
         pyplot()  # before any work: a missing matplotlib is bad usage
     if args.vergleich and len(args.vergleich) < 2:

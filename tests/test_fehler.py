@@ -366,3 +366,15 @@ def test_bewerten_eines_laufs_ohne_ausgabe(cli, endpunkt, tmp_path):
     assert cli("--bewerten", "t") == (
         2, "", f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} holds no output yet; "
                "run the command that measures it\n")
+
+
+@pytest.mark.parametrize("argv, meldung", [
+    (["--pruefen", "--bewerten", "t"], "--pruefen and --bewerten are two modes of their own; give one of them"),
+    (["--pruefen", "--vergleich", "a", "b"], "--pruefen and --vergleich are two modes of their own; give one of them"),
+    (["--selbsttest", "--pruefen"], "--selbsttest and --pruefen are two modes of their own; give one of them"),
+    (["--selbsttest", "--bewerten", "t"], "--selbsttest and --bewerten are two modes of their own; give one of them"),
+    (["--selbsttest", "--bild", "x.svg"], "--bild goes with --bewerten TAG or --vergleich A B [C ...]"),
+    (["--bewerten", "t", "--json", "--markdown"], "--json and --markdown are two forms of one summary; give one of them"),
+])
+def test_schalter_die_sich_ausschliessen(cli, argv, meldung):
+    assert cli(*argv) == (2, "", f"messen: {meldung}\n")

@@ -10,6 +10,7 @@ import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -113,22 +114,35 @@ def starte(url, ordner, *extra):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def warte_bis(bedingung, frist=10):
+def warte_bis(bedingung, frist=10, was="the moment the test waits for"):
     ende = time.monotonic() + frist
     while not bedingung() and time.monotonic() < ende:
         time.sleep(0.02)
-    assert bedingung()
+    assert bedingung(), f"{was} did not come within {frist} s"
+
+
+def haelt_an(fall_id, frei):
+    """Answers right, but holds the request for fall_id until `frei` is set: a run certain to be mid-way."""
+    def antwort(fall, body, nummer):
+        if fall["id"] == fall_id:
+            assert frei.wait(30), "the test never released the held request"
+        return richtig(fall, body, nummer)
+    return antwort
 
 
 @pytest.mark.parametrize("parallel", ["1", "3"])
 def test_ein_zweiter_lauf_desselben_tags_wird_abgelehnt(endpunkt, tmp_path, parallel):
-    server = endpunkt(lambda fall, body, nummer: (time.sleep(0.02), richtig(fall, body, nummer))[1])
+    frei = threading.Event()
+    server = endpunkt(haelt_an("S1-3", frei))
     erster = starte(server.url, tmp_path, "--parallel", parallel)
-    warte_bis(lambda: server.zahl() >= 2)
-    start = time.monotonic()
-    zweiter = subprocess.run([*MESSEN, *messung(server.url, "--tag", "t"), "--ausgabe", str(tmp_path),
-                              "--parallel", parallel], capture_output=True, text=True, timeout=20)
-    assert time.monotonic() - start < 5  # refused at once, not after the first run
+    try:
+        warte_bis(lambda: server.zahl("S1-3") == 1, was="the first run's request for S1-3")
+        start = time.monotonic()
+        zweiter = subprocess.run([*MESSEN, *messung(server.url, "--tag", "t"), "--ausgabe", str(tmp_path),
+                                  "--parallel", parallel], capture_output=True, text=True, timeout=20)
+        assert time.monotonic() - start < 10  # refused at once, not after the first run
+    finally:
+        frei.set()
     assert (zweiter.returncode, zweiter.stdout, zweiter.stderr) == (
         2, "", f"messen: another run is measuring tag 't' now ({tmp_path / 't.jsonl'}); "
                "wait for it to end, or use another --tag\n")
@@ -140,14 +154,20 @@ def test_ein_zweiter_lauf_desselben_tags_wird_abgelehnt(endpunkt, tmp_path, para
 
 
 def test_nach_kill_9_geht_der_lauf_weiter(endpunkt, tmp_path):
-    server = endpunkt(lambda fall, body, nummer: (time.sleep(0.02), richtig(fall, body, nummer))[1])
+    frei = threading.Event()
+    server = endpunkt(haelt_an("S1-6", frei))
     erster = starte(server.url, tmp_path)
-    warte_bis(lambda: server.zahl() >= 5)
-    erster.kill()  # SIGKILL: no handler runs, and the OS drops its lock
-    erster.communicate(timeout=10)
+    try:
+        warte_bis(lambda: server.zahl("S1-6") == 1, was="the first run's request for S1-6")
+        erster.kill()  # SIGKILL: no handler runs, and the OS drops its lock
+        erster.communicate(timeout=10)
+    finally:
+        frei.set()
+    assert [a["id"] for a in zeilen(tmp_path / "t.jsonl")[1:]] == IDS[:5]  # the kill cut the run short
     zweiter = subprocess.run([*MESSEN, *messung(server.url, "--tag", "t"), "--ausgabe", str(tmp_path)],
                              capture_output=True, text=True, timeout=30)
     assert zweiter.returncode == 0, zweiter.stderr
+    assert server.zahl() == 6 + 37  # the second run asked only for the 37 missing
     ids = [a["id"] for a in zeilen(tmp_path / "t.jsonl")[1:]]
     assert ids == IDS  # nothing lost, nothing twice
 
@@ -437,17 +457,21 @@ def test_nach_einem_fehlschlag_ohne_ausgabe_gelten_neue_einstellungen(cli, endpu
 # 8. Installing: a `messen` command that finds its case file
 # ---------------------------------------------------------------------------
 
-def test_pip_install_gibt_einen_befehl_der_seine_faelle_findet(tmp_path):
+@pytest.mark.parametrize("art", ["--prefix", "--target"])
+def test_pip_install_gibt_einen_befehl_der_seine_faelle_findet(tmp_path, art):
     quelle = tmp_path / "quelle"
     quelle.mkdir()
     for name in ("messen.py", "faelle.jsonl", "pyproject.toml", "README.md"):
         (quelle / name).write_bytes((ROOT / name).read_bytes())
-    ziel = tmp_path / "prefix"
-    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--prefix", str(ziel),
-                        str(quelle)], capture_output=True, text=True, timeout=120)
+    ziel = tmp_path / "ziel"
+    vorher = installiert()
+    # --ignore-installed: a messen installed where the tests run is never uninstalled by this test
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed", art,
+                        str(ziel), str(quelle)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
+    assert installiert() == vorher  # the environment the tests run in is as it was
     (quelle / "faelle.jsonl").unlink()  # the installed command must not read the source tree
-    modul = next(ziel.glob("lib*/python*/site-packages/messen.py"))
+    modul = next(ziel.glob("messen.py" if art == "--target" else "lib*/python*/site-packages/messen.py"))
     anderswo = tmp_path / "anderswo"
     anderswo.mkdir()
     r = subprocess.run([str(ziel / "bin" / "messen"), "--selbsttest"], cwd=anderswo, capture_output=True,
@@ -455,3 +479,13 @@ def test_pip_install_gibt_einen_befehl_der_seine_faelle_findet(tmp_path):
     assert r.returncode == 0, r.stderr
     assert ALLE_100 in r.stdout.splitlines()
     assert list(anderswo.iterdir()) == []
+
+
+def installiert():
+    """Where the running environment has messen installed, and its version (None: not installed)."""
+    import importlib.metadata
+    try:
+        d = importlib.metadata.distribution("messen")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return str(d.locate_file("")), d.version, [str(f) for f in d.files or []]

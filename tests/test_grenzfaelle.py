@@ -1,0 +1,83 @@
+"""Smaller promises: a usable tag for any model name, a complete run shown from a folder that
+cannot be written, strict JSON saved whatever a server sends, a permutation test that ends."""
+
+import json
+import time
+from fractions import Fraction
+
+import pytest
+
+import messen
+from conftest import completion, messung, openai_nachricht, richtig, zeilen
+
+
+@pytest.mark.parametrize("modell, tag", [
+    ("qwen3.8-27b", "qwen3.8-27b"),
+    ("Ünïcode-modell", "Unicode-modell"),
+    ("模型", "c98e118e"),
+    ("模型-7b", "7b-0fe75223"),
+    ("型号-7b", "7b-14832025"),   # another name of another script: another tag
+])
+def test_ein_tag_fuer_jeden_modellnamen(modell, tag):
+    assert messen.tag_von(modell) == tag
+
+
+def test_nicht_ascii_namen_stossen_nicht_zusammen_und_stehen_wie_geschrieben(cli, endpunkt, tmp_path):
+    server = endpunkt()
+    for modell in ("模型", "型号"):
+        status, out, err = cli("--url", server.url, "--modell", modell)
+        assert status == 0, err
+        assert out.splitlines()[0].startswith(f"Model {modell}, temp 0.0, n 1, tag ")
+    assert sorted(p.name for p in (tmp_path / "ergebnisse").glob("*.jsonl")) == ["322408c5.jsonl", "c98e118e.jsonl"]
+    status, out, err = cli("--url", server.url, "--modell", "模型", "--tag", "322408c5")
+    assert (status, err.splitlines()[-1]) == (2, f"messen: {tmp_path / 'ergebnisse' / '322408c5.jsonl'} was "
+                                                 "measured with modell \"型号\", not \"模型\"; use another --tag, or "
+                                                 "--neu to measure anew (the old file is kept)")
+
+
+def test_ein_fertiger_lauf_wird_ohne_sperre_gezeigt(cli, endpunkt, tmp_path):
+    server = endpunkt()
+    assert cli(*messung(server.url, "--tag", "t"))[0] == 0
+    ordner = tmp_path / "ergebnisse"
+    (ordner / ".t.jsonl.lock").unlink()
+    (ordner / ".t.jsonl.lock").mkdir()  # a lock that cannot be opened, as in a folder we may not write
+    status, out, err = cli(*messung(server.url, "--tag", "t"))
+    assert (status, server.zahl()) == (0, 42)
+    assert out.splitlines()[1].startswith("Shown as saved: measured ")
+    # an incomplete one cannot go on there: one line, exit 2
+    (ordner / "t.jsonl").write_text("\n".join((ordner / "t.jsonl").read_text().splitlines()[:10]) + "\n")
+    assert cli(*messung(server.url, "--tag", "t"))[::2] == (
+        2, f"messen: {ordner / 't.jsonl'} holds 9 outputs; asking for the rest\nmessen: {ordner}: cannot write there, so the run "
+           "cannot go on (its lock file .t.jsonl.lock cannot be opened)\n")
+
+
+def test_nan_und_infinity_werden_als_strenges_json_gespeichert(cli, endpunkt, tmp_path):
+    roh = json.dumps(completion(openai_nachricht([]), usage={"prompt_tokens": 5, "completion_tokens": 1}))
+    roh = roh.replace('"prompt_tokens": 5', '"prompt_tokens": NaN, "score": Infinity, "tief": [-Infinity]')
+
+    def antwort(fall, body, nummer):
+        return (200, roh.encode(), {}) if fall["id"] == "S4-1" else richtig(fall, body, nummer)
+    server = endpunkt(antwort)
+    status, out, err = cli(*messung(server.url, "--tag", "t"))
+    assert status == 0, err
+
+    def streng(text):
+        raise ValueError(f"not strict JSON: {text}")
+    for z in (tmp_path / "ergebnisse" / "t.jsonl").read_text().splitlines():
+        json.loads(z, parse_constant=streng)
+    s4 = {a["id"]: a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:]}["S4-1"]
+    assert s4["usage"] == {"prompt_tokens": "nan", "score": "inf", "tief": ["-inf"], "completion_tokens": 1}
+
+
+def test_der_permutationstest_endet_bei_vielen_verschiedenen_zahlen():
+    # 42 cases with per-case rates on 42 different grids: the exact count would need ~2^42 sums
+    differenzen = [Fraction(1 + i % 3, k) for i, k in enumerate(range(3, 45))]
+    assert not messen.genau_machbar(differenzen)
+    start = time.monotonic()
+    p = messen.permutationstest_mc(differenzen)
+    assert time.monotonic() - start < 5
+    assert 0 < p <= 1 / (1 + messen.MONTE_CARLO) * 2  # all one way: as extreme as it gets
+    # where both can run, they agree
+    klein = [Fraction(1, 3), Fraction(-2, 3), Fraction(1), Fraction(1, 2), Fraction(1, 3), Fraction(2, 3)] * 2
+    assert messen.genau_machbar(klein)
+    assert messen.permutationstest_mc(klein) == pytest.approx(messen.permutationstest(klein), abs=0.01)
