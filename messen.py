@@ -590,7 +590,7 @@ def koerper_json(r):
         return kappe(json.loads(text))
     except RecursionError:
         try:
-            return json.loads(gekappt(text))
+            return kappe(json.loads(gekappt(text)))
         except (ValueError, RecursionError):
             return None
     except ValueError:
@@ -1523,25 +1523,33 @@ def beantworte(endpunkt, auftraege, parallel):
             except Exception as e:  # handed to the main thread, which stops the run
                 fertig_.put((fall, lauf, None, e))
 
-    # daemon threads: Ctrl-C or a fault ends the run without waiting for requests in flight
+    # daemon threads: Ctrl-C or a fault ends the run without waiting long for requests in flight
     for _ in range(min(parallel, len(auftraege))):
         threading.Thread(target=arbeiter, daemon=True).start()
     try:
-        for _ in auftraege:
+        for erhalten in range(1, len(auftraege) + 1):
             fall, lauf, antwort, e = fertig_.get()
             if e is None:
                 yield fall, lauf, antwort
                 continue
             halt.set()
-            while True:  # keep what already arrived, then stop
+            # the requests taken but not reported are in flight; keep what of them arrives within NACHLAUF
+            unterwegs = lambda: len(auftraege) - warteschlange.qsize() - erhalten  # noqa: E731
+            ende = time.monotonic() + NACHLAUF
+            while unterwegs() > 0:
                 try:
-                    fall, lauf, antwort, anderer = fertig_.get_nowait()
+                    fall, lauf, antwort, anderer = fertig_.get(timeout=max(0.0, ende - time.monotonic()))
                 except queue.Empty:
-                    raise e
+                    break
+                erhalten += 1
                 if anderer is None:
                     yield fall, lauf, antwort
+            raise e
     finally:
         halt.set()  # the caller stopped (a second turn failed): no worker takes another case
+
+
+NACHLAUF = 0.5  # seconds a fault waits for the answers still in flight, so that little is asked twice
 
 
 def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):

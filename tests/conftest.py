@@ -194,6 +194,13 @@ def cli(capsys, tmp_path, monkeypatch):
     return lauf
 
 
+def vorbereitet(cli, *argv, status=0):
+    """A set-up run of a test: its exit status asserted, so a failure says where it began."""
+    ergebnis = cli(*argv)
+    assert ergebnis[0] == status, f"the set-up run {' '.join(argv)} exited {ergebnis[0]}: {ergebnis[2]}"
+    return ergebnis
+
+
 def messung(endpunkt_url, *extra):
     return ["--url", endpunkt_url, "--modell", "m", *extra]
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import (BY_ID, KAPITEL_FEHLER, completion, messung, mit_fehlern, openai_nachricht, prompt_tokens,
+from conftest import (vorbereitet, BY_ID, KAPITEL_FEHLER, completion, messung, mit_fehlern, openai_nachricht, prompt_tokens,
                       richtig)
 from messen import KATALOG
 
@@ -110,7 +110,7 @@ def test_aufrufe_im_denken(cli, endpunkt):
 
 def test_finish_reason_wird_gespeichert(cli, endpunkt, tmp_path):
     server = endpunkt(in_faellen({"S4-2": ABGESCHNITTEN}))
-    cli(*messung(server.url, "--tag", "t"))
+    vorbereitet(cli, *messung(server.url, "--tag", "t"))
     zeilen = [json.loads(z) for z in (tmp_path / "ergebnisse" / "t.jsonl").read_text().splitlines()[1:]]
     assert {a["id"]: a["finish_reason"] for a in zeilen}["S4-2"] == "length"
     assert {a["finish_reason"] for a in zeilen} == {"length", "tool_calls", "stop"}
@@ -142,8 +142,8 @@ def test_ohne_usage_ist_der_katalog_unbekannt(cli, endpunkt):
 
 
 def test_vergleich_zeigt_beide_diagnosen_und_warnt(cli, endpunkt):
-    cli(*messung(endpunkt(ohne_katalog).url, "--tag", "eigen"))
-    cli(*messung(endpunkt().url, "--tag", "passend"))
+    vorbereitet(cli, *messung(endpunkt(ohne_katalog).url, "--tag", "eigen"))
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "passend"))
     status, out, err = cli("--vergleich", "eigen", "passend")
     assert status == 0, err
     zeilen = out.splitlines()

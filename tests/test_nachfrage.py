@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import (BY_ID, FAELLE, KAPITEL_FEHLER, ROOT, completion, meldungen, messung, mit_fehlern,
+from conftest import (vorbereitet, BY_ID, FAELLE, KAPITEL_FEHLER, ROOT, completion, meldungen, messung, mit_fehlern,
                       openai_nachricht, richtig, zeilen, zweiter_zug)
 from messen import EROEFFNUNG, KATALOG, pruefe_fall
 
@@ -218,7 +218,7 @@ def test_fortsetzen_nach_kill_9_zwischen_den_zuegen(endpunkt, tmp_path):
 def test_mit_und_ohne_schalter_mischen_sich_nicht(cli, endpunkt, tmp_path):
     kaputt = endpunkt(lambda fall, body, nummer: (400, {"error": {"message": "bad"}}, {})
                       if fall["id"] == "S3-1" else richtig(fall, body, nummer))
-    cli(*messung(kaputt.url, "--tag", "t"))
+    vorbereitet(cli, *messung(kaputt.url, "--tag", "t"), status=1)
     gut = endpunkt(fragt_nach())
     rc, out, err = cli(*messung(gut.url, "--tag", "t", "--nachfrage"))
     assert (rc, err) == (2, f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} was measured with nachfrage false, "
@@ -227,8 +227,8 @@ def test_mit_und_ohne_schalter_mischen_sich_nicht(cli, endpunkt, tmp_path):
 
 
 def test_vergleich_und_markdown_zeigen_nachfrage(cli, endpunkt):
-    cli(*messung(endpunkt(fragt_nach(danach={"S5-1": []})).url, "--nachfrage", "--tag", "a"))
-    cli(*messung(endpunkt(fragt_nach()).url, "--nachfrage", "--tag", "b"))
+    vorbereitet(cli, *messung(endpunkt(fragt_nach(danach={"S5-1": []})).url, "--nachfrage", "--tag", "a"))
+    vorbereitet(cli, *messung(endpunkt(fragt_nach()).url, "--nachfrage", "--tag", "b"))
     status, out, err = cli("--vergleich", "a", "b")
     assert status == 0, err
     assert "nachfrage              87.5 %    100 %   +12.5 points" in out.splitlines()

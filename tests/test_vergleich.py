@@ -6,13 +6,15 @@ import os
 import subprocess
 import sys
 import random
+import threading
+import time
 from fractions import Fraction
 
 import pytest
 
 import messen
 
-from conftest import (FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langsam, messung,
+from conftest import (vorbereitet, FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langsam, messung,
                       mit_fehlern, openai_nachricht, prompt_tokens, richtig, zeilen)
 from messen import KATALOG
 
@@ -123,8 +125,14 @@ def test_abdeckung_bei_42_faellen():
 # ---------------------------------------------------------------------------
 
 def test_parallel_gibt_denselben_lauf(cli, endpunkt, tmp_path):
-    antwort = langsam(0.01, mit_fehlern(KAPITEL_FEHLER))  # the same answer to the same question
-    eins, vier = endpunkt(antwort), endpunkt(antwort)
+    antwort = mit_fehlern(KAPITEL_FEHLER)  # the same answer to the same question
+    zusammen = threading.Barrier(4, timeout=10)  # the first four requests meet: four in flight, certainly
+
+    def gemeinsam(fall, body, nummer):
+        if len(vier.anfragen) <= 4:
+            zusammen.wait()
+        return antwort(fall, body, nummer)
+    eins, vier = endpunkt(antwort), endpunkt(gemeinsam)
     k1 = json_lauf(cli, *messung(eins.url, "--n", "2", "--tag", "eins"))
     k4 = json_lauf(cli, *messung(vier.url, "--n", "2", "--tag", "vier", "--parallel", "4"))
     assert (eins.hoechstens, vier.hoechstens) == (1, 4)
@@ -137,19 +145,37 @@ def test_parallel_gibt_denselben_lauf(cli, endpunkt, tmp_path):
 
 
 def test_parallel_fehler_behaelt_was_ankam(cli, endpunkt, tmp_path):
+    """Three in flight when S3-1 fails: S3-2 answers 0.1 s after the fault and is kept; S3-3 (and any
+    later case a worker took), still unanswered after the half second a fault waits, is asked again."""
+    fehler_gesendet = threading.Event()
+
     def antwort(fall, body, nummer):
         if fall["id"] == "S3-1":
+            assert warte_auf(server, "S3-2", "S3-3")
+            fehler_gesendet.set()
             return 400, {"error": {"message": "bad"}}, {}
+        if fall["id"] == "S3-2":
+            assert fehler_gesendet.wait(10)
+            time.sleep(0.1)
+        elif IDS.index(fall["id"]) > IDS.index("S3-2"):
+            time.sleep(2)  # not answered within the half second a fault waits
         return richtig(fall, body, nummer)
-    server = endpunkt(langsam(0.01, antwort))
+    server = endpunkt(antwort)
     status, out, err = cli(*messung(server.url, "--parallel", "3", "--tag", "p"))
     assert status == 1
     gespeichert = [a["id"] for a in zeilen(tmp_path / "ergebnisse" / "p.jsonl")[1:]]
-    # everything answered before the fault is kept; at most the 2 others in flight are asked again
-    assert "S3-1" not in gespeichert and set(IDS[:18]) <= set(gespeichert)
+    assert sorted(gespeichert, key=IDS.index) == IDS[:IDS.index("S3-1")] + ["S3-2"], (gespeichert, err)
     status, out, err = cli(*messung(endpunkt().url, "--parallel", "3", "--tag", "p"))
     assert status == 0, err
     assert [a["id"] for a in zeilen(tmp_path / "ergebnisse" / "p.jsonl")[1:]] == IDS
+
+
+def warte_auf(server, *ids, frist=10):
+    """Until the server has been asked each of ids (each in flight beside the caller)."""
+    ende = time.monotonic() + frist
+    while not all(server.zahl(i) for i in ids) and time.monotonic() < ende:
+        time.sleep(0.01)
+    return all(server.zahl(i) for i in ids)
 
 
 # ---------------------------------------------------------------------------
@@ -186,15 +212,15 @@ SECHS = ["S1-1", "S2-2", "S2-9", "S3-3", "S4-1", "S5-8"]
 
 
 def test_vergleich_jenseits_des_zufalls(cli, endpunkt):
-    cli(*messung(endpunkt(falsch_in(SECHS)).url, "--tag", "basis"))
-    cli(*messung(endpunkt(falsch_in(["S4-2"])).url, "--tag", "feinschliff"))
+    vorbereitet(cli, *messung(endpunkt(falsch_in(SECHS)).url, "--tag", "basis"))
+    vorbereitet(cli, *messung(endpunkt(falsch_in(["S4-2"])).url, "--tag", "feinschliff"))
     v = json_lauf(cli, "--vergleich", "basis", "feinschliff")
     assert (v["besser"], v["schlechter"]) == (SECHS, ["S4-2"])
     assert v["p"] == 2 * (1 + 7) / 2 ** 7  # 0.125
     assert v["jenseits_zufall"] is False
     assert v["differenz"]["auftraege_gelungen"] == 41 / 42 - 36 / 42
 
-    cli(*messung(endpunkt().url, "--tag", "perfekt"))
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "perfekt"))
     status, out, err = cli("--vergleich", "basis", "perfekt")
     assert status == 0, err
     zeilen_out = out.splitlines()
@@ -214,8 +240,8 @@ def test_vergleich_jenseits_des_zufalls(cli, endpunkt):
 
 
 def test_vergleich_verschiedener_n(cli, endpunkt):
-    cli(*messung(endpunkt(falsch_in(["S2-9"])).url, "--tag", "a"))
-    cli(*messung(endpunkt(je_lauf({"S2-9": {1}, "S3-1": {1, 2}})).url, "--tag", "b", "--n", "2"))
+    vorbereitet(cli, *messung(endpunkt(falsch_in(["S2-9"])).url, "--tag", "a"))
+    vorbereitet(cli, *messung(endpunkt(je_lauf({"S2-9": {1}, "S3-1": {1, 2}})).url, "--tag", "b", "--n", "2"))
     status, out, err = cli("--vergleich", "a", "b")
     assert status == 0, err
     assert "The runs have different n (1 and 2): cases are compared by their success rates." in out.splitlines()
@@ -225,8 +251,8 @@ def test_vergleich_verschiedener_n(cli, endpunkt):
 
 
 def test_vergleich_markdown(cli, endpunkt):
-    cli(*messung(endpunkt(mit_fehlern(KAPITEL_FEHLER)).url, "--tag", "gross"))
-    cli(*messung(endpunkt(falsch_in(["S2-9"])).url, "--tag", "klein"))
+    vorbereitet(cli, *messung(endpunkt(mit_fehlern(KAPITEL_FEHLER)).url, "--tag", "gross"))
+    vorbereitet(cli, *messung(endpunkt(falsch_in(["S2-9"])).url, "--tag", "klein"))
     status, out, err = cli("--vergleich", "gross", "klein", "--markdown")
     assert status == 0, err
     assert out.splitlines()[:3] == ["| metric | gross | klein | difference |", "|---|---|---|---|",
@@ -241,15 +267,15 @@ def test_vergleich_verschiedener_falldateien_wird_abgelehnt(cli, endpunkt, tmp_p
     kopie = tmp_path / "faelle.jsonl"
     kopie.write_text((ROOT / "faelle.jsonl").read_text() + "\n")  # the same cases, another file
     server = endpunkt()
-    cli(*messung(server.url, "--tag", "a"))
-    cli(*messung(server.url, "--tag", "b", "--faelle", str(kopie)))
+    vorbereitet(cli, *messung(server.url, "--tag", "a"))
+    vorbereitet(cli, *messung(server.url, "--tag", "b", "--faelle", str(kopie)))
     status, out, err = cli("--vergleich", "a", "b")
     assert (status, out) == (2, "")
     assert err == "messen: a and b were measured on different case files; they cannot be compared\n"
 
 
 def test_vergleich_eines_fehlenden_laufs(cli, endpunkt, tmp_path):
-    cli(*messung(endpunkt().url, "--tag", "a"))
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "a"))
     assert cli("--vergleich", "a", "b") == (
         2, "", f"messen: no saved run 'b' ({tmp_path / 'ergebnisse' / 'b.jsonl'} does not exist)\n")
 
@@ -259,8 +285,8 @@ def test_vergleich_mit_unvollstaendigem_lauf(cli, endpunkt, tmp_path):
         if fall["id"].startswith("S3"):
             return 400, {"error": {"message": "bad"}}, {}
         return falsch_in(["S2-9"])(fall, body, nummer)
-    cli(*messung(endpunkt(bis_s3).url, "--tag", "halb"))
-    cli(*messung(endpunkt(falsch_in(["S2-9", "S4-1"])).url, "--tag", "ganz"))
+    vorbereitet(cli, *messung(endpunkt(bis_s3).url, "--tag", "halb"), status=1)
+    vorbereitet(cli, *messung(endpunkt(falsch_in(["S2-9", "S4-1"])).url, "--tag", "ganz"))
     status, out, err = cli("--vergleich", "halb", "ganz", "--json")
     assert status == 0
     assert err == f"messen: {tmp_path / 'ergebnisse' / 'halb.jsonl'} is incomplete (20 of 42 outputs); " \
@@ -286,9 +312,9 @@ def test_vergleich_mit_unvollstaendigem_lauf(cli, endpunkt, tmp_path):
 # ---------------------------------------------------------------------------
 
 def test_eine_reihe(cli, endpunkt):
-    cli(*messung(endpunkt(falsch_in(SECHS)).url, "--tag", "basis"))
-    cli(*messung(endpunkt(mit_fehlern(KAPITEL_FEHLER)).url, "--tag", "ft-1"))
-    cli(*messung(endpunkt().url, "--tag", "ft-2"))
+    vorbereitet(cli, *messung(endpunkt(falsch_in(SECHS)).url, "--tag", "basis"))
+    vorbereitet(cli, *messung(endpunkt(mit_fehlern(KAPITEL_FEHLER)).url, "--tag", "ft-1"))
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "ft-2"))
     status, out, err = cli("--vergleich", "basis", "ft-1", "ft-2")
     assert status == 0, err
     z = out.splitlines()
@@ -335,7 +361,7 @@ def test_eine_reihe(cli, endpunkt):
 def test_streng(cli, endpunkt, reihe, status):
     antworten = {"gut": richtig, "gut2": richtig, "schlecht": falsch_in(SECHS), "fast": falsch_in(SECHS[:3])}
     for tag in reihe:
-        cli(*messung(endpunkt(antworten[tag]).url, "--tag", tag))
+        vorbereitet(cli, *messung(endpunkt(antworten[tag]).url, "--tag", tag))
     rc, out, err = cli("--vergleich", *reihe, "--streng")
     assert rc == status
     if status == 3:
@@ -380,8 +406,8 @@ def test_vergleich_mit_wiederholungen_nutzt_den_permutationstest(cli, endpunkt):
         def antwort(fall, body, nummer):
             return falsch_in(ids)(fall, body, nummer) if nummer == 1 else richtig(fall, body, nummer)
         return antwort
-    cli(*messung(endpunkt(je_lauf_falsch(SECHS)).url, "--tag", "a", "--n", "2"))
-    cli(*messung(endpunkt().url, "--tag", "b", "--n", "2"))
+    vorbereitet(cli, *messung(endpunkt(je_lauf_falsch(SECHS)).url, "--tag", "a", "--n", "2"))
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "b", "--n", "2"))
     v = json_lauf(cli, "--vergleich", "a", "b")
     assert (v["test"], len(v["besser"]), v["p"]) == ("permutation", 6, 2 / 2 ** 6)
     status, out, _ = cli("--vergleich", "a", "b")
@@ -399,8 +425,8 @@ def test_vergleich_mit_wiederholungen_nutzt_den_permutationstest(cli, endpunkt):
 
 def test_bild_eines_laufs_und_einer_reihe(cli, endpunkt, tmp_path):
     pytest.importorskip("matplotlib")
-    cli(*messung(endpunkt(falsch_in(SECHS)).url, "--tag", "basis"))
-    cli(*messung(endpunkt(mit_fehlern(KAPITEL_FEHLER)).url, "--tag", "ft-1"))
+    vorbereitet(cli, *messung(endpunkt(falsch_in(SECHS)).url, "--tag", "basis"))
+    vorbereitet(cli, *messung(endpunkt(mit_fehlern(KAPITEL_FEHLER)).url, "--tag", "ft-1"))
     cli(*messung(endpunkt().url, "--tag", "ft-2"))  # 100 %: its interval ends at 1.0 up to rounding
     png, svg = tmp_path / "lauf.png", tmp_path / "reihe.svg"
     status, out, err = cli("--bewerten", "basis", "--bild", str(png))
@@ -446,8 +472,8 @@ VIERZEHN, FUENFZEHN = IDS[:14], IDS[14:29]
 def test_streng_folgt_der_summe_nicht_der_zahl_der_faelle(cli, endpunkt, reihe, status, richtung):
     vorher = je_lauf({i: {1} for i in FUENFZEHN})          # 14 cases 3/3, 15 cases 2/3: 111 / 126
     nachher = je_lauf({i: {1, 2, 3} for i in VIERZEHN})    # 14 cases 0/3, 15 cases 3/3: 84 / 126
-    cli(*messung(endpunkt(vorher).url, "--tag", "vorher", "--n", "3"))
-    cli(*messung(endpunkt(nachher).url, "--tag", "nachher", "--n", "3"))
+    vorbereitet(cli, *messung(endpunkt(vorher).url, "--tag", "vorher", "--n", "3"))
+    vorbereitet(cli, *messung(endpunkt(nachher).url, "--tag", "nachher", "--n", "3"))
     v = json_lauf(cli, "--vergleich", *reihe)
     assert v["a_kennzahlen"]["auftraege_gelungen"] == (111 if reihe[0] == "vorher" else 84) / 126
     assert round(v["p"], 3) == 0.027 and v["test"] == "permutation"
