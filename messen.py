@@ -1430,7 +1430,8 @@ def ordne(pfad, einstellungen, ausgaben, reihenfolge, ersetzt=0):
             f.writelines(als_zeile(speicherform(a)) for a in sortiert)
         os.replace(tmp, pfad)
     except OSError as e:  # the run is complete and saved; only its order is left as it came
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
         print(f"messen: {pfad} is complete but could not be put in case order ({e.strerror})", file=sys.stderr)
     return sortiert
 

@@ -75,11 +75,17 @@ def pip_download(paket, ziel, *optionen):
 
 
 def cmake():
-    """The cmake on PATH, or the one from PyPI installed into this environment."""
+    """The cmake on PATH, or the one from PyPI installed into a venv of its own under the cache:
+    the environment this script runs in is left as it was."""
     if shutil.which("cmake"):
         return shutil.which("cmake")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "cmake"], check=True, timeout=600)
-    return str(Path(sys.executable).parent / "cmake")
+    venv = CACHE / "cmake-venv"
+    befehl = venv / ("Scripts" if os.name == "nt" else "bin") / "cmake"
+    if not befehl.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+        subprocess.run([str(befehl.parent / "python"), "-m", "pip", "install", "-q", "cmake"], check=True,
+                       timeout=600)
+    return str(befehl)
 
 
 def baue_server():

@@ -1,14 +1,16 @@
 """Faults of the server and the network, nothing lost, bad input, secrets."""
 
+import json
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
-from conftest import vorbereitet, ABBRECHEN, FAELLE, ROOT, meldungen, messung, richtig, zeilen
+from conftest import ABBRECHEN, FAELLE, ROOT, meldungen, messung, richtig, vorbereitet, zeilen
 
 ALLE_100 = "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %."
 IDS = [f["id"] for f in FAELLE]
@@ -383,3 +385,75 @@ def test_bewerten_eines_laufs_ohne_ausgabe(cli, endpunkt, tmp_path):
 ])
 def test_schalter_die_sich_ausschliessen(cli, argv, meldung):
     assert cli(*argv) == (2, "", f"messen: {meldung}\n")
+
+
+# ---------------------------------------------------------------------------
+# Paths no other test runs: the order not restored, a closed stdout, signals outside a run,
+# a results file that cannot be read, a run graded on another case file or catalogue
+# ---------------------------------------------------------------------------
+
+def test_ein_fertiger_lauf_der_nicht_geordnet_werden_kann(cli, endpunkt, tmp_path):
+    server = endpunkt(lambda fall, body, nummer: (time.sleep(0.3) if fall["id"] == "S1-1" else None,
+                                                  richtig(fall, body, nummer))[1])
+    (tmp_path / "ergebnisse").mkdir()
+    (tmp_path / "ergebnisse" / "t.jsonl.tmp").mkdir()  # the rewrite in case order cannot be made
+    rc, out, err = cli(*messung(server.url, "--tag", "t", "--parallel", "2"))
+    pfad = tmp_path / "ergebnisse" / "t.jsonl"
+    assert rc == 0 and ALLE_100 in out.splitlines()
+    assert meldungen(err) == [f"messen: {pfad} is complete but could not be put in case order (Is a directory)"]
+    assert sorted(a["id"] for a in zeilen(pfad)[1:]) == sorted(IDS) and zeilen(pfad)[-1]["id"] == "S1-1"
+    assert cli("--bewerten", "t")[0] == 0  # read in any order
+
+
+def test_ein_geschlossenes_stdout_endet_still(endpunkt, tmp_path):
+    vorbereitet_pfad = tmp_path / "t.jsonl"
+    r = subprocess.run([sys.executable, str(ROOT / "messen.py"), *messung(endpunkt().url, "--tag", "t"),
+                        "--ausgabe", str(tmp_path)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and vorbereitet_pfad.exists()
+    proc = subprocess.Popen([sys.executable, str(ROOT / "messen.py"), "--bewerten", "t", "--ausgabe", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader went away (| head) before a line was printed
+    err = proc.stderr.read().decode()
+    assert (proc.wait(timeout=30), err) == (1, "")
+
+
+@pytest.mark.parametrize("signal_, status, wort", [(signal.SIGINT, 130, "interrupted"),
+                                                   (signal.SIGTERM, 143, "terminated")])
+def test_ein_signal_waehrend_pruefen(endpunkt, signal_, status, wort):
+    frei = threading.Event()
+    server = endpunkt(lambda fall, body, nummer: (frei.wait(20), richtig(fall, body, nummer))[1])
+    proc = subprocess.Popen([sys.executable, str(ROOT / "messen.py"), "--pruefen", *messung(server.url)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        frist = time.monotonic() + 10
+        while server.zahl() == 0 and time.monotonic() < frist:
+            time.sleep(0.02)
+        assert server.zahl() == 1, "--pruefen never asked"
+        proc.send_signal(signal_)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        frei.set()
+    assert (proc.returncode, err) == (status, f"messen: {wort}\n")
+
+
+def test_eine_ergebnisdatei_die_nicht_gelesen_werden_kann(cli, tmp_path):
+    (tmp_path / "ergebnisse" / "t.jsonl").mkdir(parents=True)
+    rc, out, err = cli("--bewerten", "t")
+    assert (rc, out) == (2, "")
+    assert err.startswith(f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'}: cannot read (") and len(err.splitlines()) == 1
+
+
+def test_bewerten_auf_anderer_falldatei_oder_anderem_katalog(cli, endpunkt, tmp_path):
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "t"))
+    kopie = tmp_path / "faelle.jsonl"
+    kopie.write_text((ROOT / "faelle.jsonl").read_text() + "\n")
+    pfad = tmp_path / "ergebnisse" / "t.jsonl"
+    assert cli("--bewerten", "t", "--faelle", str(kopie)) == (
+        2, "", f"messen: {pfad} was measured on another case file than {kopie}\n")
+    z = pfad.read_text().splitlines()
+    e = json.loads(z[0])
+    e["einstellungen"]["katalog_sha256"] = "0" * 64
+    pfad.write_text("\n".join([json.dumps(e)] + z[1:]) + "\n")
+    assert cli("--bewerten", "t") == (
+        2, "", f"messen: {pfad} was measured with another catalogue or opening than this messen.py\n")

@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -194,24 +195,34 @@ def test_ein_server_der_den_zweiten_zug_immer_ablehnt(cli, endpunkt, tmp_path):
 
 
 def test_fortsetzen_nach_kill_9_zwischen_den_zuegen(endpunkt, tmp_path):
-    """SIGKILL while a second turn is in flight: nothing half-saved, nothing twice."""
-    def langsam(fall, body, nummer):
-        if zweiter_zug(body) and fall["id"] == "S5-2" and nummer == 2:
-            time.sleep(10)
+    """SIGKILL while a second turn is in flight: nothing half-saved, nothing twice, only the rest asked."""
+    frei = threading.Event()
+
+    def haelt(fall, body, nummer):
+        if zweiter_zug(body) and fall["id"] == "S5-2":
+            assert frei.wait(30), "the test never released the held second turn"
         return fragt_nach()(fall, body, nummer)
-    server = endpunkt(langsam)
+    server = endpunkt(haelt)
     argv = [sys.executable, str(ROOT / "messen.py"), *messung(server.url, "--nachfrage", "--tag", "t"),
             "--ausgabe", str(tmp_path)]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    frist = time.monotonic() + 10
-    while server.zahl("S5-2") < 2 and time.monotonic() < frist:
-        time.sleep(0.02)
-    proc.kill()
-    proc.wait(timeout=10)
+    try:
+        frist = time.monotonic() + 10
+        while server.zahl("S5-2") < 2 and time.monotonic() < frist:
+            time.sleep(0.02)
+        assert server.zahl("S5-2") == 2, "the run never reached S5-2's second turn"
+        proc.kill()
+        proc.wait(timeout=10)
+    finally:
+        frei.set()
+    ids = [f["id"] for f in FAELLE]
+    assert [a["id"] for a in zeilen(tmp_path / "t.jsonl")[1:]] == ids[:ids.index("S5-2")]  # cut short there
+    vorher = server.zahl()
     r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
+    assert server.zahl() - vorher == 7 * 2  # S5-2 (both turns again) to S5-8, nothing before
     gespeichert = zeilen(tmp_path / "t.jsonl")[1:]
-    assert [a["id"] for a in gespeichert] == [f["id"] for f in FAELLE]
+    assert [a["id"] for a in gespeichert] == ids
     assert all(a["zweite"] is not None for a in gespeichert if a["stufe"] == "S5")
 
 
