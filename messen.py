@@ -630,6 +630,13 @@ def fehlerbild(fall, r, versuche):
         raise Anfragefehler(f"{fall['id']}: the server redirected the request ({r.history[0].status_code} to "
                             f"{ohne_geheimnis(r.url)}) and it arrived as a {r.request.method}, not a POST; "
                             "give the address it redirects to as --url")
+    if r.status_code in (404, 405, 501) and "chat/completions" not in urlsplit(r.url).path:
+        raise Anfragefehler(f"{fall['id']}: the server answered {r.status_code}: {servermeldung(text, r.status_code)}; "
+                            f"{ohne_geheimnis(r.url)} takes no POST of a chat completion: give the endpoint, "
+                            "such as http://host:port/v1/chat/completions (or the base URL ending in /v1)")
+    if r.status_code == 501:
+        raise Anfragefehler(f"{fall['id']}: the server answered 501 ({servermeldung(text, r.status_code)}): "
+                            f"{ohne_geheimnis(r.url)} does not take a POST; check --url")
     if not 200 <= r.status_code < 300:
         meldung = f"{fall['id']}: the server answered {r.status_code}: {servermeldung(text, r.status_code)}"
         if r.status_code not in RETRY_STATUS:
@@ -995,7 +1002,8 @@ def paarung(ist_liste, soll_liste):
 def abweichungen(ist_liste, soll_liste):
     """Why an output failed, in words: which call or argument differed."""
     paare, rest = paarung(ist_liste, soll_liste)
-    gruende = [f"{soll['name']} not called" if ist is None else arg_abweichung(ist, soll) for soll, ist in paare]
+    # a missed step is named with its values: beside a call of the same tool, the name alone would mislead
+    gruende = [f"{aufruf_text(soll)} not called" if ist is None else arg_abweichung(ist, soll) for soll, ist in paare]
     return gruende + [f"malformed call {ist['name'] or '?'}" if ist["args"] is None else f"spare call {ist['name']}"
                       for ist in rest]
 
@@ -2352,7 +2360,9 @@ def extra_arg(text):
     try:
         x = json.loads(text)
     except ValueError as e:
-        raise argparse.ArgumentTypeError(f"not JSON ({e.msg})")
+        k, gleich, v = text.partition("=")
+        beispiel = json.dumps({k.strip(): json_oder_text(v.strip())}) if gleich and k.strip() else '{"top_p": 0.9}'
+        raise argparse.ArgumentTypeError(f"not JSON ({e.msg}); give a JSON object such as '{beispiel}'")
     if not isinstance(x, dict):
         raise argparse.ArgumentTypeError('must be a JSON object, such as {"top_p": 0.9}')
     verboten = [k for k in x if k in VOM_BENCH]
@@ -2361,6 +2371,14 @@ def extra_arg(text):
             f"'{verboten[0]}' is the bench's to set ({VOM_BENCH[verboten[0]]}); --extra adds keys such as "
             "top_p, max_tokens, seed or chat_template_kwargs, and replaces none")
     return x
+
+
+def json_oder_text(wert):
+    """'5' -> 5, 'abc' -> 'abc': the value of a key=value the user meant as JSON."""
+    try:
+        return json.loads(wert)
+    except ValueError:
+        return wert
 
 
 def bild_arg(text):
@@ -2382,16 +2400,31 @@ def ohne_geheimnis(adresse):
     return urlunsplit(teile._replace(netloc=netz, query=abfrage))
 
 
+EPILOG = """\
+examples:
+  messen --url http://localhost:8000/v1 --modell base --pruefen      check the server's set-up
+  messen --url http://localhost:8000/v1 --modell base --tag base     measure, saved as ergebnisse/base.jsonl
+  messen --vergleich base finetune --streng                          before against after; exit 3 if worse
+
+--bewerten and --vergleich read the runs saved in ergebnisse/ of the current folder (or --ausgabe).
+
+exit status: 0 a complete measurement (--pruefen: set up right), 1 the run failed (server, network, disk;
+--pruefen: a check failed), 2 bad usage or input, 3 --streng: the last run is worse beyond chance,
+130 interrupted, 143 terminated. The same command again asks only for what is missing."""
+
+
 def parser():
     p = Parser(prog="messen", description="Measure how well a model behind an OpenAI-compatible "
-                                          "chat endpoint calls tools (42 cases, five stages).")
+                                          "chat endpoint calls tools (42 cases, five stages).",
+               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", type=url_arg, help="chat-completions URL (a base URL ending in /v1 is completed)")
     p.add_argument("--modell", help="model name, sent as 'model'")
     p.add_argument("--temp", type=zahl(0, float), default=0.0, help="temperature (default 0.0)")
     p.add_argument("--n", type=zahl(1, int), default=1, help="outputs per case, each its own request (default 1)")
     p.add_argument("--tag", type=tag_arg, help="name of the run (default: from the model name)")
     p.add_argument("--ausgabe", type=Path, default=Path("ergebnisse"), help="results folder (default ergebnisse)")
-    p.add_argument("--faelle", type=Path, default=None, help="case file (default: faelle.jsonl beside messen.py)")
+    p.add_argument("--faelle", type=Path, default=None, help="case file (default: the 42 cases installed with messen: "
+                                                                  f"{faelle_standard()})")
     p.add_argument("--extra", type=extra_arg, default={}, help="JSON object of keys added to every request body")
     p.add_argument("--parallel", type=zahl(1, int), default=1, help="requests in flight at once (default 1)")
     p.add_argument("--timeout", type=zahl(0.001, float), default=120.0, help="seconds per request (default 120)")
@@ -2400,7 +2433,8 @@ def parser():
     p.add_argument("--neu", action="store_true", help="measure anew; the old run is renamed, never deleted")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--markdown", action="store_true", help="print the summary as a Markdown table")
-    p.add_argument("--bewerten", type=tag_arg, metavar="TAG", help="grade the saved run TAG again, no server")
+    p.add_argument("--bewerten", type=tag_arg, metavar="TAG",
+                   help="grade the saved run TAG (in --ausgabe) again, no server")
     p.add_argument("--vergleich", type=tag_arg, nargs="+", metavar="TAG",
                    help="compare saved runs: A B, or a series A B C ... (each against the first)")
     p.add_argument("--streng", action="store_true",

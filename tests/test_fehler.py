@@ -1,6 +1,7 @@
 """Faults of the server and the network, nothing lost, bad input, secrets."""
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -457,3 +458,38 @@ def test_bewerten_auf_anderer_falldatei_oder_anderem_katalog(cli, endpunkt, tmp_
     pfad.write_text("\n".join([json.dumps(e)] + z[1:]) + "\n")
     assert cli("--bewerten", "t") == (
         2, "", f"messen: {pfad} was measured with another catalogue or opening than this messen.py\n")
+
+
+def test_hilfe_nennt_beispiele_exit_status_und_den_ort_der_laeufe():
+    r = subprocess.run([sys.executable, str(ROOT / "messen.py"), "--help"], capture_output=True, text=True,
+                       timeout=30, env={**os.environ, "COLUMNS": "1000"})  # no path broken by wrapping
+    assert r.returncode == 0
+    hilfe = r.stdout.splitlines()
+    assert "  messen --vergleich base finetune --streng                          before against after; exit 3 if " \
+           "worse" in hilfe
+    assert "--bewerten and --vergleich read the runs saved in ergebnisse/ of the current folder (or --ausgabe)." \
+        in hilfe
+    assert hilfe[-3].startswith("exit status: 0 a complete measurement")
+    # the --faelle default names the file it is, wherever messen runs from (argparse wraps the line)
+    assert f"(default: the 42 cases installed with messen: {ROOT / 'faelle.jsonl'})" in " ".join(r.stdout.split())
+
+
+@pytest.mark.parametrize("extra, beispiel", [("max_tokens=5", '{"max_tokens": 5}'), ("seed=7", '{"seed": 7}'),
+                                            ("nonsense", '{"top_p": 0.9}')])
+def test_extra_zeigt_die_json_form(cli, extra, beispiel):
+    rc, out, err = cli("--selbsttest", "--extra", extra)
+    assert (rc, out) == (2, "")
+    assert err == f"messen: argument --extra: not JSON (Expecting value); give a JSON object such as '{beispiel}'\n"
+
+
+@pytest.mark.parametrize("status", [501, 405])
+def test_eine_adresse_die_keinen_post_nimmt(cli, endpunkt, status):
+    server = endpunkt(lambda fall, body, nummer: (status, "<html><body>Unsupported method ('POST')</body></html>",
+                                                  {"Content-Type": "text/html"}))
+    basis = server.url.removesuffix("/v1/chat/completions")
+    rc, out, err = cli("--url", basis + "/", "--modell", "m")
+    assert rc == 1
+    assert meldungen(err)[0] == (f"messen: S1-1: the server answered {status}: Unsupported method ('POST'); {basis}/ "
+                                 "takes no POST of a chat completion: give the endpoint, such as "
+                                 "http://host:port/v1/chat/completions (or the base URL ending in /v1)")
+    assert server.zahl() == 1  # not retried: asking again cannot help

@@ -278,3 +278,16 @@ def test_kaputte_aufrufe_zaehlen_als_aufruf_und_nicht_formkorrekt(cli, endpunkt)
     assert k["schritte_je_auftrag"] == (SOLL_AUFRUFE - 1 + 2) / 42
     status, out, _ = cli("--bewerten", "m")
     assert status == 0 and "Diagnosis: all clear" in out  # malformed text is the model's fault, not the parser's
+
+
+def test_der_zweite_aufruf_desselben_werkzeugs_fehlt(cli, endpunkt):
+    # S3-3 deletes two contacts; the answer deletes one: the line names the missing call with its values
+    erster, zweiter = BY_ID["S3-3"]["erwartet"]
+    server = endpunkt(mit_fehlern({"S3-3": [erster]}))
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    zeilen_out = out.splitlines()
+    i = zeilen_out.index(f"  S3-3  {BY_ID['S3-3']['frage']}")
+    assert zeilen_out[i + 2:i + 4] == [
+        f'      came:     delete_contact(contact_id="{erster["args"]["contact_id"]}")',
+        f'      differs:  delete_contact(contact_id="{zweiter["args"]["contact_id"]}") not called']
