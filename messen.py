@@ -2040,33 +2040,44 @@ def pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise Eingabefehler("--bild needs matplotlib: pip install '.[bild]'") from None
+        raise Eingabefehler("--bild needs matplotlib: pip install matplotlib (or pip install 'messen[bild]')") \
+            from None
     plt.rcParams.update({"svg.fonttype": "none", "font.size": 9})  # text in an SVG stays text
     return plt
 
 
+STUFEN_WORTE = {"S1": "S1\nnarrowed", "S2": "S2\none call", "S3": "S3\nseveral", "S4": "S4\nno tool fits",
+                "S5": "S5\nvalue missing"}
+
+
 def zeichne(pfad, laeufe):
-    """Each run's stage line as bars, the headline with its interval, the failure classes side by side."""
+    """Each run's stage line as bars, the headline with its interval, the failure classes per output
+    (shares, so that runs with different --n compare), side by side, each bar with its value."""
     plt = pyplot()
-    fig, (stufen, kopf, arten) = plt.subplots(1, 3, figsize=(13, 4), gridspec_kw={"width_ratios": [3, 1.3, 3]})
+    fig, (stufen, kopf, arten) = plt.subplots(1, 3, figsize=(13, 4.6), gridspec_kw={"width_ratios": [3, 1.3, 3]})
     breite = 0.8 / len(laeufe)
     gezeigt = [a for a in FEHLERARTEN if any(k["fehlerarten"][a] for _, k in laeufe)] or ["kein_aufruf"]
     for i, (e, k) in enumerate(laeufe):
         versatz = (i - (len(laeufe) - 1) / 2) * breite
-        stufen.bar([j + versatz for j in range(len(STUFEN))], [100 * (k["stufen"][s] or 0) for s in STUFEN],
-                   breite, label=e["tag"])
+        balken = stufen.bar([j + versatz for j in range(len(STUFEN))], [100 * (k["stufen"][s] or 0) for s in STUFEN],
+                            breite, label=e["tag"])
+        stufen.bar_label(balken, fmt="%.0f", fontsize=7)
         lo, hi = k["gelungen_ki"]
         wert_ = 100 * k["auftraege_gelungen"]
         fehler = [[max(0.0, wert_ - 100 * lo)], [max(0.0, 100 * hi - wert_)]]  # subtle: 0.9999... at 100 %
-        kopf.bar(i, wert_, 0.6, yerr=fehler, capsize=4)
-        arten.bar([j + versatz for j in range(len(gezeigt))], [k["fehlerarten"][a] for a in gezeigt], breite)
-    stufen.set(xticks=range(len(STUFEN)), xticklabels=STUFEN, ylim=(0, 105), ylabel="auftraege_gelungen %",
+        kopf.bar_label(kopf.bar(i, wert_, 0.6, yerr=fehler, capsize=4), fmt="%.1f", fontsize=7, padding=6)
+        anteile = [100 * k["fehlerarten"][a] / max(1, k["ausgaben"]) for a in gezeigt]
+        arten.bar_label(arten.bar([j + versatz for j in range(len(gezeigt))], anteile, breite), fmt="%.0f",
+                        fontsize=7)
+    stufen.set(xticks=range(len(STUFEN)), ylim=(0, 112), ylabel="tasks done (auftraege_gelungen), %",
                title="By stage")
-    stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=len(laeufe), frameon=False)
-    kopf.set(xticks=range(len(laeufe)), xticklabels=[e["tag"] for e, _ in laeufe], ylim=(0, 105),
-             title="auftraege_gelungen, 95 % interval")
-    arten.set(xticks=range(len(gezeigt)), title="Failure classes (outputs and steps)")
+    stufen.set_xticklabels([STUFEN_WORTE[s] for s in STUFEN])
+    stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(laeufe), frameon=False)
+    kopf.set(xticks=range(len(laeufe)), xticklabels=[e["tag"] for e, _ in laeufe], ylim=(0, 112),
+             ylabel="%", title="All cases, 95 % interval")
+    arten.set(xticks=range(len(gezeigt)), ylabel="per 100 outputs", title="Failure classes")
     arten.set_xticklabels(gezeigt, rotation=30, ha="right")
+    fig.suptitle(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" for e, _ in laeufe), fontsize=10)
     fig.tight_layout()
     try:
         fig.savefig(pfad)

@@ -436,8 +436,24 @@ def test_bild_eines_laufs_und_einer_reihe(cli, endpunkt, tmp_path):
     status, out, err = cli("--vergleich", "basis", "ft-1", "ft-2", "--bild", str(svg))
     assert (status, err) == (0, "")
     bild = svg.read_text()
-    for text in ("basis", "ft-1", "By stage", "auftraege_gelungen, 95 % interval", "kein_aufruf", "falscher_wert"):
+    for text in ("basis", "ft-1", "By stage", "All cases, 95 % interval", "kein_aufruf", "falscher_wert",
+                 "tasks done (auftraege_gelungen), %", "per 100 outputs", "no tool fits", "value missing",
+                 "ft-2: m, "):
         assert text in bild, text
+    # value labels: basis's 36 of 42 and its failure classes per 100 outputs (5 kein_aufruf of 42 outputs)
+    assert ">85.7<" in bild and f">{100 * 5 / 42:.0f}<" in bild
+
+
+def test_bild_zeigt_anteile_nicht_zahlen(cli, endpunkt, tmp_path):
+    """A run with --n 3 and one with --n 1, both wrong in the same six cases: the same bars."""
+    pytest.importorskip("matplotlib")
+    vorbereitet(cli, *messung(endpunkt(falsch_in(SECHS)).url, "--tag", "eins"))
+    vorbereitet(cli, *messung(endpunkt(falsch_in(SECHS)).url, "--tag", "drei", "--n", "3"))
+    svg = tmp_path / "b.svg"
+    assert cli("--vergleich", "eins", "drei", "--bild", str(svg))[0] == 0
+    bild = svg.read_text()
+    anteil = f">{100 * 5 / 42:.0f}<"  # kein_aufruf: 5 of 42 outputs, and 15 of 126
+    assert bild.count(anteil) >= 2 and ">15<" not in bild  # 15: the count drawn before, three times five
 
 
 @pytest.mark.parametrize("argv, meldung", [
@@ -455,7 +471,8 @@ def test_bild_ohne_matplotlib(endpunkt, tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "messen.py"), "--bewerten", "a", "--bild", str(tmp_path / "b.png"),
                         "--ausgabe", str(tmp_path)], capture_output=True, text=True, timeout=30,
                        env=dict(os.environ, PYTHONPATH=str(ohne)))
-    assert (r.returncode, r.stdout, r.stderr) == (2, "", "messen: --bild needs matplotlib: pip install '.[bild]'\n")
+    assert (r.returncode, r.stdout, r.stderr) == (2, "", "messen: --bild needs matplotlib: pip install matplotlib (or "
+                                                         "pip install 'messen[bild]')\n")
     assert not (tmp_path / "b.png").exists()
 
 
