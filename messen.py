@@ -1856,7 +1856,11 @@ def bericht_markdown(e, k):
     if e["n"] > 1:
         zeilen.append(f"| alle_n | {prozent(k['alle_n'])} |")
     zeilen += [f"| {s} | {prozent(k['stufen'][s])} |" for s in STUFEN if k["stufen"][s] is not None]
+    zeilen += [f"| {art} | {zahl} |" for art, zahl in k["fehlerarten"].items() if zahl]
     zeilen += [f"| diagnosis: {name} | {'yes' if x is True else x} |" for name, x in k["diagnose"].items() if x]
+    zeilen += [f"| latency, median per request | {k['latenz_s']:.2f} s |",
+               f"| tokens, prompt / completion | {k['tokens']['prompt']} / {k['tokens']['completion']} |",
+               f"| failed | {', '.join(k['fehlgeschlagen']) or 'none'} |"]
     return "\n".join(zeilen)
 
 
@@ -1971,11 +1975,35 @@ def vergleich_markdown(a, b, v):
     zeilen = [f"| metric | {ea['tag']} | {eb['tag']} | difference |", "|---|---|---|---|"]
     zeilen += [f"| {m} | {wert(m, ka[m])} | {wert(m, kb[m])} | {differenz(m, v['differenz'][m])} |"
                for m in metriken(ka, kb)]
+    zeilen.append(f"| 95 % interval | {intervall_kurz(ka['gelungen_ki'])} | {intervall_kurz(kb['gelungen_ki'])} | |")
     zeilen += [f"| {s} | {prozent(ka['stufen'][s])} | {prozent(kb['stufen'][s])} | "
                f"{differenz(s, None if ka['stufen'][s] is None else kb['stufen'][s] - ka['stufen'][s])} |"
                for s in STUFEN if ka["stufen"][s] is not None]
-    warnung = [diagnose_warnung(v), ""] if v["diagnose_anders"] else []
-    return "\n".join(zeilen + [""] + warnung + [urteil(v), aufloesung_satz(v)])
+    zeilen += [f"| {art} | {ka['fehlerarten'][art]} | {kb['fehlerarten'][art]} | "
+               f"{kb['fehlerarten'][art] - ka['fehlerarten'][art]:+d} |" for art in FEHLERARTEN
+               if ka["fehlerarten"][art] or kb["fehlerarten"][art]]
+    zeilen += diagnose_markdown([ka, kb], differenz_spalte=True)
+    return "\n".join(zeilen + [""] + vergleich_hinweise(ea, eb, [v]) + [urteil(v), aufloesung_satz(v)])
+
+
+def diagnose_markdown(ks, differenz_spalte=False):
+    """Rows of the diagnosis counts that any run of a comparison has, one column per run."""
+    return [f"| diagnosis: {n} | " + " | ".join(ja_nein(k["diagnose"][n]) for k in ks) + " |" + " |" * differenz_spalte
+            for n in ks[0]["diagnose"] if any(k["diagnose"][n] for k in ks)]
+
+
+def ja_nein(x):
+    """A diagnosis value as a table shows it: yes, no, unknown, or the count."""
+    return {True: "yes", False: "no", None: "unknown"}[x] if x is None or isinstance(x, bool) else str(x)
+
+
+def vergleich_hinweise(ea, eb, vs):
+    """What the text of a comparison says beside the table: differing diagnoses, differing n."""
+    zeilen = [diagnose_warnung(v) for v in vs if v["diagnose_anders"]]
+    if ea["n"] != eb["n"]:
+        zeilen.append(f"The runs have different n ({ea['n']} and {eb['n']}): cases are compared by their success "
+                      "rates.")
+    return zeilen + [""] if zeilen else []
 
 
 def reihe_text(laeufe, vs):
@@ -2005,7 +2033,9 @@ def reihe_markdown(laeufe, vs):
     zeilen += [f"| {s} | " + " | ".join(prozent(k["stufen"][s]) for k in ks) + " |" for s in STUFEN]
     zeilen += [f"| {art} | " + " | ".join(str(k["fehlerarten"][art]) for k in ks) + " |" for art in FEHLERARTEN
                if any(k["fehlerarten"][art] for k in ks)]
-    return "\n".join(zeilen + [""] + [urteil(v) for v in vs] + [aufloesung_satz(vs[-1])])
+    zeilen += diagnose_markdown(ks)
+    warnungen = [diagnose_warnung(v) for v in vs if v["diagnose_anders"]]
+    return "\n".join(zeilen + [""] + [urteil(v) for v in vs] + warnungen + [aufloesung_satz(vs[-1])])
 
 
 def komplett(laeufe, nur_ob=False):

@@ -151,6 +151,14 @@ def test_vergleich_zeigt_beide_diagnosen_und_warnt(cli, endpunkt):
     assert f"B {KLAR}" in zeilen
     assert ("Warning: the diagnoses differ (katalog_fehlt true in eigen and false in passend): part of the "
             "difference may be the server's, not the model's.") in zeilen
+    md = cli("--vergleich", "eigen", "passend", "--markdown")[1].splitlines()
+    assert "| diagnosis: katalog_fehlt | yes | no | |" in md
+    assert ("Warning: the diagnoses differ (katalog_fehlt true in eigen and false in passend): part of the "
+            "difference may be the server's, not the model's.") in md
+    reihe = cli("--vergleich", "eigen", "passend", "eigen", "--markdown")[1].splitlines()
+    assert "| diagnosis: katalog_fehlt | yes | no | yes |" in reihe
+    assert ("Warning: the diagnoses differ (katalog_fehlt true in eigen and false in passend): part of the "
+            "difference may be the server's, not the model's.") in reihe
     v = json.loads(cli("--vergleich", "eigen", "passend", "--json")[1])
     assert v["diagnose_anders"] == {"katalog_fehlt": [True, False]}
     assert v["a_kennzahlen"]["diagnose"]["katalog_fehlt"] is True

@@ -321,7 +321,8 @@ def test_schluessel_und_passwort_bleiben_geheim(cli, endpunkt, tmp_path, monkeyp
     (["--tag", "a/b"], "argument --tag: 'a/b': a tag holds only letters, digits, '.', '_' and '-' "
                        "and does not start with '.'"),
     (["--extra", "[1]"], 'argument --extra: must be a JSON object, such as {"top_p": 0.9}'),
-    (["--extra", "{top_p: 1}"], "argument --extra: not JSON (Expecting property name enclosed in double quotes)"),
+    (["--extra", "{top_p: 1}"], "argument --extra: not JSON (Expecting property name enclosed in double quotes); "
+                                "give a JSON object such as '{\"top_p\": 0.9}'"),
     (["--url", "ftp://127.0.0.1/v1"], "argument --url: not an http(s) URL: 'ftp://127.0.0.1/v1'"),
     (["--url", "localhost:8009"], "argument --url: not an http(s) URL: 'localhost:8009'"),
     (["--frobnicate"], "unrecognized arguments: --frobnicate"),

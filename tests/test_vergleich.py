@@ -196,12 +196,17 @@ def test_markdown(cli, endpunkt):
     server = endpunkt(mit_fehlern(KAPITEL_FEHLER))
     status, out, err = cli(*messung(server.url, "--markdown"))
     assert status == 0, err
-    assert out.splitlines()[2:] == [
+    zeilen_md = out.splitlines()
+    assert zeilen_md[2:-3] == [
         "| metric | value |", "|---|---|",
         "| formkorrekt | 100 % |", "| richtig_je_schritt | 97.3 % |", "| auftraege_gelungen | 95.2 % |",
         "| schritte_je_auftrag | 0.93 |", "| stillgehalten | 92.9 % |",
         "| auftraege_gelungen, 95 % interval | 84.2 % to 98.7 % |",
-        "| S1 | 100 % |", "| S2 | 91.7 % |", "| S3 | 100 % |", "| S4 | 100 % |", "| S5 | 87.5 % |"]
+        "| S1 | 100 % |", "| S2 | 91.7 % |", "| S3 | 100 % |", "| S4 | 100 % |", "| S5 | 87.5 % |",
+        "| falscher_wert | 1 |", "| ueberzaehlig | 2 |"]  # the failure classes, as the text has them
+    assert zeilen_md[-3].startswith("| latency, median per request | 0.") and zeilen_md[-3].endswith(" s |")
+    assert zeilen_md[-2:] == [f"| tokens, prompt / completion | {sum(prompt_tokens({'tools': [w for w in KATALOG if 'nur' not in f or w['function']['name'] in f['nur']]}) for f in FAELLE)} / {42 * 20} |",
+                              "| failed | S2-9, S5-8 |"]
 
 
 # ---------------------------------------------------------------------------
@@ -259,6 +264,10 @@ def test_vergleich_markdown(cli, endpunkt):
     assert out.splitlines()[:3] == ["| metric | gross | klein | difference |", "|---|---|---|---|",
                                     "| formkorrekt | 100 % | 96.4 % | -3.6 points |"]
     assert "| S5 | 87.5 % | 100 % | +12.5 points |" in out.splitlines()
+    # the interval and the failure classes, as the text has them
+    assert "| 95 % interval | 84.2-98.7 | 87.7-99.6 | |" in out.splitlines()
+    assert ["| kein_aufruf | 0 | 1 | +1 |", "| falscher_wert | 1 | 0 | -1 |", "| ueberzaehlig | 2 | 0 | -2 |"] == \
+        [z for z in out.splitlines() if z.startswith(("| kein_aufruf", "| falscher_wert", "| ueberzaehlig"))]
     assert out.splitlines()[-2:] == ["1 case better and 0 worse in klein than in gross (auftraege_gelungen over the "
                                      "42 cases compared: +2.4 points); exact sign test p = 1: the difference is not "
                                      "beyond chance at 5 %.", AUFLOESUNG]
