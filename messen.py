@@ -21,13 +21,16 @@ Usage:
 
 Exit status: 0 a complete measurement (--pruefen: the server is set up right),
 1 the run failed (server, network, a full disk; --pruefen: a check failed), 2 bad
-usage or bad input, 130 interrupted, 143 terminated. Every answered output is kept
-in ergebnisse/<tag>.jsonl; the same command again asks only for what is missing.
+usage or bad input, 3 --vergleich --streng: the last run is worse beyond chance,
+130 interrupted, 143 terminated. Every answered output is kept in
+ergebnisse/<tag>.jsonl; the same command again asks only for what is missing.
 
 Beside the figures stands a diagnosis of what the server did (an empty answer, one
-cut off by the token limit, calls written as text or put into a reasoning field, a
-catalogue the chat template dropped): an output that is no answer never succeeds,
-and none of it is credited to the model as restraint.
+cut off by the token limit, calls left as text by a parser that is off or put into
+a reasoning field, a catalogue the chat template dropped) and of calls the model
+wrote in a format of its own, which no server turns into tool_calls: an output that
+is no answer never succeeds, none of it is credited to the model as restraint, and
+gelungen_nativ shows what an agent on the server gets done.
 
 What it deliberately does not do: it never executes a tool (one answer per case;
 a second turn only with --nachfrage, only in S5, with the user's reply written in
@@ -826,7 +829,7 @@ def eigene_aufrufe(text):
     bloecke = zaun_bloecke(text)
     if bloecke:
         return [a for b in bloecke for a in json_aufrufe(b, False)]
-    m = AUFRUF_IN_PROSA.search(text)
+    m = AUFRUF_IN_PROSA.search(text) if '"name"' in text else None  # the find first: a long text without is quick
     if not m:
         return []
     try:

@@ -2,6 +2,7 @@
 the URL and kept-alive connections a server closes, each over real loopback HTTP."""
 
 import email.utils
+import importlib.util
 import json
 import os
 import subprocess
@@ -12,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import ROOT, completion, meldungen, messung, openai_nachricht, richtig, zeilen
+from conftest import ROOT, completion, meldungen, messung, openai_nachricht, prompt_tokens, richtig, zeilen
 
 TOT = "http://127.0.0.1:9"  # the discard port: nothing listens there
 
@@ -110,12 +111,7 @@ def test_ein_toter_proxy_wird_genannt(cli, endpunkt, monkeypatch):
 
 
 def test_socks_ohne_sein_extra(cli, endpunkt, monkeypatch):
-    pytest.importorskip("requests")
-    try:
-        import socks  # noqa: F401
-        pytest.fail("PySocks is installed here; this test needs requests without SOCKS support")
-    except ImportError:
-        pass
+    assert importlib.util.find_spec("socks") is None, "PySocks is installed here; this test needs requests without it"
     for k in PROXY_VARIABLEN:
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:9")
@@ -167,8 +163,8 @@ class SchliesstLeerlauf(BaseHTTPRequestHandler):
             self.close_connection = True  # closed without a word, as an idle timeout does
             return
         self.schon = True
-        daten = json.dumps(completion(openai_nachricht([]), usage={"prompt_tokens": 300 + len(json.dumps(
-            body.get("tools", []))) // 4, "completion_tokens": 5})).encode()
+        daten = json.dumps(completion(openai_nachricht([]), usage={"prompt_tokens": prompt_tokens(body),
+                                                                   "completion_tokens": 5})).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(daten)))
