@@ -274,3 +274,14 @@ def test_pruefen_mit_nachfrage_die_abgelehnt_wird(cli, endpunkt):
     assert status == 1
     assert ("  FAIL  a second turn (--nachfrage) is accepted: S5-1, second turn: the server answered 400: "
             "Conversation roles must alternate") in out.splitlines()
+
+
+def test_die_kosten_zaehlen_die_zweiten_zuege(cli, endpunkt):
+    server = endpunkt(fragt_nach())
+    ohne = json_lauf(cli, *messung(server.url, "--tag", "ohne"))
+    mit = json_lauf(cli, *messung(server.url, "--tag", "mit", "--nachfrage"))
+    zweite = [b for _, b in server.anfragen if zweiter_zug(b)]
+    assert len(zweite) == 8
+    # each second turn's usage is added: the loopback endpoint counts 20 completion tokens per answer
+    assert mit["tokens"]["completion"] == ohne["tokens"]["completion"] + 8 * 20
+    assert mit["tokens"]["prompt"] > ohne["tokens"]["prompt"]
