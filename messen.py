@@ -1586,7 +1586,9 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
                     raise fehler
         except (Abbruch, KeyboardInterrupt, OSError) as e:
             fortschritt_ende()
-            raise angehalten(e, pfad, fertig(ausgaben), gesamt) from None
+            fehler = angehalten(e, pfad, fertig(ausgaben), gesamt)
+            fehler.ursache = e  # the cause alone, for a run whose file is gone (the self-test's)
+            raise fehler from None
     fortschritt_ende()
     return ordne(pfad, einstellungen, ausgaben, {f["id"]: i for i, f in enumerate(faelle)}, ersetzt)
 
@@ -2325,9 +2327,13 @@ def selbsttest(lauf, faelle, sha):
         with tempfile.TemporaryDirectory() as ordner:
             k = lauf_messen(dataclasses.replace(lauf, url=adresse, modell="selbsttest", tag="selbsttest",
                                                 ausgabe=Path(ordner), neu=False, ohne_proxy=True), faelle, sha)
-    except Serverfehler as e:  # its folder is gone: no word of resuming it
-        raise Abbruch(f"the self-test's loopback endpoint failed: {str(e).splitlines()[0]}; "
-                      f"{selbsttest_schuld(lauf.faelle, faelle)}") from None
+    except Abbruch as e:
+        if isinstance(e, Unterbrochen):
+            raise
+        ursache = getattr(e, "ursache", e)  # its folder is gone: no word of resuming it
+        grund = f"cannot write its results ({ursache.strerror or ursache})" if isinstance(ursache, OSError) \
+            else str(ursache).splitlines()[0]
+        raise Abbruch(f"the self-test failed: {grund}; {selbsttest_schuld(lauf.faelle, faelle)}") from None
     finally:
         server.shutdown()
         server.server_close()
