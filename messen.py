@@ -1570,7 +1570,8 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     auftraege = [(f, k, gespeicherte_antwort(da.get((f["id"], k)))) for f in faelle for k in range(lauf.n)
                  if (f["id"], k) not in da or zweite_fehlt(da[(f["id"], k)])]
     sitzung = max((a["sitzung"] for a in ausgaben), default=-1) + 1
-    gesamt, ersetzt = len(faelle) * lauf.n, sum(map(zweite_fehlt, ausgaben))  # ersetzt: lines a later one replaces
+    gesamt, fertige = len(faelle) * lauf.n, fertig(ausgaben)
+    ersetzt = {(a["id"], a["lauf"]) for a in ausgaben if zweite_fehlt(a)}  # outputs whose line a later one replaces
     with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
             roh.truncate(start)  # drops a half-written last line
@@ -1580,17 +1581,31 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
             for fall, k, (antwort, zweite, fehler) in beantworte(Endpunkt(lauf), auftraege, lauf.parallel):
                 a = ausgabe_von(lauf, fall, k, sitzung, antwort, zweite, fehler)
                 schreibe(roh, als_zeile(speicherform(a)))  # answered is saved: an interrupted run loses nothing
-                ausgaben[:] = [b for b in ausgaben if (b["id"], b["lauf"]) != (fall["id"], k)] + [a]
-                fortschritt(fertig(ausgaben), gesamt, fall["id"])
+                if (fall["id"], k) in ersetzt:
+                    ausgaben[:] = [b for b in ausgaben if (b["id"], b["lauf"]) != (fall["id"], k)]
+                ausgaben.append(a)
+                fertige += not fehler
+                fortschritt(fertige, gesamt, fall["id"])
                 if fehler:
                     raise fehler
         except (Abbruch, KeyboardInterrupt, OSError) as e:
             fortschritt_ende()
-            fehler = angehalten(e, pfad, fertig(ausgaben), gesamt)
+            fehler = angehalten(e, pfad, gespeichert(pfad, faelle, fertige), gesamt)
             fehler.ursache = e  # the cause alone, for a run whose file is gone (the self-test's)
             raise fehler from None
     fortschritt_ende()
-    return ordne(pfad, einstellungen, ausgaben, {f["id"]: i for i, f in enumerate(faelle)}, ersetzt)
+    return ordne(pfad, einstellungen, ausgaben, {f["id"]: i for i, f in enumerate(faelle)}, len(ersetzt))
+
+
+def gespeichert(pfad, faelle, gezaehlt):
+    """How many outputs a stopped run's file holds, read back from it.
+
+    subtle: Ctrl-C may fall between a line written and the count that follows it; the
+    file is what the next run finds, so the message says what the file says."""
+    try:
+        return fertig(lies_lauf(pfad, faelle)[1])
+    except (Abbruch, OSError):
+        return gezaehlt
 
 
 def ausgabe_von(lauf, fall, k, sitzung, antwort, zweite, fehler):
@@ -1639,7 +1654,9 @@ def fortschritt(fertig, gesamt, fall_id):
     if sys.stderr.isatty():
         print(f"\rmessen: {fertig}/{gesamt} {fall_id:<8}", end="", file=sys.stderr, flush=True)
     elif fertig == gesamt or fertig * 10 // gesamt != (fertig - 1) * 10 // gesamt:
-        print(f"messen: {fertig}/{gesamt} outputs", file=sys.stderr, flush=True)
+        # subtle: one write with its newline, so that Ctrl-C cannot fall between the line and its end
+        sys.stderr.write(f"messen: {fertig}/{gesamt} outputs\n")
+        sys.stderr.flush()
 
 
 def fortschritt_ende():
