@@ -1851,11 +1851,12 @@ def gruende_von(a, fall):
 
 def bericht_json(e, k, gezeigt=False):
     return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
-            **{f: k[f] for f in ("faelle", "ausgaben") + METRIKEN + ("gelungen_nativ", "nachfrage", "stufen", "alle_n", "alle_n_stufen",
-                                                            "gelungen_ki", "fehlerarten",
-                                                            "fehlgeschlagen", "diagnose", "latenz_s", "tokens",
-                                                            "dauer_s")},
+            **{f: k[f] for f in ("faelle", "ausgaben") + METRIKEN + JSON_FELDER},
             "nur_gezeigt": gezeigt}
+
+
+JSON_FELDER = ("gelungen_nativ", "nachfrage", "stufen", "alle_n", "alle_n_stufen", "gelungen_ki", "fehlerarten",
+               "fehlgeschlagen", "diagnose", "latenz_s", "tokens", "dauer_s")  # beside the five metrics
 
 
 def nativ_anders(k):
@@ -1944,8 +1945,8 @@ def aufloesung_satz(v):
         return f"With {mal(v['faelle_verglichen'], 'case')} compared, no difference can be called beyond chance at 5 %."
     k, p = v["aufloesung"]
     ganz = "cases" if v["test"] == "sign" else "cases whose every output flips"
-    return (f"Resolution: with {mal(v['faelle_verglichen'], 'case')} compared, the least the {TESTS[v['test']][0]} calls beyond "
-            f"chance at 5 % is {k} {ganz} one way and none back (p = {p:.3g}), "
+    return (f"Resolution: with {mal(v['faelle_verglichen'], 'case')} compared, the least the "
+            f"{TESTS[v['test']][0]} calls beyond chance at 5 % is {k} {ganz} one way and none back (p = {p:.3g}), "
             f"{differenz('auftraege_gelungen', k / v['faelle_verglichen']).lstrip('+')} of auftraege_gelungen; a "
             "smaller difference is a question for more repeats (--n), not a verdict.")
 
@@ -1980,10 +1981,7 @@ def vergleich_text(a, b, v, faelle):
     zeilen += ["", "A " + stufenzeile(ka["stufen"]), "B " + stufenzeile(kb["stufen"])]
     zeilen += [f"A {fehlerarten_zeile(ka['fehlerarten'])}", f"B {fehlerarten_zeile(kb['fehlerarten'])}"]
     zeilen += [""] + [f"{x} {z}" for x, k in (("A", ka), ("B", kb)) for z in diagnose_zeilen(k["diagnose"])]
-    if v["diagnose_anders"]:
-        zeilen.append(diagnose_warnung(v))
-    if ea["n"] != eb["n"]:
-        zeilen.append(f"The runs have different n ({ea['n']} and {eb['n']}): cases are compared by their success rates.")
+    zeilen += vergleich_hinweise(ea, eb, [v])[:-1]
     for titel, ids in (("Better in B", v["besser"]), ("Worse in B", v["schlechter"])):
         if ids:
             zeilen += ["", f"{titel} ({len(ids)}):"]
@@ -2246,8 +2244,9 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=5):
         return None, (f"{was}: cannot tell, every answer of {len(gruende)} was cut at {grenze} tokens before a call "
                       f"or text came (finish_reason length), as a thinking model's is; give it more with "
                       f"--extra '{{\"max_tokens\": 4096}}'")
-    return None, (f"{was}: cannot tell, no call came in {len(auswahl)} {'S1 ' * (not ersatz)}case{'s' * (len(auswahl) != 1)} within {grenze} "
-                  f"tokens (the model answered without one: that is the model, not the server's setting){ersatz}")
+    return None, (f"{was}: cannot tell, no call came in {len(auswahl)} {'S1 ' * (not ersatz)}"
+                  f"case{'s' * (len(auswahl) != 1)} within {grenze} tokens (the model answered without one: that is "
+                  f"the model, not the server's setting){ersatz}")
 
 
 PRUEF_RUECKFRAGE = "Which one do you mean? Please give me the missing value."
