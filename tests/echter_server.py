@@ -245,7 +245,8 @@ def werkzeug_template(server_dir, modell, ordner, pruefe, figures):
             k = json.loads(r.stdout)
             d = k["diagnose"]
             nativ = sum(bool(a["nachricht"].get("tool_calls")) for a in zeilen)
-            pruefe(nativ > 0 and d["aus_text"] == 0, f"calls read from tool_calls ({nativ} outputs), none from text")
+            pruefe(nativ > 0 and d["aus_text"] == 0,
+                   f"calls read from tool_calls ({nativ} outputs), none blamed on the server's parser (aus_text 0)")
             pruefe((d["katalog_fehlt"], d["leer"], d["im_denken"]) == (False, 0, 0),
                    f"no server fault in the diagnosis ({d})")
             figures.append(("Qwen2.5 template", k))
