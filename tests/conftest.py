@@ -8,6 +8,7 @@ raw bytes to the handler itself (a body cut off, a trickle). `fall` is None for 
 request whose question is no case (--pruefen asks such).
 """
 
+import collections
 import json
 import re
 import sys
@@ -100,6 +101,7 @@ class Endpunkt:
     def __init__(self, antwort):
         self.antwort = antwort
         self.anfragen = []  # (headers, body) in arrival order
+        self.je_fall = collections.Counter()  # case id -> requests so far (None: not a case)
         self.lock = threading.Lock()
         self.gleichzeitig = self.hoechstens = 0
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -108,17 +110,23 @@ class Endpunkt:
         threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True).start()
 
     def zahl(self, fall_id=None):
-        return sum(fall_id is None or fall_von(b).get("id") == fall_id for _, b in self.anfragen)
+        """Requests so far: all of them, or those of one case."""
+        return len(self.anfragen) if fall_id is None else self.je_fall[fall_id]
 
     def _handler(self):
         endpunkt = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real servers do: no connection and thread per request
+            wbufsize = -1                  # headers and body in one send: no delayed-ACK stall
+            disable_nagle_algorithm = True
+
             def do_POST(self):
                 body = self.body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fall = fall_von(body) or None
                 with endpunkt.lock:
                     endpunkt.anfragen.append((dict(self.headers), body))
+                    endpunkt.je_fall[fall and fall["id"]] += 1
                     nummer = endpunkt.zahl(fall and fall["id"])  # 1 for the first request of this case
                     endpunkt.gleichzeitig += 1
                     endpunkt.hoechstens = max(endpunkt.hoechstens, endpunkt.gleichzeitig)

@@ -81,6 +81,8 @@ def test_retry_after_wird_befolgt(cli, endpunkt):
     assert status == 0, err
     assert time.monotonic() - start >= 1.0
     assert server.zahl("S1-1") == 2
+    # a wait the run honours is said while it waits, in one line
+    assert meldungen(err) == ["messen: S1-1: the server answered 429 and asks to wait 1 s; waiting"]
 
 
 # ---------------------------------------------------------------------------
