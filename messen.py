@@ -175,8 +175,10 @@ Rules:
 - A contact is addressed only by its contact_id; a name is not enough.
 - When no tool fits, answer in text."""
 
-STUFEN = ("S1", "S2", "S3", "S4", "S5")
+STUFEN = ("S1", "S2", "S3", "S4", "S5", "S6")
 STILL = ("S4", "S5")  # stages where the right answer is no call at all
+WEITER = "S6"  # after the tool's result: measured with --weiter only; its first step is given, not asked
+DANACH_NEBEN = {"S5": "nachtrag", "S6": "ergebnis"}  # what precedes the calls expected after the first step
 
 # ---------------------------------------------------------------------------
 # Errors: one class per exit status, one boundary in main()
@@ -247,6 +249,7 @@ class Lauf:
     key: str = None
     neu: bool = False
     nachfrage: bool = False  # S5's second turn: the user's reply, then the calls after it
+    weiter: bool = False  # S6: the calls after the tools' results
     ohne_proxy: bool = False  # the self-test's loopback requests never go through a proxy
     form: str = "text"  # text, json or markdown
 
@@ -292,6 +295,16 @@ def lade_faelle(pfad):
     return faelle, hashlib.sha256(daten).hexdigest()
 
 
+def faelle_fuer(faelle, weiter, pfad):
+    """The cases a run asks: S6 only with --weiter, which then needs S6 cases."""
+    if weiter and not any(f["stufe"] == WEITER for f in faelle):
+        raise Eingabefehler(f"{pfad}: no {WEITER} case in the file, so --weiter has nothing to measure")
+    gefragt = [f for f in faelle if weiter or f["stufe"] != WEITER]
+    if not gefragt:
+        raise Eingabefehler(f"{pfad}: every case is of {WEITER}, which only --weiter asks; add --weiter")
+    return gefragt
+
+
 def pruefe_fall(fall):
     """Return what is wrong with one case, or None."""
     if not isinstance(fall, dict):
@@ -309,7 +322,7 @@ def pruefe_fall(fall):
         return f"stage {fall['stufe']} expects no call, but 'erwartet' lists {len(fall['erwartet'])}"
     if fall["stufe"] not in STILL and not fall["erwartet"]:
         return f"stage {fall['stufe']} expects at least one call"
-    return pruefe_nur(fall) or pruefe_nachtrag(fall)
+    return pruefe_nur(fall) or pruefe_danach(fall)
 
 
 def pruefe_aufruf(soll):
@@ -331,19 +344,31 @@ def pruefe_aufruf(soll):
     return None
 
 
-def pruefe_nachtrag(fall):
-    """S5's second turn: the user's reply (nachtrag) and the calls expected after it (danach), both or none."""
-    da = [f for f in ("nachtrag", "danach") if f in fall]
+def pruefe_danach(fall):
+    """What follows the first step, with the calls expected after it (danach): S5's reply from the
+    user (nachtrag), or S6's results of the tools (ergebnis, one per expected call, in order)."""
+    neben = DANACH_NEBEN.get(fall["stufe"])
+    fremd = next((f for f in DANACH_NEBEN.values() if f in fall and f != neben), None)
+    if fremd:
+        stufe = next(s for s, f in DANACH_NEBEN.items() if f == fremd)
+        return f"'{fremd}' belongs to {stufe} only, not to {fall['stufe']}"
+    da = [f for f in (neben, "danach") if f in fall]
+    if fall["stufe"] == WEITER and len(da) < 2:
+        return f"stage {WEITER} needs 'ergebnis' (what each call of the first step returned) and 'danach'"
     if not da:
         return None
-    if fall["stufe"] != "S5":
-        return f"'{da[0]}' belongs to S5 only, not to {fall['stufe']}"
+    if neben is None:
+        return f"'danach' belongs to {' or '.join(DANACH_NEBEN)} only, not to {fall['stufe']}"
     if len(da) == 1:
-        return f"'{da[0]}' needs '{({'nachtrag', 'danach'} - set(da)).pop()}' beside it"
-    if not isinstance(fall["nachtrag"], str) or not fall["nachtrag"].strip():
+        return f"'{da[0]}' needs '{({neben, 'danach'} - set(da)).pop()}' beside it"
+    if neben == "nachtrag" and (not isinstance(fall["nachtrag"], str) or not fall["nachtrag"].strip()):
         return "'nachtrag' must be a non-empty string (the user's reply)"
-    if not isinstance(fall["danach"], list) or not fall["danach"]:
-        return "'danach' must list the calls expected after the reply"
+    ergebnis = fall.get("ergebnis")
+    if neben == "ergebnis" and (not isinstance(ergebnis, list) or len(ergebnis) != len(fall["erwartet"])):
+        return f"'ergebnis' must list one result per expected call ({len(fall['erwartet'])}), in their order"
+    # subtle: after a result the right answer may be text (danach []); after a reply it is always a call
+    if not isinstance(fall["danach"], list) or (neben == "nachtrag" and not fall["danach"]):
+        return f"'danach' must list the calls expected after the {'reply' if neben == 'nachtrag' else 'results'}"
     return next(filter(None, map(pruefe_aufruf, fall["danach"])), None)
 
 
@@ -391,13 +416,28 @@ def anfrage(fall, modell, temp, extra):
         werkzeuge = [w for w in KATALOG if w["function"]["name"] in fall["nur"]]
     body = {
         "model": modell,
-        "messages": [{"role": "system", "content": EROEFFNUNG}, {"role": "user", "content": fall["frage"]}],
+        "messages": [{"role": "system", "content": EROEFFNUNG}, {"role": "user", "content": fall["frage"]}]
+        + (ergebnis_nachrichten(fall) if "ergebnis" in fall else []),
         "tools": werkzeuge,
         "tool_choice": "auto",
         "temperature": temp,
     }
     body.update(extra)
     return body
+
+
+def ergebnis_nachrichten(fall):
+    """S6: the first step as the assistant's tool_calls, then each call's result as a tool message.
+
+    content "" beside tool_calls: TGI refuses a message without content, and LM Studio
+    refused null; every server takes "". The ids are 9 letters or digits, the only
+    ids Mistral's templates accept, and fixed per case, so that a request is the same each time."""
+    ids = [hashlib.sha256(f"{fall['id']}/{i}".encode()).hexdigest()[:9] for i in range(len(fall["erwartet"]))]
+    rufe = [{"id": i, "type": "function", "function": {"name": s["name"], "arguments": json.dumps(s["args"])}}
+            for i, s in zip(ids, fall["erwartet"])]
+    return [{"role": "assistant", "content": "", "tool_calls": rufe}] + [
+        {"role": "tool", "tool_call_id": i, "content": json.dumps(e, ensure_ascii=False)}
+        for i, e in zip(ids, fall["ergebnis"])]
 
 
 def nachfrage_anfrage(fall, lauf, nachricht):
@@ -943,11 +983,18 @@ def bewerte_ausgabe(fall, nachricht, finish=None):
     Only an answer reaches passt and bewerte as it is; an output that is none
     (see mangel) never succeeds, in any stage."""
     aufrufe, form = lies_aufrufe(nachricht)
-    treffer, offen = bewerte(aufrufe, fall["erwartet"])
-    vollstaendig = bool(aufrufe) and treffer == len(fall["erwartet"]) and offen == 0
+    soll = soll_von(fall)
+    treffer, offen = bewerte(aufrufe, soll)
+    vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
     return {"aufrufe": aufrufe, "form": form, "treffer": treffer, "offen": offen,
-            "soll": len(fall["erwartet"]), "fehlerhaft": sum(a["args"] is None for a in aufrufe),
+            "soll": len(soll), "fehlerhaft": sum(a["args"] is None for a in aufrufe),
             "mangel": mangel(nachricht, aufrufe, finish, vollstaendig)}
+
+
+def soll_von(fall):
+    """The calls an answer is graded against: in S6 those after the tools' results (its first
+    step was sent as done), elsewhere the expected calls of the first answer."""
+    return fall["danach"] if fall.get("stufe") == WEITER else fall["erwartet"]
 
 
 def bewerte_gespeichert(fall, a):
@@ -1071,28 +1118,36 @@ def anteil(zaehler, nenner):
 
 
 def kennzahlen(faelle, ausgaben):
-    """The five metrics, the stages, and what repeated runs and costs add."""
-    mit = [a for a in ausgaben if a["stufe"] not in STILL]
-    still = [a for a in ausgaben if a["stufe"] in STILL]
-    je_fall = erfolge_je_fall(faelle, ausgaben)  # id -> (successes, outputs)
+    """The five metrics, the stages, and what repeated runs and costs add.
+
+    The five are the chapter's, over S1-S5, so that a run with --weiter keeps them
+    comparable with one without; S6 has its own figure, weiter. The per-case successes
+    (the comparisons' test) and the failure classes take every stage."""
+    kapitel = [a for a in ausgaben if a["stufe"] != WEITER]
+    mit = [a for a in kapitel if a["stufe"] not in STILL]
+    still = [a for a in kapitel if a["stufe"] in STILL]
     stufe_von = {f["id"]: f["stufe"] for f in faelle}
+    stufen = [s for s in STUFEN if s in stufe_von.values()]  # S6 only in a run that asks it
+    alle_faelle = erfolge_je_fall(faelle, ausgaben)  # id -> (successes, outputs)
+    je_fall = {i: v for i, v in alle_faelle.items() if stufe_von[i] != WEITER}
     k = {
         "faelle": len(faelle),
         "ausgaben": fertig(ausgaben),  # a first answer whose second turn is still to be asked is not one yet
         "formkorrekt": anteil(sum(bool(a["aufrufe"]) and not a["fehlerhaft"] for a in mit), len(mit)),
-        "richtig_je_schritt": anteil(sum(a["treffer"] for a in ausgaben), sum(a["soll"] for a in ausgaben)),
-        "auftraege_gelungen": anteil(sum(map(gelungen, ausgaben)), len(ausgaben)),
-        "gelungen_nativ": anteil(sum(gelungen(a) and a["form"] in (None, "nativ") for a in ausgaben),
-                                 len(ausgaben)),
-        "schritte_je_auftrag": anteil(sum(len(a["aufrufe"]) for a in ausgaben), len(ausgaben)),
+        "richtig_je_schritt": anteil(sum(a["treffer"] for a in kapitel), sum(a["soll"] for a in kapitel)),
+        "auftraege_gelungen": anteil(sum(map(gelungen, kapitel)), len(kapitel)),
+        "gelungen_nativ": anteil(sum(gelungen(a) and a["form"] in (None, "nativ") for a in kapitel),
+                                 len(kapitel)),
+        "schritte_je_auftrag": anteil(sum(len(a["aufrufe"]) for a in kapitel), len(kapitel)),
         "stillgehalten": anteil(sum(not a["aufrufe"] and a["mangel"] is None for a in still), len(still)),
+        "weiter": weiter(ausgaben),
         "stufen": {s: anteil(sum(gelungen(a) for a in ausgaben if a["stufe"] == s),
-                             sum(a["stufe"] == s for a in ausgaben)) for s in STUFEN},
+                             sum(a["stufe"] == s for a in ausgaben)) for s in stufen},
         "alle_n": anteil(sum(e == m for e, m in je_fall.values()), len(je_fall)),
-        "alle_n_stufen": {s: anteil(sum(e == m for i, (e, m) in je_fall.items() if stufe_von[i] == s),
-                                    sum(stufe_von[i] == s for i in je_fall)) for s in STUFEN},
+        "alle_n_stufen": {s: anteil(sum(e == m for i, (e, m) in alle_faelle.items() if stufe_von[i] == s),
+                                    sum(stufe_von[i] == s for i in alle_faelle)) for s in stufen},
         "gelungen_ki": wilson_ki(list(je_fall.values())),
-        "fehlgeschlagen": [i for i, (e, m) in je_fall.items() if e < m],
+        "fehlgeschlagen": [i for i, (e, m) in alle_faelle.items() if e < m],
         "diagnose": diagnose(ausgaben),
         "nachfrage": nachfrage(ausgaben),
         "fehlerarten": fehlerarten(faelle, ausgaben),
@@ -1103,9 +1158,16 @@ def kennzahlen(faelle, ausgaben):
 
 def fehlerarten(faelle, ausgaben):
     """Every failure class with its count over the run, zeros included."""
-    soll = {f["id"]: f["erwartet"] for f in faelle}
+    soll = {f["id"]: soll_von(f) for f in faelle}
     summe = sum((fehlerarten_von(a, soll[a["id"]], a["stufe"] in STILL) for a in ausgaben), collections.Counter())
     return {art: summe[art] for art in FEHLERARTEN}
+
+
+def weiter(ausgaben):
+    """Share of S6 outputs that, after the tools' results, hit every call of danach with nothing
+    spare (for danach []: answered without any call); None for a run without --weiter."""
+    s6 = [a for a in ausgaben if a["stufe"] == WEITER]
+    return anteil(sum(map(gelungen, s6)), len(s6)) if s6 else None
 
 
 def nachfrage(ausgaben):
@@ -1289,8 +1351,9 @@ def aufloesung(faelle_verglichen, stufe=0.05):
 # The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
 # ---------------------------------------------------------------------------
 
-VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "faelle_sha256", "katalog_sha256")  # must match to resume
-VORGABEN = {"nachfrage": False}  # settings absent from runs saved before they were
+VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "faelle_sha256",
+              "katalog_sha256")  # must match to resume
+VORGABEN = {"nachfrage": False, "weiter": False}  # settings absent from runs saved before they were
 SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "aufrufe", "treffer", "offen",
                   "latenz_s", "usage", "ende", "finish_reason", "verworfen")
 NEUERE_FELDER = {"finish_reason": None, "verworfen": 0}  # absent from runs saved before they were
@@ -1388,6 +1451,7 @@ EINSTELLUNGEN = {  # field -> (check, what is wrong when it fails)
     "n": (lambda x: zahl_ist(x, True) and x >= 1, "is not a whole number of at least 1"),
     "extra": (lambda x: isinstance(x, dict), "is not an object"),
     "nachfrage": (lambda x: isinstance(x, bool), "is not true or false"),
+    "weiter": (lambda x: isinstance(x, bool), "is not true or false"),
     "tag": (lambda x: isinstance(x, str), "is not a string"),
     "datum": (lambda x: isinstance(x, str), "is not a string"),
     "faelle_sha256": (lambda x: isinstance(x, str), "is not a string"),
@@ -1710,7 +1774,7 @@ def wert(name, x):
 
 
 def stufenzeile(stufen, wort="By stage"):
-    return f"{wort}: " + ", ".join(f"{s} {prozent(stufen[s])}" for s in STUFEN if stufen[s] is not None) + "."
+    return f"{wort}: " + ", ".join(f"{s} {prozent(x)}" for s, x in stufen.items() if x is not None) + "."
 
 
 def fehlerarten_zeile(arten):
@@ -1775,6 +1839,9 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False):
     if k["nachfrage"] is not None:
         zeilen.append(f"{'nachfrage':<20} {prozent(k['nachfrage'])}   (S5 outputs that held still, then hit every "
                       "call after the reply)")
+    if k["weiter"] is not None:
+        zeilen.append(f"{'weiter':<20} {prozent(k['weiter'])}   (S6 outputs that went on right after the tools' "
+                      "results)")
     if e["n"] > 1:
         zeilen.append(f"{'alle_n':<20} {prozent(k['alle_n'])}   (cases whose {e['n']} outputs all succeeded)")
     zeilen += ["", stufenzeile(k["stufen"])]
@@ -1784,7 +1851,7 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False):
     zeilen += ["", f"Latency {k['latenz_s']:.2f} s median per request; tokens {k['tokens']['prompt']} prompt, "
                f"{k['tokens']['completion']} completion; wall time {k['dauer_s']:.1f} s"]
     zeilen += [""] + diagnose_zeilen(k["diagnose"])
-    zeilen += fehlschlaege(faelle, ausgaben) + nach_der_antwort(faelle, ausgaben)
+    zeilen += fehlschlaege(faelle, ausgaben) + nach_dem_ergebnis(faelle, ausgaben) + nach_der_antwort(faelle, ausgaben)
     return "\n".join(zeilen)
 
 
@@ -1811,10 +1878,22 @@ def aufrufe_text(liste, mangel_=None):
 
 def fehlschlaege(faelle, ausgaben):
     faelle_by_id = {f["id"]: f for f in faelle}
-    falsch, mehrere = [a for a in ausgaben if not gelungen(a)], any(a["lauf"] for a in ausgaben)
+    falsch = [a for a in ausgaben if not gelungen(a) and a["stufe"] != WEITER]
+    mehrere = any(a["lauf"] for a in ausgaben)
     return fall_liste(f"Failed ({len(falsch)}):", [
         fall_zeilen(a, mehrere, faelle_by_id[a["id"]]["frage"], faelle_by_id[a["id"]]["erwartet"], a)
         for a in falsch])
+
+
+def nach_dem_ergebnis(faelle, ausgaben):
+    """S6 outputs that did not go on right after the tools' results: what the tools returned, what came."""
+    faelle_by_id = {f["id"]: f for f in faelle}
+    falsch = [a for a in ausgaben if a["stufe"] == WEITER and not gelungen(a)]
+    mehrere = any(a["lauf"] for a in ausgaben)
+    return fall_liste(f"After the tool's result ({len(falsch)}):", [
+        fall_zeilen(a, mehrere, f"{f['frage']}  /  {aufrufe_text(f['erwartet'])} returned "
+                                f"{kurz(' and '.join(json.dumps(x, ensure_ascii=False) for x in f['ergebnis']), 240)}",
+                    f["danach"], a) for a in falsch for f in [faelle_by_id[a["id"]]]])
 
 
 def nach_der_antwort(faelle, ausgaben):
@@ -1836,17 +1915,17 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
 
     mehrere: the run has repeats, so each line names its output (#1, #2 ...)."""
     lauf = f" #{a['lauf'] + 1}" if mehrere else ""
-    gruende = gruende_von(b, {"erwartet": erwartet})
+    gruende = gruende_von(b, erwartet)
     return [f"  {a['id']}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
             f"      came:     {aufrufe_text(b['aufrufe'], b['mangel'])}"] + \
         ([f"      differs:  {'; '.join(gruende)}"] if gruende else [])
 
 
-def gruende_von(a, fall):
+def gruende_von(a, soll_liste):
     """Why an output failed: no answer at all, or which call or argument differed."""
     if a["mangel"]:
         return [f"no answer ({a['mangel']}: see the diagnosis)"]
-    return abweichungen(a["aufrufe"], fall["erwartet"])
+    return abweichungen(a["aufrufe"], soll_liste)
 
 
 def bericht_json(e, k, gezeigt=False):
@@ -1855,8 +1934,8 @@ def bericht_json(e, k, gezeigt=False):
             "nur_gezeigt": gezeigt}
 
 
-JSON_FELDER = ("gelungen_nativ", "nachfrage", "stufen", "alle_n", "alle_n_stufen", "gelungen_ki", "fehlerarten",
-               "fehlgeschlagen", "diagnose", "latenz_s", "tokens", "dauer_s")  # beside the five metrics
+JSON_FELDER = ("gelungen_nativ", "nachfrage", "weiter", "stufen", "alle_n", "alle_n_stufen", "gelungen_ki",
+               "fehlerarten", "fehlgeschlagen", "diagnose", "latenz_s", "tokens", "dauer_s")  # beside the five metrics
 
 
 def nativ_anders(k):
@@ -1865,9 +1944,15 @@ def nativ_anders(k):
 
 
 def metriken(*ks):
-    """The five metrics, gelungen_nativ where text calls made a difference, and nachfrage where a run measured it."""
+    """The five metrics, gelungen_nativ where text calls made a difference, and nachfrage and weiter
+    where a run measured them."""
     return METRIKEN + (("gelungen_nativ",) if any(map(nativ_anders, ks)) else ()) + \
-        (("nachfrage",) if any(k["nachfrage"] is not None for k in ks) else ())
+        tuple(m for m in ("nachfrage", "weiter") if any(k[m] is not None for k in ks))
+
+
+def stufen_von(*ks):
+    """The stages any of the runs has outputs in: S6 only where a run measured it."""
+    return [s for s in STUFEN if any(k["stufen"].get(s) is not None for k in ks)]
 
 
 def bericht_markdown(e, k):
@@ -1878,7 +1963,7 @@ def bericht_markdown(e, k):
         zeilen.append(f"| auftraege_gelungen, 95 % interval | {prozent(k['gelungen_ki'][0])} to {prozent(k['gelungen_ki'][1])} |")
     if e["n"] > 1:
         zeilen.append(f"| alle_n | {prozent(k['alle_n'])} |")
-    zeilen += [f"| {s} | {prozent(k['stufen'][s])} |" for s in STUFEN if k["stufen"][s] is not None]
+    zeilen += [f"| {s} | {prozent(x)} |" for s, x in k["stufen"].items() if x is not None]
     zeilen += [f"| {art} | {zahl} |" for art, zahl in k["fehlerarten"].items() if zahl]
     zeilen += [f"| diagnosis: {name} | {'yes' if x is True else x} |" for name, x in k["diagnose"].items() if x]
     zeilen += [f"| latency, median per request | {k['latenz_s']:.2f} s |",
@@ -1915,6 +2000,7 @@ def vergleiche(a, b):
             "test": test, "diagnose_anders": anders,
             "aufloesung": aufloesung(len(gemeinsam)), "faelle_verglichen": len(gemeinsam),
             "aenderung": aenderung, "jenseits_zufall": p < 0.05,
+            "mit_weiter": ka["weiter"] is not None and kb["weiter"] is not None,  # S6 cases are in the test
             "richtung": "besser" if aenderung > 0 else "schlechter" if aenderung < 0 else "gleich",
             "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
 
@@ -1932,11 +2018,16 @@ def urteil(v):
     b, s = len(v["besser"]), len(v["schlechter"])
     test = TESTS[v["test"]][1]
     satz = (f"{b} case{'s' * (b != 1)} better and {s} worse in {v['b']} than in {v['a']} "
-            f"(auftraege_gelungen over the {mal(v['faelle_verglichen'], 'case')} compared: "
+            f"({figur(v)} over the {mal(v['faelle_verglichen'], 'case')} compared: "
             f"{differenz('auftraege_gelungen', v['aenderung'])}); {test} p = {v['p']:.3g}: ")
     if v["jenseits_zufall"] and v["richtung"] != "gleich":
         return satz + f"{v['b']} is {'better' if v['richtung'] == 'besser' else 'worse'} beyond chance at 5 %."
     return satz + "the difference is not beyond chance at 5 %."
+
+
+def figur(v):
+    """What the per-case test of a comparison counts: the chapter's tasks, and S6's where both runs have them."""
+    return "auftraege_gelungen and weiter" if v.get("mit_weiter") else "auftraege_gelungen"
 
 
 def aufloesung_satz(v):
@@ -1947,7 +2038,7 @@ def aufloesung_satz(v):
     ganz = "cases" if v["test"] == "sign" else "cases whose every output flips"
     return (f"Resolution: with {mal(v['faelle_verglichen'], 'case')} compared, the least the "
             f"{TESTS[v['test']][0]} calls beyond chance at 5 % is {k} {ganz} one way and none back (p = {p:.3g}), "
-            f"{differenz('auftraege_gelungen', k / v['faelle_verglichen']).lstrip('+')} of auftraege_gelungen; a "
+            f"{differenz('auftraege_gelungen', k / v['faelle_verglichen']).lstrip('+')} of {figur(v)}; a "
             "smaller difference is a question for more repeats (--n), not a verdict.")
 
 
@@ -1996,9 +2087,8 @@ def vergleich_markdown(a, b, v):
     zeilen += [f"| {m} | {wert(m, ka[m])} | {wert(m, kb[m])} | {differenz(m, v['differenz'][m])} |"
                for m in metriken(ka, kb)]
     zeilen.append(f"| 95 % interval | {intervall_kurz(ka['gelungen_ki'])} | {intervall_kurz(kb['gelungen_ki'])} | |")
-    zeilen += [f"| {s} | {prozent(ka['stufen'][s])} | {prozent(kb['stufen'][s])} | "
-               f"{differenz(s, None if ka['stufen'][s] is None else kb['stufen'][s] - ka['stufen'][s])} |"
-               for s in STUFEN if ka["stufen"][s] is not None]
+    zeilen += [f"| {s} | {prozent(x)} | {prozent(y)} | {differenz(s, None if None in (x, y) else y - x)} |"
+               for s in stufen_von(ka, kb) for x, y in [(ka["stufen"].get(s), kb["stufen"].get(s))]]
     zeilen += [f"| {art} | {ka['fehlerarten'][art]} | {kb['fehlerarten'][art]} | "
                f"{kb['fehlerarten'][art] - ka['fehlerarten'][art]:+d} |" for art in FEHLERARTEN
                if ka["fehlerarten"][art] or kb["fehlerarten"][art]]
@@ -2023,6 +2113,9 @@ def vergleich_hinweise(ea, eb, vs):
     if ea["n"] != eb["n"]:
         zeilen.append(f"The runs have different n ({ea['n']} and {eb['n']}): cases are compared by their success "
                       "rates.")
+    if ea.get("weiter", False) != eb.get("weiter", False):
+        zeilen.append(f"Only {(ea if ea.get('weiter') else eb)['tag']} measured {WEITER} (--weiter): the test compares "
+                      f"the cases both have, {WEITER} stays out of it.")
     return zeilen + [""] if zeilen else []
 
 
@@ -2036,7 +2129,7 @@ def reihe_text(laeufe, vs):
     zeilen += [f"{'complete':<20}{spalten(z for z in komplett(laeufe))}"] if not all(komplett(laeufe, True)) else []
     zeilen += [f"{m:<20}{spalten(wert(m, k[m]) for k in ks)}" for m in metriken(*ks)]
     zeilen.append(f"{'95 % interval':<20}{spalten(intervall_kurz(k['gelungen_ki']) for k in ks)}")
-    zeilen += [f"{s:<20}{spalten(prozent(k['stufen'][s]) for k in ks)}" for s in STUFEN]
+    zeilen += [f"{s:<20}{spalten(prozent(k['stufen'].get(s)) for k in ks)}" for s in stufen_von(*ks)]
     zeilen += [f"{art:<20}{spalten(k['fehlerarten'][art] for k in ks)}" for art in FEHLERARTEN
                if any(k["fehlerarten"][art] for k in ks)]
     zeilen += ["", "Each run against the first:"] + [f"  {urteil(v)}" for v in vs]
@@ -2050,7 +2143,7 @@ def reihe_markdown(laeufe, vs):
     zeilen += ["| complete | " + " | ".join(komplett(laeufe)) + " |"] if not all(komplett(laeufe, True)) else []
     zeilen += [f"| {m} | " + " | ".join(wert(m, k[m]) for k in ks) + " |" for m in metriken(*ks)]
     zeilen.append("| 95 % interval | " + " | ".join(intervall_kurz(k["gelungen_ki"]) for k in ks) + " |")
-    zeilen += [f"| {s} | " + " | ".join(prozent(k["stufen"][s]) for k in ks) + " |" for s in STUFEN]
+    zeilen += [f"| {s} | " + " | ".join(prozent(k["stufen"].get(s)) for k in ks) + " |" for s in stufen_von(*ks)]
     zeilen += [f"| {art} | " + " | ".join(str(k["fehlerarten"][art]) for k in ks) + " |" for art in FEHLERARTEN
                if any(k["fehlerarten"][art] for k in ks)]
     zeilen += diagnose_markdown(ks)
@@ -2073,7 +2166,7 @@ def was_geschah(faelle, ausgaben):
     faelle_by_id = {f["id"]: f for f in faelle}
     je_fall = {}
     for a in ausgaben:
-        ok = "right" if gelungen(a) else "; ".join(gruende_von(a, faelle_by_id[a["id"]]))
+        ok = "right" if gelungen(a) else "; ".join(gruende_von(a, soll_von(faelle_by_id[a["id"]])))
         je_fall.setdefault(a["id"], []).append(f"{aufrufe_text(a['aufrufe'], a['mangel'])} ({ok})")
     return {i: " | ".join(t) for i, t in je_fall.items()}
 
@@ -2097,7 +2190,7 @@ def pyplot():
 
 
 STUFEN_WORTE = {"S1": "S1\nnarrowed", "S2": "S2\none call", "S3": "S3\nseveral", "S4": "S4\nno tool fits",
-                "S5": "S5\nvalue missing"}
+                "S5": "S5\nvalue missing", "S6": "S6\nafter result"}
 
 
 def zeichne(pfad, laeufe):
@@ -2107,10 +2200,11 @@ def zeichne(pfad, laeufe):
     fig, (stufen, kopf, arten) = plt.subplots(1, 3, figsize=(13, 4.6), gridspec_kw={"width_ratios": [3, 1.3, 3]})
     breite = 0.8 / len(laeufe)
     gezeigt = [a for a in FEHLERARTEN if any(k["fehlerarten"][a] for _, k in laeufe)] or ["kein_aufruf"]
+    gezeigte_stufen = stufen_von(*(k for _, k in laeufe))
     for i, (e, k) in enumerate(laeufe):
         versatz = (i - (len(laeufe) - 1) / 2) * breite
-        balken = stufen.bar([j + versatz for j in range(len(STUFEN))], [100 * (k["stufen"][s] or 0) for s in STUFEN],
-                            breite, label=e["tag"])
+        balken = stufen.bar([j + versatz for j in range(len(gezeigte_stufen))],
+                            [100 * (k["stufen"].get(s) or 0) for s in gezeigte_stufen], breite, label=e["tag"])
         stufen.bar_label(balken, fmt="%.0f", fontsize=7)
         lo, hi = k["gelungen_ki"]
         wert_ = 100 * k["auftraege_gelungen"]
@@ -2119,9 +2213,9 @@ def zeichne(pfad, laeufe):
         anteile = [100 * k["fehlerarten"][a] / max(1, k["ausgaben"]) for a in gezeigt]
         arten.bar_label(arten.bar([j + versatz for j in range(len(gezeigt))], anteile, breite), fmt="%.0f",
                         fontsize=7)
-    stufen.set(xticks=range(len(STUFEN)), ylim=(0, 112), ylabel="tasks done (auftraege_gelungen), %",
+    stufen.set(xticks=range(len(gezeigte_stufen)), ylim=(0, 112), ylabel="tasks done (auftraege_gelungen), %",
                title="By stage")
-    stufen.set_xticklabels([STUFEN_WORTE[s] for s in STUFEN])
+    stufen.set_xticklabels([STUFEN_WORTE[s] for s in gezeigte_stufen])
     stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(laeufe), frameon=False)
     kopf.set(xticks=range(len(laeufe)), xticklabels=[e["tag"] for e, _ in laeufe], ylim=(0, 112),
              ylabel="%", title="All cases, 95 % interval")
@@ -2162,6 +2256,8 @@ def pruefen(lauf, faelle):
         punkte.append(pruef_felder(antworten))
         if lauf.nachfrage:
             punkte.append(pruef_nachfrage(endpunkt, lauf, faelle))
+        if lauf.weiter:
+            punkte.append(pruef_weiter(endpunkt, lauf, faelle))
     for ok, text in punkte:
         print(f"  {'ok' if ok else '?' if ok is None else 'FAIL':<5} {text}")
     fehler = sum(ok is False for ok, _ in punkte)
@@ -2269,6 +2365,20 @@ def pruef_nachfrage(endpunkt, lauf, faelle):
     return True, f"{was} ({fall['id']}: {kam} after the reply)"
 
 
+def pruef_weiter(endpunkt, lauf, faelle):
+    """--weiter: one request that carries a first step and its tool results is accepted."""
+    was = "the tools' results (--weiter) are accepted"
+    fall = next(f for f in faelle if f["stufe"] == WEITER)  # faelle_fuer made sure there is one
+    try:
+        antwort = endpunkt.frage(fall, anfrage(fall, lauf.modell, lauf.temp, {"max_tokens": PRUEF_TOKENS,
+                                                                              **lauf.extra}))
+    except Serverfehler as e:
+        return False, f"{was}: {e}"
+    aufrufe, _ = lies_aufrufe(antwort.nachricht)
+    kam = ", ".join(a["name"] or "?" for a in aufrufe) or "no call"
+    return True, f"{was} ({fall['id']}: {kam} after the results)"
+
+
 def pruef_felder(antworten):
     was = "usage and finish_reason are present"
     if len(antworten) < 2:
@@ -2297,6 +2407,7 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8):
 
     antworten = {f["frage"]: f["erwartet"] for f in faelle}
     antworten.update({f["nachtrag"]: f["danach"] for f in faelle if "nachtrag" in f})
+    nach_ergebnis = {f["frage"]: f["danach"] for f in faelle if "ergebnis" in f}  # S6: asked by its question
     frei = threading.BoundedSemaphore(plaetze)
 
     class Handler(BaseHTTPRequestHandler):
@@ -2308,7 +2419,9 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with frei:
                 time.sleep(verzoegerung)
-            erwartet = antworten.get(body["messages"][-1]["content"], [])
+            letzte = body["messages"][-1]
+            erwartet = nach_ergebnis.get(body["messages"][1]["content"], []) if letzte["role"] == "tool" \
+                else antworten.get(letzte["content"], [])
             rufe = [{"id": f"call_{i}", "type": "function",
                      "function": {"name": s["name"], "arguments": json.dumps(s["args"])}}
                     for i, s in enumerate(erwartet)]
@@ -2338,6 +2451,7 @@ def selbsttest(lauf, faelle, sha):
     """Measure the built-in endpoint in a temporary folder; 0 only if every figure is 100 %."""
     import tempfile
 
+    faelle_fuer(faelle, lauf.weiter, lauf.faelle)  # a choice of cases that asks nothing is the user's fault
     server, adresse = selbsttest_server(faelle)
     try:
         with tempfile.TemporaryDirectory() as ordner:
@@ -2353,7 +2467,8 @@ def selbsttest(lauf, faelle, sha):
     finally:
         server.shutdown()
         server.server_close()
-    anteile = [k[m] for m in metriken(k) if m != "schritte_je_auftrag"] + list(k["stufen"].values())
+    anteile = [k[m] for m in metriken(k) if m != "schritte_je_auftrag" and k[m] is not None] + \
+        [x for x in k["stufen"].values() if x is not None]  # None: a case file without that stage
     if any(x != 1 for x in anteile) or any(k["diagnose"].values()):
         raise Abbruch(f"the self-test did not score 100 % everywhere: {selbsttest_schuld(lauf.faelle, faelle)}")
     return 0
@@ -2509,6 +2624,8 @@ def parser():
                    help="with --bewerten or --vergleich: draw the run(s) as FILE.svg or FILE.png (matplotlib)")
     p.add_argument("--nachfrage", action="store_true", help="S5: after an answer that held still, send the "
                                                             "user's reply and grade the calls that follow")
+    p.add_argument("--weiter", action="store_true", help="also S6: send the tools' results after the first step "
+                                                         "and grade the calls (or the text) that follow")
     p.add_argument("--pruefen", action="store_true", help="check the server's set-up with a few requests")
     p.add_argument("--selbsttest", action="store_true", help="measure the built-in loopback endpoint")
     return p
@@ -2530,13 +2647,13 @@ def lauf_aus(args):
     return Lauf(url=args.url, modell=args.modell, temp=args.temp, n=args.n, tag=tag, extra=args.extra,
                 ausgabe=args.ausgabe, faelle=args.faelle or faelle_standard(), parallel=args.parallel,
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
-                nachfrage=args.nachfrage,
+                nachfrage=args.nachfrage, weiter=args.weiter,
                 form="json" if args.json else "markdown" if args.markdown else "text")
 
 
 def einstellungen_fuer(lauf, sha):
     return {"modell": lauf.modell, "url": ohne_geheimnis(lauf.url), "temp": lauf.temp, "n": lauf.n,
-            "extra": lauf.extra, "nachfrage": lauf.nachfrage, "tag": lauf.tag,
+            "extra": lauf.extra, "nachfrage": lauf.nachfrage, "weiter": lauf.weiter, "tag": lauf.tag,
             "datum": datetime.date.today().isoformat(),
             "faelle_sha256": sha, "katalog_sha256": katalog_hash()}
 
@@ -2553,11 +2670,12 @@ def zeige(form, e, faelle, ausgaben, gezeigt=False):
     return k
 
 
-def lauf_messen(lauf, faelle, sha):
-    """Measure (or resume) the run lauf.tag, print its summary, return its figures."""
-    pfad = lauf.ausgabe / f"{lauf.tag}.jsonl"
+def lauf_messen(lauf, alle, sha):
+    """Measure (or resume) the run lauf.tag on the cases it asks of `alle`, print its summary,
+    return its figures."""
+    pfad, faelle = lauf.ausgabe / f"{lauf.tag}.jsonl", faelle_fuer(alle, lauf.weiter, lauf.faelle)
     with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
-        einstellungen, ausgaben, start = vorgefunden(lauf, faelle, pfad, einstellungen_fuer(lauf, sha))
+        einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha))
         gezeigt = fertig(ausgaben) == len(faelle) * lauf.n
         if not gezeigt and not gesperrt:
             raise Eingabefehler(f"{pfad.parent}: cannot write there, so the run cannot go on (its lock file "
@@ -2578,16 +2696,17 @@ def dateifehler_vorab(pfad):
         raise Eingabefehler(f"{e.filename or pfad}: cannot write the results there ({e.strerror}){lang}") from None
 
 
-def vorgefunden(lauf, faelle, pfad, einstellungen):
-    """What the results file holds already: (settings, outputs, where to go on writing)."""
+def vorgefunden(lauf, alle, gefragt, pfad, einstellungen):
+    """What the results file holds already: (settings, outputs, where to go on writing).
+    gefragt: how many of all cases the run asks (S6 with --weiter only)."""
     if pfad.exists() and lauf.neu:
         print(f"messen: the earlier {pfad} is kept as {beiseite(pfad)}", file=sys.stderr)
     elif pfad.exists():
-        alt, ausgaben, start = lies_lauf(pfad, faelle)
+        alt, ausgaben, start = lies_lauf(pfad, alle)
         if ausgaben:  # subtle: with nothing saved yet, corrected settings start the run afresh
             pruefe_einstellungen(pfad, alt, einstellungen)
             zustand = "a complete run, shown as saved (--neu measures anew)" \
-                if fertig(ausgaben) == len(faelle) * lauf.n else f"{fertig(ausgaben)} outputs; asking for the rest"
+                if fertig(ausgaben) == gefragt * lauf.n else f"{fertig(ausgaben)} outputs; asking for the rest"
             print(f"messen: {pfad} holds {zustand}", file=sys.stderr)
             return alt, ausgaben, start
     return einstellungen, [], 0
@@ -2600,23 +2719,25 @@ def gespeichert_pfad(lauf, tag_name):
     return pfad
 
 
-def pruefe_gespeichert(lauf, faelle, sha, pfad, e, ausgaben):
-    """A saved run is graded only on the case file and catalogue it was measured with."""
+def pruefe_gespeichert(lauf, alle, sha, pfad, e, ausgaben):
+    """A saved run is graded only on the case file and catalogue it was measured with:
+    (its settings, the cases it asked, its outputs)."""
     if e is None or not ausgaben:
         raise Eingabefehler(f"{pfad} holds no output yet; run the command that measures it")
     if e.get("faelle_sha256") != sha:
         raise Eingabefehler(f"{pfad} was measured on another case file than {lauf.faelle}")
     if e.get("katalog_sha256") != katalog_hash():
         raise Eingabefehler(f"{pfad} was measured with another catalogue or opening than this messen.py")
+    faelle = faelle_fuer(alle, e.get("weiter", False), lauf.faelle)
     if fertig(ausgaben) < len(faelle) * e["n"]:
         print(f"messen: {pfad} is incomplete ({fertig(ausgaben)} of {len(faelle) * e['n']} outputs); "
               "the command that measured it, run again, asks for the rest", file=sys.stderr)
-    return dict(e, tag=pfad.name.removesuffix(".jsonl")), ausgaben  # labelled by the tag given
+    return dict(e, tag=pfad.name.removesuffix(".jsonl")), faelle, ausgaben  # labelled by the tag given
 
 
 def bewerten(lauf, faelle, sha, tag_name, bild=None):
     pfad = gespeichert_pfad(lauf, tag_name)
-    e, ausgaben = pruefe_gespeichert(lauf, faelle, sha, pfad, *lies_lauf(pfad, faelle)[:2])
+    e, faelle, ausgaben = pruefe_gespeichert(lauf, faelle, sha, pfad, *lies_lauf(pfad, faelle)[:2])
     k = zeige(lauf.form, e, faelle, ausgaben)
     if bild:
         zeichne(bild, [(e, k)])
@@ -2631,8 +2752,8 @@ def vergleich(lauf, faelle, sha, tags, streng=False, bild=None):
     for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings")):
         if len({(g[0] or {}).get(feld) for g in gelesen}) > 1:
             raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
-    laeufe = [(e, kennzahlen(faelle, aus), erfolge_je_fall(faelle, aus), was_geschah(faelle, aus))
-              for e, aus in (pruefe_gespeichert(lauf, faelle, sha, p, *g) for p, g in zip(pfade, gelesen))]
+    laeufe = [(e, kennzahlen(eigene, aus), erfolge_je_fall(eigene, aus), was_geschah(eigene, aus))
+              for e, eigene, aus in (pruefe_gespeichert(lauf, faelle, sha, p, *g) for p, g in zip(pfade, gelesen))]
     halb = [e["tag"] for e, k, *_ in laeufe if not vollstaendig(e, k)]
     if streng and halb:
         raise Eingabefehler(f"--streng needs complete runs; {' and '.join(halb)} {'is' if len(halb) == 1 else 'are'} "
@@ -2688,7 +2809,7 @@ def ausfuehren(args, lauf):
         raise Eingabefehler("--url and --modell are needed to measure "
                             "(or --selbsttest, --bewerten TAG, --vergleich A B)")
     if args.pruefen:
-        return pruefen(lauf, faelle)
+        return pruefen(lauf, faelle_fuer(faelle, lauf.weiter, lauf.faelle))
     lauf_messen(lauf, faelle, sha)
     return 0
 

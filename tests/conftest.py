@@ -24,9 +24,11 @@ sys.path.insert(0, str(ROOT))
 
 import messen  # noqa: E402
 
-FAELLE = [json.loads(z) for z in (ROOT / "faelle.jsonl").read_text(encoding="utf-8").splitlines() if z.strip()]
-BY_ID = {f["id"]: f for f in FAELLE}
-BY_FRAGE = {f["frage"]: f for f in FAELLE}
+ALLE_FAELLE = [json.loads(z) for z in (ROOT / "faelle.jsonl").read_text(encoding="utf-8").splitlines() if z.strip()]
+FAELLE = [f for f in ALLE_FAELLE if f["stufe"] != "S6"]  # the chapter's 42: what a run without --weiter asks
+WEITER_FAELLE = [f for f in ALLE_FAELLE if f["stufe"] == "S6"]
+BY_ID = {f["id"]: f for f in ALLE_FAELLE}
+BY_FRAGE = {f["frage"]: f for f in ALLE_FAELLE}
 ABBRECHEN = object()
 TEXT_ANTWORT = "Which contact do you mean? Please give me its contact_id."
 
@@ -59,8 +61,9 @@ def openai_nachricht(aufrufe):
 
 
 def richtig(fall, body, nummer):
-    """Every case answered with its expected calls."""
-    return completion(openai_nachricht(fall["erwartet"]), "tool_calls" if fall["erwartet"] else "stop")
+    """Every case answered with its expected calls (in S6, those after the tools' results)."""
+    soll = messen.soll_von(fall)
+    return completion(openai_nachricht(soll), "tool_calls" if soll else "stop")
 
 
 KAPITEL_FEHLER = {  # the chapter's two failures
@@ -72,7 +75,7 @@ KAPITEL_FEHLER = {  # the chapter's two failures
 def mit_fehlern(fehler):
     """Right everywhere except the cases in fehler (id -> calls sent instead)."""
     def antwort(fall, body, nummer):
-        aufrufe = fehler.get(fall["id"], fall["erwartet"])
+        aufrufe = fehler.get(fall["id"], messen.soll_von(fall))
         return completion(openai_nachricht(aufrufe), "tool_calls" if aufrufe else "stop")
     return antwort
 

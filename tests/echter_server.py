@@ -12,7 +12,8 @@ messen.py:
 2. llama.cpp's Qwen2.5 template (tool-aware), with an API key: --pruefen passes, a
    run with --parallel 2 against -np 2 is killed (SIGKILL) midway and resumed, and
    completes with every output saved once, calls read from tool_calls and no server
-   fault in the diagnosis; without the key it stops with 401 and the hint;
+   fault in the diagnosis; without the key it stops with 401 and the hint; the S6
+   requests of --weiter (tool_calls, then one tool message per call) are accepted;
 3. --no-jinja and a context too small: exit 1 with the server's words and the hint.
 
 Every server it starts is stopped by its PID; every wait is bounded; it exits 1
@@ -250,6 +251,20 @@ def werkzeug_template(server_dir, modell, ordner, pruefe, figures):
             pruefe((d["katalog_fehlt"], d["leer"], d["im_denken"]) == (False, 0, 0),
                    f"no server fault in the diagnosis ({d})")
             figures.append(("Qwen2.5 template", k))
+        nach_dem_ergebnis(s.url, ordner, pruefe, figures)
+
+
+def nach_dem_ergebnis(url, ordner, pruefe, figures):
+    """--weiter on the S6 cases alone: the server takes the first step as tool_calls and the tool messages."""
+    datei = ordner / "s6.jsonl"
+    datei.write_text("".join(z + "\n" for z in (ROOT / "faelle.jsonl").read_text().splitlines()
+                             if json.loads(z)["stufe"] == "S6"))
+    r, _ = messen(*lauf_argv(url, "weiter", ordner), "--faelle", str(datei), "--weiter", "--json", key=SCHLUESSEL)
+    k = json.loads(r.stdout) if r.returncode == 0 else {}
+    pruefe(k.get("ausgaben") == 10 and k.get("weiter") is not None,
+           f"--weiter: the ten S6 requests (tool_calls, then tool results) are accepted{fehlertext(r)}")
+    if k:
+        figures.append(("Qwen2.5 template, S6 alone", k))
 
 
 def getoetet_und_fortgesetzt(url, ordner, pruefe):
@@ -286,9 +301,9 @@ def zahlen(figures):
     for name, k in figures:
         stufen = ", ".join(f"{s} {k['stufen'][s] * 100:.1f} %" for s in k["stufen"])
         d = ", ".join(f"{n} {v}" for n, v in k["diagnose"].items() if v)
-        print(f"  {name}: auftraege_gelungen {k['auftraege_gelungen'] * 100:.1f} %, stillgehalten "
-              f"{k['stillgehalten'] * 100:.1f} %; {stufen}; diagnosis: {d or 'all clear'}; wall time {k['dauer_s']:.0f} s",
-              flush=True)
+        kopf = f"weiter {k['weiter'] * 100:.1f} %" if k["auftraege_gelungen"] is None else \
+            f"auftraege_gelungen {k['auftraege_gelungen'] * 100:.1f} %, stillgehalten {k['stillgehalten'] * 100:.1f} %"
+        print(f"  {name}: {kopf}; {stufen}; diagnosis: {d or 'all clear'}; wall time {k['dauer_s']:.0f} s", flush=True)
 
 
 def main():

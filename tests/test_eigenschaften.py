@@ -55,7 +55,7 @@ def pruefe_bewertung(fall, b):
         assert set(a) == {"name", "args"}
         assert a["name"] is None or isinstance(a["name"], str)
         assert a["args"] is None or isinstance(a["args"], dict)
-    assert 0 <= b["treffer"] <= b["soll"] == len(fall["erwartet"])
+    assert 0 <= b["treffer"] <= b["soll"] == len(messen.soll_von(fall))
     assert 0 <= b["offen"] <= len(b["aufrufe"])
     assert b["mangel"] in (None, "leer", "abgeschnitten", "im_denken")
     assert b["mangel"] is None or not messen.gelungen(b)
