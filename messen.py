@@ -11,6 +11,9 @@ structurally (passt, bewerte) and prints five metrics and the line per stage:
     schritte_je_auftrag  calls emitted per output
     stillgehalten        share of S4/S5 outputs that answer without any call
 
+With --weiter, ten S6 cases more: the first step is sent as done, with the tools'
+results, and weiter is the share that then goes on right.
+
 Usage:
     python3 messen.py --url http://localhost:8009/v1/chat/completions \\
         --modell qwen3.8-27b --temp 0.0 --n 1 --tag gross
@@ -34,7 +37,7 @@ gelungen_nativ shows what an agent on the server gets done.
 
 What it deliberately does not do: it never executes a tool (one answer per case;
 a second turn only with --nachfrage, only in S5, with the user's reply written in
-the case file), never compares text (a call is a name plus a dictionary), never
+the case file; S6's results are written there too), never compares text (a call is a name plus a dictionary), never
 normalises values beyond stripping whitespace ("1.5" is not "15", "Kunde" is not
 "kunde"), never grades calls found in a reasoning field, and never grades a transport
 failure as an answer.
