@@ -184,6 +184,123 @@ WEITER = "S6"  # after the tool's result: measured with --weiter only; its first
 DANACH_NEBEN = {"S5": "nachtrag", "S6": "ergebnis"}  # what precedes the calls expected after the first step
 
 # ---------------------------------------------------------------------------
+# The catalogue a run sends: the chapter's, a user's file, or a variant of either
+# ---------------------------------------------------------------------------
+
+SYNONYME = {  # --variante synonyme: a hand-written other name for every tool and every parameter
+    "werkzeuge": {"list_contacts": "find_people", "get_contact": "fetch_person", "create_contact": "add_person",
+                  "update_contact": "edit_person", "delete_contact": "remove_person", "add_note": "attach_comment",
+                  "list_calendars": "show_calendars", "get_events": "find_appointments",
+                  "create_event": "schedule_appointment", "book_room": "reserve_room", "send_email": "deliver_mail"},
+    "argumente": {"company": "organisation", "status": "state", "contact_id": "person_id", "name": "full_name",
+                  "email": "mail_address", "text": "comment", "calendar": "calendar_key", "date": "day",
+                  "title": "summary", "start": "begins", "end": "ends", "room": "meeting_room", "to": "recipient",
+                  "subject": "subject_line", "body": "message"},
+}
+ABLENKUNG = [  # --variante ablenkung: near misses, never right in any case (nor in S4, nor for what S5 lacks)
+    _werkzeug("list_companies", "List the companies the contacts work for.", {
+        "industry": _text("Only companies of this industry."),
+    }, []),
+    _werkzeug("cancel_event", "Cancel an event in a calendar.", {
+        "calendar": {"type": "string", "enum": KALENDER, "description": "The calendar's key."},
+        "event_id": _text("The event's id."),
+    }, ["calendar", "event_id"]),
+    _werkzeug("send_sms", "Send a text message to a mobile phone.", {
+        "phone": _text("The mobile number, in international format."),
+        "text": _text("The message text."),
+    }, ["phone", "text"]),
+    _werkzeug("archive_contact", "Archive a contact: hidden from every list, but kept.",
+              {"contact_id": CONTACT_ID}, ["contact_id"]),
+]
+VARIANTEN = ("synonyme", "reihenfolge", "ablenkung")
+REIHENFOLGE_SEED = 1  # --variante reihenfolge: the order is random.Random(seed), saved with the run
+
+
+@dataclasses.dataclass(frozen=True)
+class Katalog:
+    """The tools and the opening a run sends, and what the cases are checked and graded against.
+
+    A variant is a transform Katalog -> Katalog (see variante): it changes what is
+    sent, never `schema`, `sha` and `datei`, which stay those of the catalogue as
+    written, so that the cases, their grading and comparisons stay the same."""
+    werkzeuge: list  # the tool objects every request carries, in this order (S1 narrows them)
+    eroeffnung: str  # the system message
+    schema: dict  # name -> parameters, of the catalogue as written
+    sha: str  # sha256 of the catalogue as written and its opening
+    zeichen: int  # characters of its tools as JSON: how many prompt tokens rendering them adds, roughly
+    datei: str = None  # the file it was read from; None: the chapter's, built in
+    synonyme: dict = None  # the map a synonyme variant uses, when the catalogue brings one
+    ablenkung: list = None  # the decoys an ablenkung variant adds, when the catalogue brings them
+    variante: str = None  # synonyme, reihenfolge or ablenkung; None: as written
+    umbenennung: dict = None  # synonyme: {"werkzeuge": {old: new}, "argumente": {old: new}}, as sent
+    seed: int = None  # reihenfolge: the seed of the order sent
+    zusatz: tuple = ()  # ablenkung: the decoys' names, offered in S1 too
+
+    def name(self):
+        return f"the catalogue {self.datei}" if self.datei else "the built-in catalogue"
+
+    def schwelle(self):
+        """The prompt tokens the whole catalogue must add for its tools to have reached the prompt:
+        KATALOG_TOKENS for the chapter's eleven, in proportion to its size for another."""
+        return KATALOG_TOKENS * self.zeichen / STANDARD.zeichen
+
+    def beschreibung(self):
+        """What a results file records of the catalogue sent."""
+        return {"variante": self.variante, "seed": self.seed, "umbenennung": self.umbenennung,
+                "ablenkung": list(self.zusatz) or None}
+
+
+def katalog_von(werkzeuge, eroeffnung, **mehr):
+    schema = {w["function"]["name"]: w["function"]["parameters"] for w in werkzeuge}
+    sha = hashlib.sha256(json.dumps([werkzeuge, eroeffnung], sort_keys=True).encode()).hexdigest()
+    return Katalog(werkzeuge, eroeffnung, schema, sha, len(json.dumps(werkzeuge)), **mehr)
+
+
+STANDARD = katalog_von(KATALOG, EROEFFNUNG, synonyme=SYNONYME, ablenkung=ABLENKUNG)
+
+
+def variante(katalog, name):
+    """The catalogue as the variant `name` sends it (None: as written)."""
+    if name is None:
+        return katalog
+    return {"synonyme": umbenannt, "reihenfolge": umgeordnet, "ablenkung": abgelenkt}[name](katalog)
+
+
+def umbenannt(katalog):
+    """Every tool and parameter under its other name; the descriptions and the opening follow
+    where they name an identifier (a word with '_', such as contact_id). Enum values stay:
+    the opening and the questions use them."""
+    werkzeuge, argumente = katalog.synonyme["werkzeuge"], katalog.synonyme["argumente"]
+    namen = sorted((n for n in {**werkzeuge, **argumente} if "_" in n), key=len, reverse=True)
+    alt = re.compile(r"\b(" + "|".join(map(re.escape, namen)) + r")\b") if namen else None
+    text = lambda t: alt.sub(lambda m: {**werkzeuge, **argumente}[m.group()], t) if alt else t  # noqa: E731
+
+    def schema(p):
+        return dict(p, properties={argumente[k]: dict(v, description=text(v.get("description", "")))
+                                   if "description" in v else v for k, v in p["properties"].items()},
+                    required=[argumente[k] for k in p.get("required", [])])
+    neu = [{"type": "function", "function": dict(w["function"], name=werkzeuge[w["function"]["name"]],
+                                                 description=text(w["function"].get("description", "")),
+                                                 parameters=schema(w["function"]["parameters"]))}
+           for w in katalog.werkzeuge]
+    return dataclasses.replace(katalog, werkzeuge=neu, eroeffnung=text(katalog.eroeffnung), variante="synonyme",
+                               umbenennung={"werkzeuge": dict(werkzeuge), "argumente": dict(argumente)})
+
+
+def umgeordnet(katalog):
+    """The same tools in another order, drawn with a fixed seed (never the order as written)."""
+    zufall, werkzeuge = random.Random(REIHENFOLGE_SEED), list(katalog.werkzeuge)
+    while len(werkzeuge) > 1 and werkzeuge == katalog.werkzeuge:
+        zufall.shuffle(werkzeuge)
+    return dataclasses.replace(katalog, werkzeuge=werkzeuge, variante="reihenfolge", seed=REIHENFOLGE_SEED)
+
+
+def abgelenkt(katalog):
+    """The decoys first, then the tools: a model that picks by position or by a near name picks a decoy."""
+    return dataclasses.replace(katalog, werkzeuge=list(katalog.ablenkung) + list(katalog.werkzeuge),
+                               variante="ablenkung", zusatz=tuple(w["function"]["name"] for w in katalog.ablenkung))
+
+# ---------------------------------------------------------------------------
 # Errors: one class per exit status, one boundary in main()
 # ---------------------------------------------------------------------------
 
@@ -254,6 +371,7 @@ class Lauf:
     nachfrage: bool = False  # S5's second turn: the user's reply, then the calls after it
     weiter: bool = False  # S6: the calls after the tools' results
     ohne_proxy: bool = False  # the self-test's loopback requests never go through a proxy
+    katalog: Katalog = STANDARD  # the tools and the opening sent: --katalog, --variante
     form: str = "text"  # text, json or markdown
 
 
@@ -261,11 +379,92 @@ class Lauf:
 # Loading and checking faelle.jsonl
 # ---------------------------------------------------------------------------
 
+NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # a tool name every server takes (OpenAI's rule)
+
+
+def lade_katalog(pfad):
+    """Read and check a catalogue file: {"werkzeuge": [OpenAI tool objects], "eroeffnung": the system
+    message}, and optionally "synonyme" and "ablenkung" for the variants. Every fault is one line."""
+    try:
+        daten = Path(pfad).read_bytes()
+    except OSError as e:
+        raise Eingabefehler(f"{pfad}: cannot read the catalogue ({e.strerror})")
+    try:
+        k = json.loads(daten.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise Eingabefehler(f"{pfad}: not JSON ({getattr(e, 'msg', 'not UTF-8')})")
+    if not isinstance(k, dict):
+        raise Eingabefehler(f"{pfad}: not a JSON object with \"werkzeuge\" and \"eroeffnung\"")
+    if not isinstance(k.get("werkzeuge"), list) or not k["werkzeuge"]:
+        raise Eingabefehler(f"{pfad}: \"werkzeuge\" must be a non-empty list of tools")
+    if not isinstance(k.get("eroeffnung"), str) or not k["eroeffnung"].strip():
+        raise Eingabefehler(f"{pfad}: \"eroeffnung\" must be a non-empty string (the system message)")
+    pruefe_werkzeuge(pfad, "tool", k["werkzeuge"], {})
+    ablenkung = k.get("ablenkung")
+    if ablenkung is not None:
+        if not isinstance(ablenkung, list) or not ablenkung:
+            raise Eingabefehler(f"{pfad}: \"ablenkung\" must be a non-empty list of decoy tools")
+        pruefe_werkzeuge(pfad, "decoy", ablenkung, {w["function"]["name"]: i for i, w in enumerate(k["werkzeuge"], 1)})
+    if k.get("synonyme") is not None:
+        pruefe_synonyme(pfad, k["synonyme"], k["werkzeuge"])
+    return katalog_von(k["werkzeuge"], k["eroeffnung"], datei=str(Path(pfad).resolve()), synonyme=k.get("synonyme"),
+                       ablenkung=ablenkung)
+
+
+def pruefe_werkzeuge(pfad, wort, werkzeuge, vergeben):
+    """Each tool an OpenAI tool object with a unique name and an object schema; vergeben: names taken."""
+    eigene = {}  # name -> number
+    for nr, w in enumerate(werkzeuge, 1):
+        fehler = werkzeug_fehler(w)
+        name = None if fehler else w["function"]["name"]
+        if name in eigene or name in vergeben:
+            fehler = f"the name '{name}' is taken (tool {eigene.get(name) or vergeben[name]})"
+        if fehler:
+            raise Eingabefehler(f"{pfad}: {wort} {nr}: {fehler}")
+        eigene[name] = nr
+
+
+def werkzeug_fehler(w):
+    """What is wrong with one tool object, or None."""
+    f = w.get("function") if isinstance(w, dict) else None
+    if not isinstance(f, dict) or w.get("type", "function") != "function":
+        return "not {\"type\": \"function\", \"function\": {...}}"
+    if not f.get("name"):
+        return "no name"
+    if not isinstance(f["name"], str) or not NAME.fullmatch(f["name"]):
+        return f"the name {json.dumps(f['name'])} is not 1 to 64 letters, digits, '_' or '-'"
+    p = f.get("parameters")
+    if not isinstance(p, dict) or p.get("type") != "object" or not isinstance(p.get("properties", {}), dict):
+        return "\"parameters\" is not an object schema ({\"type\": \"object\", \"properties\": {...}})"
+    pflicht = p.get("required", [])
+    if not isinstance(pflicht, list) or not all(isinstance(x, str) for x in pflicht):
+        return "\"required\" is not a list of parameter names"
+    fehlt = [x for x in pflicht if x not in p.get("properties", {})]
+    return f"\"required\" names '{fehlt[0]}', which is not in \"properties\"" if fehlt else None
+
+
+def pruefe_synonyme(pfad, synonyme, werkzeuge):
+    """A map for every tool and every parameter name, to new names that are all different from the old."""
+    teile = {"werkzeuge": {w["function"]["name"] for w in werkzeuge},
+             "argumente": {a for w in werkzeuge for a in w["function"]["parameters"].get("properties", {})}}
+    for teil, alt in teile.items():
+        karte = synonyme.get(teil) if isinstance(synonyme, dict) else None
+        if not isinstance(karte, dict) or not all(isinstance(v, str) and NAME.fullmatch(v) for v in karte.values()):
+            raise Eingabefehler(f"{pfad}: \"synonyme\" needs \"{teil}\": {{old name: new name}}, each new name 1 to "
+                                "64 letters, digits, '_' or '-'")
+        fehlt = sorted(alt - set(karte))
+        if fehlt:
+            raise Eingabefehler(f"{pfad}: \"synonyme\" has no other name for '{fehlt[0]}' in \"{teil}\"")
+        alt_wieder = sorted((set(karte.values()) & alt) | {v for v in karte.values() if list(karte.values()).count(v) > 1})
+        if alt_wieder:
+            raise Eingabefehler(f"{pfad}: \"synonyme\" gives '{alt_wieder[0]}' in \"{teil}\" twice or as an old name")
+
+
 FELDER = {"id": str, "stufe": str, "frage": str, "erwartet": list}
 
 
-def lade_faelle(pfad):
-    """Read and check the case file; return (faelle, sha256 of the file).
+def lade_faelle(pfad, katalog=STANDARD):
+    """Read and check the case file against the catalogue as written; return (faelle, sha256 of the file).
 
     Every violation names file:line."""
     try:
@@ -285,7 +484,7 @@ def lade_faelle(pfad):
             fall = json.loads(zeile)
         except ValueError as e:
             raise Eingabefehler(f"{pfad}:{nr}: not JSON ({e.msg})")
-        fehler = pruefe_fall(fall)
+        fehler = pruefe_fall(fall, katalog)
         if not fehler and fall["id"] in gesehen:
             fehler = f"duplicate id {fall['id']} (first on line {gesehen[fall['id']]})"
         if fehler:
@@ -298,6 +497,9 @@ def lade_faelle(pfad):
     return faelle, hashlib.sha256(daten).hexdigest()
 
 
+WELCHER_KATALOG = " (give your own tools with --katalog FILE)"
+
+
 def faelle_fuer(faelle, weiter, pfad):
     """The cases a run asks: S6 only with --weiter, which then needs S6 cases."""
     if weiter and not any(f["stufe"] == WEITER for f in faelle):
@@ -308,7 +510,7 @@ def faelle_fuer(faelle, weiter, pfad):
     return gefragt
 
 
-def pruefe_fall(fall):
+def pruefe_fall(fall, katalog=STANDARD):
     """Return what is wrong with one case, or None."""
     if not isinstance(fall, dict):
         return "a case must be a JSON object"
@@ -318,26 +520,26 @@ def pruefe_fall(fall):
     if fall["stufe"] not in STUFEN:
         return f"unknown stage '{fall['stufe']}' (known: {', '.join(STUFEN)})"
     for soll in fall["erwartet"]:
-        fehler = pruefe_aufruf(soll)
+        fehler = pruefe_aufruf(soll, katalog)
         if fehler:
             return fehler
     if fall["stufe"] in STILL and fall["erwartet"]:
         return f"stage {fall['stufe']} expects no call, but 'erwartet' lists {len(fall['erwartet'])}"
     if fall["stufe"] not in STILL and not fall["erwartet"]:
         return f"stage {fall['stufe']} expects at least one call"
-    return pruefe_nur(fall) or pruefe_danach(fall)
+    return pruefe_nur(fall, katalog) or pruefe_danach(fall, katalog)
 
 
-def pruefe_aufruf(soll):
+def pruefe_aufruf(soll, katalog):
     if not isinstance(soll, dict) or not isinstance(soll.get("name"), str) or not isinstance(soll.get("args"), dict):
         return "each expected call must be {\"name\": string, \"args\": object}"
-    if soll["name"] not in WERKZEUGE:
-        return f"expected tool '{soll['name']}' is not in the catalogue"
-    parameter = WERKZEUGE[soll["name"]]
-    fremd = sorted(set(soll["args"]) - set(parameter["properties"]))
+    if soll["name"] not in katalog.schema:
+        return f"expected tool '{soll['name']}' is not in {katalog.name()}{WELCHER_KATALOG * (not katalog.datei)}"
+    parameter = katalog.schema[soll["name"]]
+    fremd = sorted(set(soll["args"]) - set(parameter.get("properties", {})))
     if fremd:
         return f"{soll['name']} has no argument '{fremd[0]}'"
-    fehlt = [p for p in parameter["required"] if p not in soll["args"]]
+    fehlt = [p for p in parameter.get("required", []) if p not in soll["args"]]
     if fehlt:
         return f"expected call {soll['name']} lacks its required argument '{fehlt[0]}'"
     gepolstert = [k for k, v in soll["args"].items() if str(v) != str(v).strip()]
@@ -347,7 +549,7 @@ def pruefe_aufruf(soll):
     return None
 
 
-def pruefe_danach(fall):
+def pruefe_danach(fall, katalog):
     """What follows the first step, with the calls expected after it (danach): S5's reply from the
     user (nachtrag), or S6's results of the tools (ergebnis, one per expected call, in order)."""
     neben = DANACH_NEBEN.get(fall["stufe"])
@@ -372,10 +574,10 @@ def pruefe_danach(fall):
     # subtle: after a result the right answer may be text (danach []); after a reply it is always a call
     if not isinstance(fall["danach"], list) or (neben == "nachtrag" and not fall["danach"]):
         return f"'danach' must list the calls expected after the {'reply' if neben == 'nachtrag' else 'results'}"
-    return next(filter(None, map(pruefe_aufruf, fall["danach"])), None)
+    return next(filter(None, (pruefe_aufruf(soll, katalog) for soll in fall["danach"])), None)
 
 
-def pruefe_nur(fall):
+def pruefe_nur(fall, katalog):
     if "nur" not in fall:
         return "stage S1 needs 'nur' (the tools offered)" if fall["stufe"] == "S1" else None
     if fall["stufe"] != "S1":
@@ -383,9 +585,9 @@ def pruefe_nur(fall):
     nur = fall["nur"]
     if not isinstance(nur, list) or not nur or not all(isinstance(n, str) for n in nur):
         return "'nur' must be a non-empty list of tool names"
-    unbekannt = [n for n in nur if n not in WERKZEUGE]
+    unbekannt = [n for n in nur if n not in katalog.schema]
     if unbekannt:
-        return f"'nur' names '{unbekannt[0]}', which is not in the catalogue"
+        return f"'nur' names '{unbekannt[0]}', which is not in {katalog.name()}"
     fehlt = [s["name"] for s in fall["erwartet"] if s["name"] not in nur]
     if fehlt:
         return f"'nur' leaves out the expected tool '{fehlt[0]}'"
@@ -412,40 +614,59 @@ HINWEISE = [  # (pattern in a server's message, what to do about it)
 KEY_HINWEIS = "put the key in OPENAI_API_KEY or name its variable with --key-env"
 
 
-def anfrage(fall, modell, temp, extra):
-    """The request body for one case."""
-    werkzeuge = KATALOG
+def anfrage(fall, lauf, extra=None):
+    """The request body for one case, with the run's catalogue (S1: narrowed by nur) and --extra
+    (or `extra` in its place)."""
+    katalog, werkzeuge = lauf.katalog, lauf.katalog.werkzeuge
     if "nur" in fall:
-        werkzeuge = [w for w in KATALOG if w["function"]["name"] in fall["nur"]]
+        nur = {neuer_name(katalog, n) for n in fall["nur"]}.union(katalog.zusatz)
+        werkzeuge = [w for w in werkzeuge if w["function"]["name"] in nur]
     body = {
-        "model": modell,
-        "messages": [{"role": "system", "content": EROEFFNUNG}, {"role": "user", "content": fall["frage"]}]
-        + (ergebnis_nachrichten(fall) if "ergebnis" in fall else []),
+        "model": lauf.modell,
+        "messages": [{"role": "system", "content": katalog.eroeffnung}, {"role": "user", "content": fall["frage"]}]
+        + (ergebnis_nachrichten(fall, katalog) if "ergebnis" in fall else []),
         "tools": werkzeuge,
         "tool_choice": "auto",
-        "temperature": temp,
+        "temperature": lauf.temp,
     }
-    body.update(extra)
+    body.update(lauf.extra if extra is None else extra)
     return body
 
 
-def ergebnis_nachrichten(fall):
+def ergebnis_nachrichten(fall, katalog):
     """S6: the first step as the assistant's tool_calls, then each call's result as a tool message.
 
     content "" beside tool_calls: TGI refuses a message without content, and LM Studio
     refused null; every server takes "". The ids are 9 letters or digits, the only
     ids Mistral's templates accept, and fixed per case, so that a request is the same each time."""
     ids = [hashlib.sha256(f"{fall['id']}/{i}".encode()).hexdigest()[:9] for i in range(len(fall["erwartet"]))]
-    rufe = [{"id": i, "type": "function", "function": {"name": s["name"], "arguments": json.dumps(s["args"])}}
+    rufe = [{"id": i, "type": "function", "function": {"name": neuer_name(katalog, s["name"]),
+                                                        "arguments": json.dumps(umbenannte_args(katalog, s["args"]))}}
             for i, s in zip(ids, fall["erwartet"])]
     return [{"role": "assistant", "content": "", "tool_calls": rufe}] + [
-        {"role": "tool", "tool_call_id": i, "content": json.dumps(e, ensure_ascii=False)}
+        {"role": "tool", "tool_call_id": i, "content": json.dumps(umbenannte_args(katalog, e), ensure_ascii=False)}
         for i, e in zip(ids, fall["ergebnis"])]
+
+
+def neuer_name(katalog, name):
+    """A tool's name as the catalogue sent names it (synonyme renames it)."""
+    return katalog.umbenennung["werkzeuge"].get(name, name) if katalog.umbenennung else name
+
+
+def umbenannte_args(katalog, wert):
+    """Arguments, or a tool's result, with each key that is a parameter's name as the catalogue sent names it."""
+    if not katalog.umbenennung:
+        return wert
+    if isinstance(wert, list):
+        return [umbenannte_args(katalog, w) for w in wert]
+    if not isinstance(wert, dict):
+        return wert
+    return {katalog.umbenennung["argumente"].get(k, k): umbenannte_args(katalog, v) for k, v in wert.items()}
 
 
 def nachfrage_anfrage(fall, lauf, nachricht):
     """The second turn: the question, the first answer's content as returned, and the user's reply."""
-    body = anfrage(fall, lauf.modell, lauf.temp, lauf.extra)
+    body = anfrage(fall, lauf)
     body["messages"] += [{"role": "assistant", "content": nachricht.get("content") or ""},
                          {"role": "user", "content": fall["nachtrag"]}]
     return body
@@ -485,7 +706,7 @@ class Endpunkt:
 
     def frage(self, fall, body=None):
         """Ask one case; return the Antwort or raise Serverfehler."""
-        body = body or anfrage(fall, self.lauf.modell, self.lauf.temp, self.lauf.extra)
+        body = body or anfrage(fall, self.lauf)
         retry = Retry(total=self.lauf.versuche - 1, allowed_methods=None, status_forcelist=RETRY_STATUS,
                       backoff_factor=BACKOFF, respect_retry_after_header=True)
         frei = True  # one reopened keep-alive connection per request costs no attempt
@@ -980,12 +1201,15 @@ def bewerte(ist_liste, soll_liste):
     return treffer, len(offen)
 
 
-def bewerte_ausgabe(fall, nachricht, finish=None):
+def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None):
     """Grade one output: the record a report and the metrics read.
 
     Only an answer reaches passt and bewerte as it is; an output that is none
-    (see mangel) never succeeds, in any stage."""
+    (see mangel) never succeeds, in any stage. Under --variante synonyme the calls
+    are first named back as the cases name them (umbenennung: what was sent)."""
     aufrufe, form = lies_aufrufe(nachricht)
+    if umbenennung:
+        aufrufe = zurueckbenannt(aufrufe, umbenennung)
     soll = soll_von(fall)
     treffer, offen = bewerte(aufrufe, soll)
     vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
@@ -1000,13 +1224,26 @@ def soll_von(fall):
     return fall["danach"] if fall.get("stufe") == WEITER else fall["erwartet"]
 
 
-def bewerte_gespeichert(fall, a):
+def bewerte_gespeichert(fall, a, umbenennung=None):
     """Everything grading adds to a saved output: its answer, and the second turn if there was one."""
-    b = bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"])
+    b = bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"], umbenennung)
     zweite = a.get("zweite")
     b["nach"] = None if not zweite or "nachricht" not in zweite else bewerte_ausgabe(
-        {"erwartet": fall["danach"]}, zweite["nachricht"], zweite.get("finish_reason"))
+        {"erwartet": fall["danach"]}, zweite["nachricht"], zweite.get("finish_reason"), umbenennung)
     return b
+
+
+ALTER_NAME = " (an old name)"  # marks a name the renamed catalogue no longer has: it never fits
+
+
+def zurueckbenannt(aufrufe, umbenennung):
+    """Calls in the renamed catalogue's names, named as the cases name them. A name of the catalogue
+    as written is not one of the renamed: it is marked, so that passt never takes it."""
+    werkzeuge, argumente = ({neu: alt for alt, neu in umbenennung[t].items()} for t in ("werkzeuge", "argumente"))
+    zurueck = lambda name, karte: karte.get(name, name + ALTER_NAME if name in karte.values() else name)  # noqa
+    return [{"name": c["name"] if c["name"] is None else zurueck(c["name"], werkzeuge),
+             "args": None if c["args"] is None else {zurueck(k, argumente): v for k, v in c["args"].items()}}
+            for c in aufrufe]
 
 
 def mangel(nachricht, aufrufe, finish, vollstaendig=False):
@@ -1120,7 +1357,7 @@ def anteil(zaehler, nenner):
     return zaehler / nenner if nenner else None
 
 
-def kennzahlen(faelle, ausgaben):
+def kennzahlen(faelle, ausgaben, katalog=STANDARD):
     """The five metrics, the stages, and what repeated runs and costs add.
 
     The five are the chapter's, over S1-S5, so that a run with --weiter keeps them
@@ -1151,7 +1388,7 @@ def kennzahlen(faelle, ausgaben):
                                     sum(stufe_von[i] == s for i in alle_faelle)) for s in stufen},
         "gelungen_ki": wilson_ki(list(je_fall.values())),
         "fehlgeschlagen": [i for i, (e, m) in alle_faelle.items() if e < m],
-        "diagnose": diagnose(ausgaben),
+        "diagnose": diagnose(ausgaben, katalog.schwelle()),
         "nachfrage": nachfrage(ausgaben),
         "fehlerarten": fehlerarten(faelle, ausgaben),
     }
@@ -1189,7 +1426,7 @@ WENIGER_TOKENS = 50
 TOKENS_HOECHSTENS = 10 ** 9  # a count above this is no count a server measured
 
 
-def diagnose(ausgaben):
+def diagnose(ausgaben, schwelle=KATALOG_TOKENS):
     """What the server did, counted apart from the model's skill; all zero / False when clear.
 
     Every answer counts, the second turns of --nachfrage too. Well-formed calls read
@@ -1206,20 +1443,21 @@ def diagnose(ausgaben):
         "aus_text": 0 if nativ else sum(heil(b) for b in alle if b["form"] == "parser"),
         "eigenes_format": sum(heil(b) for b in alle if b["form"] == "eigen" or nativ and b["form"] == "parser"),
         "im_denken": sum(b["mangel"] == "im_denken" for b in alle),
-        "katalog_fehlt": katalog_fehlt(ausgaben),
+        "katalog_fehlt": katalog_fehlt(ausgaben, schwelle),
         "verworfen": sum(bool(a["verworfen"]) for a in ausgaben),
     }
 
 
-def katalog_fehlt(ausgaben):
-    """True when outputs sent all eleven tools cost no more prompt tokens than S1's; None when
-    the counts cannot tell (no usage, or the full catalogue clearly cheaper than S1's few tools)."""
+def katalog_fehlt(ausgaben, schwelle=KATALOG_TOKENS):
+    """True when outputs sent the whole catalogue cost less than `schwelle` more prompt tokens than
+    S1's; None when the counts cannot tell (no usage, no S1, the full catalogue clearly cheaper than
+    S1's few tools, or a catalogue so small that its tools add fewer tokens than counts vary by)."""
     s1 = [t for a in ausgaben if a["stufe"] == "S1" for t in [zahl_oder_none(a["usage"], "prompt_tokens")] if t]
     voll = [t for a in ausgaben if a["stufe"] != "S1" for t in [zahl_oder_none(a["usage"], "prompt_tokens")] if t]
-    if not s1 or not voll:
+    if not s1 or not voll or schwelle < WENIGER_TOKENS:
         return None
     mehr = statistics.median(voll) - statistics.median(s1)
-    return None if mehr < -WENIGER_TOKENS else mehr < KATALOG_TOKENS
+    return None if mehr < -WENIGER_TOKENS else mehr < schwelle
 
 
 def zahl_oder_none(usage, feld):
@@ -1354,17 +1592,13 @@ def aufloesung(faelle_verglichen, stufe=0.05):
 # The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
 # ---------------------------------------------------------------------------
 
-VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "faelle_sha256",
+VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "variante", "faelle_sha256",
               "katalog_sha256")  # must match to resume
-VORGABEN = {"nachfrage": False, "weiter": False}  # settings absent from runs saved before they were
+VORGABEN = {"nachfrage": False, "weiter": False, "variante": None, "seed": None, "umbenennung": None,
+            "ablenkung": None, "faelle_datei": None, "katalog_datei": None}  # absent from runs saved before they were
 SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "aufrufe", "treffer", "offen",
                   "latenz_s", "usage", "ende", "finish_reason", "verworfen")
 NEUERE_FELDER = {"finish_reason": None, "verworfen": 0}  # absent from runs saved before they were
-
-
-def katalog_hash():
-    """The catalogue and the opening: both shape every answer."""
-    return hashlib.sha256(json.dumps([KATALOG, EROEFFNUNG], sort_keys=True).encode()).hexdigest()
 
 
 def als_zeile(wert):
@@ -1404,12 +1638,12 @@ def lies_lauf(pfad, faelle):
     faelle_by_id = {f["id"]: f for f in faelle}
     ausgaben = {}  # (id, lauf) -> output; a later line (a second turn asked again) replaces an earlier one
     for nr, a in werte[1:]:
-        a = gelesene_ausgabe(pfad, nr, a, faelle_by_id, e["n"])
+        a = gelesene_ausgabe(pfad, nr, a, faelle_by_id, e["n"], e.get("umbenennung"))
         ausgaben[(a["id"], a["lauf"])] = a
     return e, list(ausgaben.values()), gueltig
 
 
-def gelesene_ausgabe(pfad, nr, a, faelle_by_id, n):
+def gelesene_ausgabe(pfad, nr, a, faelle_by_id, n, umbenennung=None):
     """One saved output, checked and graded again: the current grader decides."""
     fall = faelle_by_id.get(a.get("id")) if isinstance(a, dict) and isinstance(a.get("id"), str) else None
     if fall is None:
@@ -1423,7 +1657,7 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, n):
         beschaedigt(pfad, nr, f"lauf {a['lauf']} in a run of n {n}")
     if a.get("zweite") and "danach" not in fall:
         beschaedigt(pfad, nr, f"a second turn in {fall['id']}, which has none")
-    a.update(bewerte_gespeichert(fall, a))
+    a.update(bewerte_gespeichert(fall, a, umbenennung))
     return a
 
 
@@ -1455,6 +1689,12 @@ EINSTELLUNGEN = {  # field -> (check, what is wrong when it fails)
     "extra": (lambda x: isinstance(x, dict), "is not an object"),
     "nachfrage": (lambda x: isinstance(x, bool), "is not true or false"),
     "weiter": (lambda x: isinstance(x, bool), "is not true or false"),
+    "variante": (lambda x: x is None or isinstance(x, str) and x in VARIANTEN, f"is not one of {', '.join(VARIANTEN)}"),
+    "umbenennung": (lambda x: x is None or isinstance(x, dict) and all(
+        isinstance(x.get(t), dict) and all(isinstance(v, str) for v in x[t].values()) for t in ("werkzeuge", "argumente")),
+        "is not {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}"),
+    "faelle_datei": (lambda x: x is None or isinstance(x, str), "is not a path"),
+    "katalog_datei": (lambda x: x is None or isinstance(x, str), "is not a path"),
     "tag": (lambda x: isinstance(x, str), "is not a string"),
     "datum": (lambda x: isinstance(x, str), "is not a string"),
     "faelle_sha256": (lambda x: isinstance(x, str), "is not a string"),
@@ -1684,7 +1924,7 @@ def ausgabe_von(lauf, fall, k, sitzung, antwort, zweite, fehler):
         a["zweite"] = {"fehlt": str(fehler)} if fehler else zweite and {
             "nachricht": zweite.nachricht, "usage": zweite.usage, "latenz_s": round(zweite.latenz, 4),
             "finish_reason": zweite.finish}
-    a.update(bewerte_gespeichert(fall, a))
+    a.update(bewerte_gespeichert(fall, a, lauf.katalog.umbenennung))
     return a
 
 
@@ -1743,8 +1983,8 @@ EIGENES_FORMAT = ("calls were written in a format of the model's own (a ``` bloc
                   "train or prompt it on its chat template's tool-call format. The figures grade these calls as "
                   "calls; gelungen_nativ is what an agent gets done")
 DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look at
-    "katalog_fehlt": ("the catalogue never reached the prompt: outputs sent all eleven tools cost no more "
-                      "prompt_tokens than S1's two to four",
+    "katalog_fehlt": ("the catalogue never reached the prompt: outputs sent the whole catalogue cost no more "
+                      "prompt_tokens than S1's, sent a few of its tools",
                       "the chat template ignores `tools`: llama.cpp --chat-template-file with a tool-aware "
                       "template; Ollama: a model whose template supports tools; vLLM --chat-template"),
     "leer": ("outputs with neither a call nor text", "the server returned nothing: check its chat template "
@@ -1789,8 +2029,14 @@ def fehlerarten_zeile(arten):
 def kopfzeile(e, k):
     ausgaben = mal(k["ausgaben"], "output") + ("" if vollstaendig(e, k) else
                                                f" of {k['faelle'] * e['n']} (incomplete)")
-    return (f"Model {e['modell']}, temp {e['temp']}, n {e['n']}, tag {e['tag']}: "
+    return (f"Model {e['modell']}, temp {e['temp']}, n {e['n']}, tag {e['tag']}{katalog_teil(e)}: "
             f"{mal(k['faelle'], 'case')}, {ausgaben}, measured {e['datum']}")
+
+
+def katalog_teil(e):
+    """', variant synonyme, catalogue tools.json': what a run sent beside the chapter's catalogue."""
+    variante, datei = e.get("variante"), e.get("katalog_datei")
+    return (f", variant {variante}" if variante else "") + (f", catalogue {Path(datei).name}" if datei else "")
 
 
 def vollstaendig(e, k):
@@ -1933,6 +2179,7 @@ def gruende_von(a, soll_liste):
 
 def bericht_json(e, k, gezeigt=False):
     return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
+            "variante": e.get("variante"), "katalog": e.get("katalog_datei"),
             **{f: k[f] for f in ("faelle", "ausgaben") + METRIKEN + JSON_FELDER},
             "nur_gezeigt": gezeigt}
 
@@ -1959,7 +2206,8 @@ def stufen_von(*ks):
 
 
 def bericht_markdown(e, k):
-    zeilen = [f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}, {mal(k['faelle'], 'case')})", "",
+    zeilen = [f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}{katalog_teil(e)}, "
+              f"{mal(k['faelle'], 'case')})", "",
               "| metric | value |", "|---|---|"]
     zeilen += [f"| {name} | {wert(name, k[name])} |" for name in metriken(k)]
     if k["gelungen_ki"]:
@@ -2274,9 +2522,10 @@ def pruefen(lauf, faelle):
 def pruef_anfrage(endpunkt, lauf, antworten, mit_katalog):
     """One request of at most one token (or --extra's max_tokens), with or without the catalogue; its Antwort."""
     body = {"model": lauf.modell, "temperature": lauf.temp, "max_tokens": 1, **lauf.extra,
-            "messages": [{"role": "system", "content": EROEFFNUNG}, {"role": "user", "content": PRUEF_FRAGE}]}
+            "messages": [{"role": "system", "content": lauf.katalog.eroeffnung},
+                         {"role": "user", "content": PRUEF_FRAGE}]}
     if mit_katalog:
-        body.update(tools=KATALOG, tool_choice="auto")
+        body.update(tools=lauf.katalog.werkzeuge, tool_choice="auto")
     antwort = endpunkt.frage({"id": PRUEF_ID}, body)
     antworten.append(antwort)
     return antwort
@@ -2291,20 +2540,28 @@ def pruef_modell(endpunkt, lauf, antworten):
 
 
 def pruef_katalog(endpunkt, lauf, antworten):
-    was = "the catalogue reaches the prompt"
+    was, werkzeuge = "the catalogue reaches the prompt", werkzeuge_wort(len(lauf.katalog.werkzeuge))
     try:
         mit = zahl_oder_none(pruef_anfrage(endpunkt, lauf, antworten, True).usage, "prompt_tokens")
     except Serverfehler as e:
-        return False, f"{was}: a request with the eleven tools fails: {ohne_id(e)}"
+        return False, f"{was}: a request with the {werkzeuge} fails: {ohne_id(e)}"
     ohne = zahl_oder_none(antworten[0].usage, "prompt_tokens")
     if mit is None or ohne is None:
         return None, f"{was}: cannot tell, the server sends no usage with plausible prompt_tokens"
-    zahlen = f"prompt_tokens {mit} with all eleven tools, {ohne} without"
+    zahlen = f"prompt_tokens {mit} with all {werkzeuge}, {ohne} without"
     if mit - ohne < -WENIGER_TOKENS:
         return None, f"{was}: cannot tell ({zahlen}: fewer with tools, so the server counts something else)"
-    if mit - ohne < KATALOG_TOKENS:
+    if lauf.katalog.schwelle() < WENIGER_TOKENS:
+        return None, f"{was}: cannot tell ({zahlen}: tools this small add too few tokens to tell)"
+    if mit - ohne < lauf.katalog.schwelle():
         return False, f"{was}: {zahlen}; {DIAGNOSE_HINWEISE['katalog_fehlt'][1]}"
     return True, f"{was} ({zahlen})"
+
+
+def werkzeuge_wort(zahl):
+    """11 -> 'eleven tools'."""
+    worte = "no one two three four five six seven eight nine ten eleven twelve".split()
+    return f"{worte[zahl] if zahl < len(worte) else zahl} tool{'s' * (zahl != 1)}"
 
 
 def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=5):
@@ -2319,8 +2576,7 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=5):
     gruende = []
     for fall in auswahl:
         try:
-            antwort = endpunkt.frage(fall, anfrage(fall, lauf.modell, lauf.temp, {"max_tokens": PRUEF_TOKENS,
-                                                                                  **lauf.extra}))
+            antwort = endpunkt.frage(fall, anfrage(fall, lauf, {"max_tokens": PRUEF_TOKENS, **lauf.extra}))
         except Serverfehler as e:
             return False, f"{was}: {e}"
         antworten.append(antwort)
@@ -2373,8 +2629,7 @@ def pruef_weiter(endpunkt, lauf, faelle):
     was = "the tools' results (--weiter) are accepted"
     fall = next(f for f in faelle if f["stufe"] == WEITER)  # faelle_fuer made sure there is one
     try:
-        antwort = endpunkt.frage(fall, anfrage(fall, lauf.modell, lauf.temp, {"max_tokens": PRUEF_TOKENS,
-                                                                              **lauf.extra}))
+        antwort = endpunkt.frage(fall, anfrage(fall, lauf, {"max_tokens": PRUEF_TOKENS, **lauf.extra}))
     except Serverfehler as e:
         return False, f"{was}: {e}"
     aufrufe, _ = lies_aufrufe(antwort.nachricht)
@@ -2399,12 +2654,13 @@ def pruef_felder(antworten):
 # ---------------------------------------------------------------------------
 
 
-def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8):
+def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
     """Start the built-in endpoint on 127.0.0.1; return (server, url).
 
-    It answers each case with its expected calls, after `verzoegerung` seconds in
-    one of `plaetze` slots (tests/bench.py uses both to play a slow server). Its
-    prompt_tokens grow with the tools sent, as a template that renders them does.
+    It answers each case with its expected calls, in the names of the catalogue sent,
+    after `verzoegerung` seconds in one of `plaetze` slots (tests/bench.py uses both
+    to play a slow server). Its prompt_tokens grow with the tools sent, as a template
+    that renders them does.
     """
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -2425,9 +2681,9 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8):
             letzte = body["messages"][-1]
             erwartet = nach_ergebnis.get(body["messages"][1]["content"], []) if letzte["role"] == "tool" \
                 else antworten.get(letzte["content"], [])
-            rufe = [{"id": f"call_{i}", "type": "function",
-                     "function": {"name": s["name"], "arguments": json.dumps(s["args"])}}
-                    for i, s in enumerate(erwartet)]
+            rufe = [{"id": f"call_{i}", "type": "function", "function": {
+                "name": neuer_name(katalog, s["name"]), "arguments": json.dumps(umbenannte_args(katalog, s["args"]))}}
+                for i, s in enumerate(erwartet)]
             nachricht = {"role": "assistant", "content": None if rufe else "Which one do you mean?"}
             if rufe:
                 nachricht["tool_calls"] = rufe
@@ -2455,7 +2711,7 @@ def selbsttest(lauf, faelle, sha):
     import tempfile
 
     faelle_fuer(faelle, lauf.weiter, lauf.faelle)  # a choice of cases that asks nothing is the user's fault
-    server, adresse = selbsttest_server(faelle)
+    server, adresse = selbsttest_server(faelle, katalog=lauf.katalog)
     try:
         with tempfile.TemporaryDirectory() as ordner:
             k = lauf_messen(dataclasses.replace(lauf, url=adresse, modell="selbsttest", tag="selbsttest",
@@ -2609,6 +2865,10 @@ def parser():
     p.add_argument("--ausgabe", type=Path, default=Path("ergebnisse"), help="results folder (default ergebnisse)")
     p.add_argument("--faelle", type=Path, default=None, help="case file (default: the 42 cases installed with messen: "
                                                                   f"{faelle_standard()})")
+    p.add_argument("--katalog", type=Path, metavar="FILE", help="your own tools and opening: a JSON object with "
+                                                                 "werkzeuge and eroeffnung (default: the chapter's)")
+    p.add_argument("--variante", choices=VARIANTEN, help="measure on a changed catalogue: other names (synonyme), "
+                                                         "another order (reihenfolge), or decoys added (ablenkung)")
     p.add_argument("--extra", type=extra_arg, default={}, help="JSON object of keys added to every request body")
     p.add_argument("--parallel", type=zahl(1, int), default=1, help="requests in flight at once (default 1)")
     p.add_argument("--timeout", type=zahl(0.001, float), default=120.0, help="seconds per request (default 120)")
@@ -2645,25 +2905,37 @@ def tag_von(modell):
 
 
 def lauf_aus(args):
-    """The settings of this invocation, read once."""
+    """The settings of this invocation, read once; the catalogue is chosen here, once."""
     tag = args.tag or (tag_von(args.modell) if args.modell else None)
+    katalog = lade_katalog(args.katalog) if args.katalog else STANDARD
+    if args.variante and (args.bewerten or args.vergleich):
+        raise Eingabefehler("--variante chooses what a measurement sends; --bewerten and --vergleich read it "
+                            "from the saved run")
+    bringt = {"synonyme": katalog.synonyme, "ablenkung": katalog.ablenkung}.get(args.variante, True)
+    if not bringt:
+        was = {"synonyme": "\"synonyme\": {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}",
+               "ablenkung": "\"ablenkung\": a list of decoy tools"}[args.variante]
+        raise Eingabefehler(f"{args.katalog}: --variante {args.variante} needs {was} in the catalogue file")
     return Lauf(url=args.url, modell=args.modell, temp=args.temp, n=args.n, tag=tag, extra=args.extra,
                 ausgabe=args.ausgabe, faelle=args.faelle or faelle_standard(), parallel=args.parallel,
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
-                nachfrage=args.nachfrage, weiter=args.weiter,
+                nachfrage=args.nachfrage, weiter=args.weiter, katalog=variante(katalog, args.variante),
                 form="json" if args.json else "markdown" if args.markdown else "text")
 
 
 def einstellungen_fuer(lauf, sha):
+    """The settings line of a results file: what was asked, and the files and catalogue it was asked with,
+    so that --bewerten and --vergleich find them again and anyone can see what was sent."""
     return {"modell": lauf.modell, "url": ohne_geheimnis(lauf.url), "temp": lauf.temp, "n": lauf.n,
             "extra": lauf.extra, "nachfrage": lauf.nachfrage, "weiter": lauf.weiter, "tag": lauf.tag,
-            "datum": datetime.date.today().isoformat(),
-            "faelle_sha256": sha, "katalog_sha256": katalog_hash()}
+            "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
+            "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
+            "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei}
 
 
-def zeige(form, e, faelle, ausgaben, gezeigt=False):
+def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
     """Print the summary of one run; return its figures."""
-    k = kennzahlen(faelle, ausgaben)
+    k, form = kennzahlen(faelle, ausgaben, lauf.katalog), lauf.form
     if form == "json":
         print(json.dumps(bericht_json(e, k, gezeigt), ensure_ascii=False))
     elif form == "markdown":
@@ -2685,7 +2957,7 @@ def lauf_messen(lauf, alle, sha):
                                 f".{pfad.name}.lock cannot be opened)")
         if not gezeigt:
             ausgaben = messe(lauf, faelle, pfad, einstellungen, ausgaben, start)
-    return zeige(lauf.form, einstellungen, faelle, ausgaben, gezeigt)
+    return zeige(lauf, einstellungen, faelle, ausgaben, gezeigt)
 
 
 @contextlib.contextmanager
@@ -2722,15 +2994,68 @@ def gespeichert_pfad(lauf, tag_name):
     return pfad
 
 
-def pruefe_gespeichert(lauf, alle, sha, pfad, e, ausgaben):
-    """A saved run is graded only on the case file and catalogue it was measured with:
-    (its settings, the cases it asked, its outputs)."""
+def gemessen_mit(lauf, tags, faelle_gegeben):
+    """The case file and catalogue saved runs were measured on: found by the paths saved with them while
+    their hashes match, else as given (--faelle, --katalog), else the defaults. Returns (lauf with the
+    catalogue found, the cases, the case file's sha256). Runs on different ones are never compared."""
+    pfade = [gespeichert_pfad(lauf, t) for t in tags]
+    es = [lies_einstellungen(p) for p in pfade]
+    for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings")):
+        if len({json.dumps(e.get(feld)) for e in es}) > 1:  # a damaged value is named by lies_lauf later
+            raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
+    katalog = finde_katalog(pfade[0], es[0], lauf.katalog if lauf.katalog.datei else None)
+    faelle_pfad = finde_faelle(pfade[0], es[0], faelle_gegeben)
+    faelle, sha = lade_faelle(faelle_pfad, katalog)
+    return dataclasses.replace(lauf, katalog=katalog, faelle=faelle_pfad), faelle, sha
+
+
+def lies_einstellungen(pfad):
+    """The settings line of a results file, or {} (lies_lauf says later what is wrong with it)."""
+    try:
+        with open(pfad, "rb") as f:
+            e = json.loads(f.readline()).get("einstellungen")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return {}
+    return e if isinstance(e, dict) else {}
+
+
+def finde_faelle(pfad, e, gegeben):
+    sha = e.get("faelle_sha256")
+    orte = list(dict.fromkeys(o for o in (e.get("faelle_datei"), gegeben, faelle_standard()) if o))
+    if not isinstance(sha, str):
+        return gegeben or faelle_standard()
+    for ort in orte:
+        try:
+            if hashlib.sha256(Path(ort).read_bytes()).hexdigest() == sha:
+                return Path(ort)
+        except OSError:
+            continue
+    raise Eingabefehler(f"{pfad} was measured on a case file that is not found: {' and '.join(map(str, orte))} "
+                        "are gone or hold other cases; give the one it was measured on with --faelle FILE")
+
+
+def finde_katalog(pfad, e, gegeben):
+    sha = e.get("katalog_sha256")
+    if not isinstance(sha, str):
+        return gegeben or STANDARD
+    gespeichert = e.get("katalog_datei")
+    for katalog in (gespeichert, gegeben, STANDARD):
+        try:
+            katalog = lade_katalog(katalog) if isinstance(katalog, str) else katalog
+        except Eingabefehler:
+            continue  # the saved file is gone or broken: the next place may still hold it
+        if katalog is not None and katalog.sha == sha:
+            return katalog
+    orte = " and ".join([str(o) for o in (gespeichert, gegeben and gegeben.datei) if o] + ["the built-in one"])
+    raise Eingabefehler(f"{pfad} was measured with a catalogue that is not found: {orte} "
+                        f"{'are' if ' and ' in orte else 'is'} another; give the one it was measured with as "
+                        "--katalog FILE")
+
+
+def pruefe_gespeichert(lauf, alle, pfad, e, ausgaben):
+    """A saved run as the reports take it: (its settings, the cases it asked, its outputs)."""
     if e is None or not ausgaben:
         raise Eingabefehler(f"{pfad} holds no output yet; run the command that measures it")
-    if e.get("faelle_sha256") != sha:
-        raise Eingabefehler(f"{pfad} was measured on another case file than {lauf.faelle}")
-    if e.get("katalog_sha256") != katalog_hash():
-        raise Eingabefehler(f"{pfad} was measured with another catalogue or opening than this messen.py")
     faelle = faelle_fuer(alle, e.get("weiter", False), lauf.faelle)
     if fertig(ausgaben) < len(faelle) * e["n"]:
         print(f"messen: {pfad} is incomplete ({fertig(ausgaben)} of {len(faelle) * e['n']} outputs); "
@@ -2738,25 +3063,22 @@ def pruefe_gespeichert(lauf, alle, sha, pfad, e, ausgaben):
     return dict(e, tag=pfad.name.removesuffix(".jsonl")), faelle, ausgaben  # labelled by the tag given
 
 
-def bewerten(lauf, faelle, sha, tag_name, bild=None):
+def bewerten(lauf, faelle, tag_name, bild=None):
     pfad = gespeichert_pfad(lauf, tag_name)
-    e, faelle, ausgaben = pruefe_gespeichert(lauf, faelle, sha, pfad, *lies_lauf(pfad, faelle)[:2])
-    k = zeige(lauf.form, e, faelle, ausgaben)
+    e, faelle, ausgaben = pruefe_gespeichert(lauf, faelle, pfad, *lies_lauf(pfad, faelle)[:2])
+    k = zeige(lauf, e, faelle, ausgaben)
     if bild:
         zeichne(bild, [(e, k)])
     return 0
 
 
-def vergleich(lauf, faelle, sha, tags, streng=False, bild=None):
+def vergleich(lauf, faelle, tags, streng=False, bild=None):
     """Compare saved runs, each later one with the first; each run is (settings, figures,
     per-case successes, what it did). With --streng, exit 3 when the last is worse beyond chance."""
     pfade = [gespeichert_pfad(lauf, t) for t in tags]
     gelesen = [lies_lauf(pfad, faelle)[:2] for pfad in pfade]  # (settings, outputs), each file read once
-    for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings")):
-        if len({(g[0] or {}).get(feld) for g in gelesen}) > 1:
-            raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
-    laeufe = [(e, kennzahlen(eigene, aus), erfolge_je_fall(eigene, aus), was_geschah(eigene, aus))
-              for e, eigene, aus in (pruefe_gespeichert(lauf, faelle, sha, p, *g) for p, g in zip(pfade, gelesen))]
+    laeufe = [(e, kennzahlen(eigene, aus, lauf.katalog), erfolge_je_fall(eigene, aus), was_geschah(eigene, aus))
+              for e, eigene, aus in (pruefe_gespeichert(lauf, faelle, p, *g) for p, g in zip(pfade, gelesen))]
     halb = [e["tag"] for e, k, *_ in laeufe if not vollstaendig(e, k)]
     if streng and halb:
         raise Eingabefehler(f"--streng needs complete runs; {' and '.join(halb)} {'is' if len(halb) == 1 else 'are'} "
@@ -2795,19 +3117,20 @@ def ausfuehren(args, lauf):
         raise Eingabefehler("--json and --markdown are two forms of one summary; give one of them")
     if args.bild and not (args.vergleich or args.bewerten):
         raise Eingabefehler("--bild goes with --bewerten TAG or --vergleich A B [C ...]")
-    faelle, sha = lade_faelle(lauf.faelle)
-    if args.selbsttest:
-        return selbsttest(lauf, faelle, sha)
     if args.streng and not args.vergleich:
         raise Eingabefehler("--streng goes with --vergleich A B [C ...]")
-    if args.bild:
-        pyplot()  # before any work: a missing matplotlib is bad usage
     if args.vergleich and len(args.vergleich) < 2:
         raise Eingabefehler("argument --vergleich: needs two runs or more (A B, or a series A B C ...)")
-    if args.vergleich:
-        return vergleich(lauf, faelle, sha, args.vergleich, args.streng, args.bild)
-    if args.bewerten:
-        return bewerten(lauf, faelle, sha, args.bewerten, args.bild)
+    if args.bild:
+        pyplot()  # before any work: a missing matplotlib is bad usage
+    if args.vergleich or args.bewerten:
+        lauf, faelle, _ = gemessen_mit(lauf, args.vergleich or [args.bewerten], args.faelle)
+        if args.vergleich:
+            return vergleich(lauf, faelle, args.vergleich, args.streng, args.bild)
+        return bewerten(lauf, faelle, args.bewerten, args.bild)
+    faelle, sha = lade_faelle(lauf.faelle, lauf.katalog)
+    if args.selbsttest:
+        return selbsttest(lauf, faelle, sha)
     if not lauf.url or not lauf.modell:
         raise Eingabefehler("--url and --modell are needed to measure "
                             "(or --selbsttest, --bewerten TAG, --vergleich A B)")

@@ -15,8 +15,8 @@ from messen import KATALOG
 KLAR = "Diagnosis: all clear (every output an answer, calls from tool_calls)."
 NICHT = "The figures above measure that setting, not the model."
 HINWEIS = {
-    "katalog_fehlt": "the catalogue never reached the prompt: outputs sent all eleven tools cost no more "
-                     "prompt_tokens than S1's two to four; the chat template ignores `tools`: llama.cpp "
+    "katalog_fehlt": "the catalogue never reached the prompt: outputs sent the whole catalogue cost no more "
+                     "prompt_tokens than S1's, sent a few of its tools; the chat template ignores `tools`: llama.cpp "
                      "--chat-template-file with a tool-aware template; Ollama: a model whose template supports "
                      "tools; vLLM --chat-template",
     "leer": "outputs with neither a call nor text; the server returned nothing: check its chat template and "

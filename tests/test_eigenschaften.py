@@ -173,8 +173,9 @@ HUELLE = st.fixed_dictionaries({"choices": st.lists(st.one_of(WAHL, JSON_WERT), 
                                optional={"usage": st.one_of(JSON_WERT, st.dictionaries(
                                    st.sampled_from(["prompt_tokens", "completion_tokens"]),
                                    st.one_of(st.integers(), JSON_WERT))), "id": JSON_WERT})
-KOERPER = st.one_of(HUELLE.map(lambda w: json.dumps(w).encode()), HUELLE.map(lambda w: json.dumps(w).encode()),
-                    HUELLE.map(lambda w: json.dumps(w).encode()), HUELLE.map(lambda w: json.dumps(w).encode()),
+# subtle: hypothesis adapts what it draws to what the code under test does, so the share of envelopes
+# drawn moves with the code; eight branches of ten keep it above the 60 % the last test asks for
+KOERPER = st.one_of(*[HUELLE.map(lambda w: json.dumps(w).encode()) for _ in range(8)],  # eight, not one deduplicated
                     JSON_WERT.map(lambda w: json.dumps(w).encode()), st.binary(max_size=200))
 
 

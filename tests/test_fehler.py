@@ -12,6 +12,7 @@ import time
 import pytest
 
 from conftest import ABBRECHEN, FAELLE, ROOT, meldungen, messung, richtig, vorbereitet, zeilen
+import messen
 
 ALLE_100 = "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %."
 IDS = [f["id"] for f in FAELLE]
@@ -456,19 +457,27 @@ def test_eine_ergebnisdatei_die_nicht_gelesen_werden_kann(cli, tmp_path):
     assert err.startswith(f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'}: cannot read (") and len(err.splitlines()) == 1
 
 
-def test_bewerten_auf_anderer_falldatei_oder_anderem_katalog(cli, endpunkt, tmp_path):
-    vorbereitet(cli, *messung(endpunkt().url, "--tag", "t"))
-    kopie = tmp_path / "faelle.jsonl"
-    kopie.write_text((ROOT / "faelle.jsonl").read_text() + "\n")
+def test_bewerten_findet_die_falldatei_und_den_katalog_des_laufs(cli, endpunkt, tmp_path):
+    """--bewerten takes the saved case file while its hash matches, else --faelle, else refuses in one line."""
+    eigene = tmp_path / "eigene.jsonl"
+    eigene.write_text("".join(json.dumps(f) + "\n" for f in FAELLE[:20]))
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "t", "--faelle", str(eigene)))
     pfad = tmp_path / "ergebnisse" / "t.jsonl"
-    assert cli("--bewerten", "t", "--faelle", str(kopie)) == (
-        2, "", f"messen: {pfad} was measured on another case file than {kopie}\n")
+    assert json.loads(cli("--bewerten", "t", "--json")[1])["faelle"] == 20  # found by the saved path alone
+    kopie = tmp_path / "kopie.jsonl"
+    eigene.rename(kopie)
+    assert cli("--bewerten", "t") == (
+        2, "", f"messen: {pfad} was measured on a case file that is not found: {eigene} and "
+               f"{messen.faelle_standard()} are gone or hold other cases; give the one it was measured on with "
+               "--faelle FILE\n")
+    assert json.loads(cli("--bewerten", "t", "--json", "--faelle", str(kopie))[1])["faelle"] == 20
     z = pfad.read_text().splitlines()
     e = json.loads(z[0])
     e["einstellungen"]["katalog_sha256"] = "0" * 64
     pfad.write_text("\n".join([json.dumps(e)] + z[1:]) + "\n")
-    assert cli("--bewerten", "t") == (
-        2, "", f"messen: {pfad} was measured with another catalogue or opening than this messen.py\n")
+    assert cli("--bewerten", "t", "--faelle", str(kopie)) == (
+        2, "", f"messen: {pfad} was measured with a catalogue that is not found: the built-in one is another; "
+               "give the one it was measured with as --katalog FILE\n")
 
 
 def test_hilfe_nennt_beispiele_exit_status_und_den_ort_der_laeufe():

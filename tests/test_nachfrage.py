@@ -66,7 +66,7 @@ def test_jeder_wert_von_danach_ist_ableitbar(fall):
 @pytest.mark.parametrize("aenderung, meldung", [
     ({"danach": [{"name": "get_events", "args": {"calendar": "team"}}]},
      "expected call get_events lacks its required argument 'date'"),
-    ({"danach": [{"name": "fly", "args": {}}]}, "expected tool 'fly' is not in the catalogue"),
+    ({"danach": [{"name": "fly", "args": {}}]}, "expected tool 'fly' is not in the built-in catalogue (give your own tools with --katalog FILE)"),
     ({"danach": []}, "'danach' must list the calls expected after the reply"),
     ({"nachtrag": " "}, "'nachtrag' must be a non-empty string (the user's reply)"),
 ], ids=["pflichtargument", "unbekanntes werkzeug", "leer", "leerer nachtrag"])

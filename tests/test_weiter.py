@@ -84,7 +84,7 @@ def test_jeder_wert_von_danach_steht_in_frage_eroeffnung_oder_ergebnis(fall):
     ({"danach": {}}, "'danach' must list the calls expected after the results"),
     ({"danach": [{"name": "add_note", "args": {"text": "x"}}]},
      "expected call add_note lacks its required argument 'contact_id'"),
-    ({"danach": [{"name": "fly", "args": {}}]}, "expected tool 'fly' is not in the catalogue"),
+    ({"danach": [{"name": "fly", "args": {}}]}, "expected tool 'fly' is not in the built-in catalogue (give your own tools with --katalog FILE)"),
     ({"nachtrag": "x"}, "'nachtrag' belongs to S5 only, not to S6"),
 ], ids=["leer", "kein array", "danach kein array", "pflichtargument", "unbekanntes werkzeug", "nachtrag"])
 def test_die_falldatei_prueft_ergebnis_und_danach(aenderung, meldung):
