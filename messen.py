@@ -78,7 +78,7 @@ except ImportError:  # Windows
 import requests
 from requests.adapters import HTTPAdapter
 from requests.auth import AuthBase
-from urllib3.exceptions import LocationValueError, MaxRetryError, ProtocolError
+from urllib3.exceptions import DecodeError, LocationValueError, MaxRetryError, ProtocolError, ReadTimeoutError
 from urllib3.util.retry import Retry
 
 # ---------------------------------------------------------------------------
@@ -743,29 +743,59 @@ class Endpunkt:
                 time.sleep(warte)
 
     def versuch(self, body):
-        """One POST, bounded as a whole by --timeout: (response, latency).
+        """One POST, bounded as a whole by --timeout: (response with its body read, latency).
 
-        requests' timeout bounds each socket read, so a server that trickles a byte at
-        a time would hold the run forever; the attempt runs in a daemon thread instead,
-        and one that overruns is left behind with its session."""
-        s, fertig = self.session(), queue.Queue(1)
-
-        def los():
-            start = time.perf_counter()
-            try:
-                r = s.post(self.lauf.url, json=body, auth=self.auth, timeout=self.lauf.timeout)
-                fertig.put((r, time.perf_counter() - start))
-            except BaseException as e:  # handed to the asking thread
-                fertig.put((e, None))
-        threading.Thread(target=los, daemon=True).start()
+        requests' timeout bounds each socket read, so a server that trickles a byte at a
+        time would hold the run forever. The body is read here as it arrives instead,
+        each read waiting only for what is left of --timeout, the deadline checked
+        between reads: no thread per attempt."""
+        start = time.perf_counter()
         try:
-            r, latenz = fertig.get(timeout=self.lauf.timeout)
-        except queue.Empty:
-            self._lokal.session = None
-            raise requests.Timeout(f"no complete answer within --timeout {self.lauf.timeout:g} s") from None
-        if isinstance(r, BaseException):
-            raise r
-        return r, latenz
+            r = self.session().post(self.lauf.url, json=body, auth=self.auth, timeout=self.lauf.timeout, stream=True)
+        except requests.exceptions.ReadTimeout:
+            raise zu_spaet(self.lauf.timeout) from None
+        r._content = b"".join(lies_koerper(r, start + self.lauf.timeout, self.lauf.timeout))
+        r._content_consumed = True
+        r.close()  # read to its end: the connection goes back to the pool
+        return r, time.perf_counter() - start
+
+
+LESEN = 1 << 16  # bytes a read of a body takes at most; it returns what has arrived
+
+
+def lies_koerper(r, ende, timeout):
+    """The pieces of a body as they arrive, until its end; requests.Timeout at the deadline `ende`
+    (perf_counter seconds), and requests' own errors for a body cut off or badly encoded. A body
+    not read to its end takes its connection with it."""
+    lies = getattr(r.raw, "read1", r.raw.read)  # read1 (urllib3 >= 2.2) returns what one recv brought
+    try:
+        while True:
+            rest = ende - time.perf_counter()
+            if rest <= 0:
+                raise zu_spaet(timeout)
+            sock = getattr(r.raw.connection, "sock", None)
+            if sock is not None:
+                sock.settimeout(rest)
+            teil = lies(LESEN, decode_content=True)
+            if not teil:
+                return
+            yield teil
+    except ReadTimeoutError:
+        r.raw.close()
+        raise zu_spaet(timeout) from None
+    except ProtocolError as e:
+        r.raw.close()
+        raise requests.exceptions.ChunkedEncodingError(e) from None
+    except DecodeError as e:
+        r.raw.close()
+        raise requests.exceptions.ContentDecodingError(e) from None
+    except BaseException:
+        r.raw.close()
+        raise
+
+
+def zu_spaet(timeout):
+    return requests.Timeout(f"no complete answer within --timeout {timeout:g} s")
 
 
 WARTEN_HOECHSTENS = 60  # seconds of Retry-After a run waits; a longer wait stops it (the same command resumes)

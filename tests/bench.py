@@ -4,7 +4,10 @@
 
 1. Overhead: a whole 42-case run against an instant loopback endpoint, against the
    floor: a bare loop of 42 POSTs of the same size over one requests.Session in a
-   fresh interpreter (start-up, the requests import, loopback HTTP). Target <= 1.5.
+   fresh interpreter (start-up, the requests import, loopback HTTP). Target <= 1.2,
+   for messen as installed (`messen`, or `python3 -m messen`: its bytecode cached, as
+   pip leaves it). `python3 messen.py` is shown beside it: a script is compiled anew
+   on every start, about 45 ms for this file on the 2-core machine.
 2. Parallel: against an endpoint that answers in 200 ms with 8 slots, the time of
    --parallel 1 over the time of --parallel 8. Target >= 5.
 3. Pathological answers: each hostile shape at 5 MB is read from its body, graded,
@@ -16,10 +19,12 @@ the measured programs run as subprocesses. Not collected by pytest (its name doe
 """
 
 import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -46,27 +51,48 @@ def server(verzoegerung, plaetze):
     return messen.selbsttest_server(FAELLE, verzoegerung, plaetze)
 
 
-def dauer(argv):
+def dauer(argv, env=None):
+    """Wall seconds of one program. subtle: a blocking wait, not subprocess.run(timeout=...), which polls in
+    steps of up to 50 ms and so rounds every time up to the next step; a watchdog stops a hung program."""
     start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    wachhund = threading.Timer(120, proc.kill)
+    wachhund.start()
+    try:
+        status = proc.wait()
+    finally:
+        wachhund.cancel()
+    if status:
+        raise subprocess.CalledProcessError(status, argv)
     return time.perf_counter() - start
 
 
-def messen_lauf(url, ordner, tag, *extra):
-    return [sys.executable, str(MESSEN), "--url", url, "--modell", "bench", "--tag", tag,
+def messen_lauf(url, ordner, tag, *extra, modul=False):
+    programm = ["-m", "messen"] if modul else [str(MESSEN)]
+    return [sys.executable, *programm, "--url", url, "--modell", "bench", "--tag", tag,
             "--ausgabe", ordner, "--neu", *extra]
 
 
+def mit_bytecode(ordner):
+    """The environment of an installed messen: its bytecode cached (in a folder of the benchmark's own)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return dict(env, PYTHONPATH=str(ROOT), PYTHONPYCACHEPREFIX=str(Path(ordner) / "pycache"))
+
+
 def overhead(ordner):
+    """Medians of the floor, the installed messen and the script, run in turns: (floor, installed, script)."""
     s, url = server(0, 64)
     body = Path(ordner) / "body.json"
-    body.write_text(json.dumps(messen.anfrage(FAELLE[12], "bench", 0.0, {})))
-    boden, lauf = [], []
+    body.write_text(json.dumps(messen.anfrage(FAELLE[12], messen.Lauf(modell="bench"))))
+    env = mit_bytecode(ordner)
+    dauer(messen_lauf(url, ordner, "modul", modul=True), env)  # writes the bytecode once
+    boden, modul, skript = [], [], []
     for i in range(RUNDEN):
         boden.append(dauer([sys.executable, "-c", FLOOR, url, str(body)]))
-        lauf.append(dauer(messen_lauf(url, ordner, "overhead")))
+        modul.append(dauer(messen_lauf(url, ordner, "modul", modul=True), env))
+        skript.append(dauer(messen_lauf(url, ordner, "skript")))
     s.shutdown()
-    return statistics.median(boden), statistics.median(lauf)
+    return statistics.median(boden), statistics.median(modul), statistics.median(skript)
 
 
 def parallel(ordner):
@@ -144,9 +170,10 @@ def pathologisch():
 
 def main():
     with tempfile.TemporaryDirectory() as ordner:
-        boden, lauf = overhead(ordner)
-        print(f"overhead: 42 bare POSTs {boden:.3f} s, messen.py run {lauf:.3f} s (medians of {RUNDEN}): "
-              f"ratio {lauf / boden:.2f} (target <= 1.5)")
+        boden, lauf, skript = overhead(ordner)
+        print(f"overhead: 42 bare POSTs {boden:.3f} s, messen as installed {lauf:.3f} s (medians of {RUNDEN}): "
+              f"ratio {lauf / boden:.2f} (target <= 1.2); python3 messen.py {skript:.3f} s, ratio {skript / boden:.2f} "
+              "(compiled on every start)")
         eins, acht = parallel(ordner)
         print(f"parallel: 200 ms server with 8 slots, --parallel 1 {eins:.2f} s, --parallel 8 {acht:.2f} s: "
               f"speed-up {eins / acht:.1f}x (target >= 5)")
@@ -154,7 +181,7 @@ def main():
         print("pathological answers:")
         print("\n".join(zeilen))
         print(f"pathological: slowest grading of a 5 MB answer {schlimmste:.2f} s (target < 1)")
-        ok = lauf / boden <= 1.5 and eins / acht >= 5 and schlimmste < 1
+        ok = lauf / boden <= 1.2 and eins / acht >= 5 and schlimmste < 1
     print("all three targets met" if ok else "a target was missed")
     return 0 if ok else 1
 
