@@ -370,6 +370,7 @@ class Lauf:
     neu: bool = False
     nachfrage: bool = False  # S5's second turn: the user's reply, then the calls after it
     weiter: bool = False  # S6: the calls after the tools' results
+    stream: bool = False  # every request streamed, as an agent asks
     ohne_proxy: bool = False  # the self-test's loopback requests never go through a proxy
     katalog: Katalog = STANDARD  # the tools and the opening sent: --katalog, --variante
     form: str = "text"  # text, json or markdown
@@ -629,6 +630,8 @@ def anfrage(fall, lauf, extra=None):
         "tool_choice": "auto",
         "temperature": lauf.temp,
     }
+    if lauf.stream:
+        body.update(stream=True, stream_options={"include_usage": True})
     body.update(lauf.extra if extra is None else extra)
     return body
 
@@ -723,10 +726,10 @@ class Endpunkt:
                 r, warum = None, f"no answer from the server after {mal(self.lauf.versuche, 'attempt')}: " \
                                  f"{grund(e)}{proxy_hinweis(self.lauf.url, self.session())}"
             else:
-                antwort = chat_antwort(r, latenz)
+                antwort = chat_antwort(r, latenz, body.get("stream") is True)
                 if antwort is not None:
                     return antwort
-                warum = fehlerbild(fall, r, self.lauf.versuche)
+                warum = fehlerbild(fall, r, self.lauf.versuche, body.get("stream") is True)
             try:
                 retry = retry.increment(method="POST", url=self.lauf.url, response=None if r is None else r.raw)
             except MaxRetryError:
@@ -852,14 +855,31 @@ def proxy_hinweis(url, session):
            f"NO_PROXY={urlsplit(url).hostname})" if proxy else ""
 
 
-Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere")
-# weitere: choices beyond the one graded (a server or proxy that set n)
+Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere strom", defaults=(None,))
+# weitere: choices beyond the one graded (a server or proxy that set n);
+# strom: with --stream, {"chunks": n, "defekte": [what broke the protocol]} (and "ohne_strom", see frage_fall)
 
 
-def chat_antwort(r, latenz):
-    """The Antwort of a 2xx chat completion, or None when the response is none (fehlerbild says why)."""
+def chat_antwort(r, latenz, strom=False):
+    """The Antwort of a 2xx chat completion, or None when the response is none (fehlerbild says why).
+    strom: the request asked for a stream, which is assembled here; a plain answer to it is taken,
+    and counted as a defect of the stream."""
     if not 200 <= r.status_code < 300 or (r.history and r.request.method != "POST"):
         return None
+    if strom and ist_strom(r):
+        return strom_antwort(koerper_text(r), latenz)
+    antwort = ganze_antwort(r, latenz)
+    return antwort._replace(strom={"chunks": 0, "defekte": [OHNE_STROM]}) if strom and antwort else antwort
+
+
+OHNE_STROM = "a plain answer to a streamed request"
+
+
+def ist_strom(r):
+    return "event-stream" in r.headers.get("Content-Type", "") or r.content.lstrip()[:5] == b"data:"
+
+
+def ganze_antwort(r, latenz):
     body = koerper_json(r)
     wahl = body.get("choices") if isinstance(body, dict) else None
     wahl = [c for c in wahl if isinstance(c, dict)] if isinstance(wahl, list) else []
@@ -870,6 +890,92 @@ def chat_antwort(r, latenz):
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     finish = erste.get("finish_reason") if isinstance(erste.get("finish_reason"), str) else None
     return Antwort(nachricht, usage, latenz, finish, len(wahl) - 1)
+
+
+def strom_antwort(text, latenz):
+    """The Antwort of a streamed chat completion (SSE), assembled as the OpenAI spec says: content
+    deltas joined; calls keyed by index, their id, type and name taken once, argument fragments
+    joined in order; reasoning kept apart; finish_reason from the last choice chunk that has one;
+    usage from the last chunk that has it. None when no chunk holds a choice (an error event)."""
+    teile = {"content": [], "reasoning_content": [], "refusal": []}
+    rufe, defekte, weitere = {}, {}, set()  # rufe: index -> call; defekte: an ordered set
+    finish, usage, chunks, fertig = None, {}, 0, False
+    for daten in sse_daten(text):
+        if fertig:
+            defekte["data after [DONE]"] = 1
+        if daten.strip() == "[DONE]":
+            fertig = True
+            continue
+        try:
+            chunk = kappe(json_laden(daten))
+        except (ValueError, RecursionError):
+            defekte["a chunk that is not JSON"] = 1
+            continue
+        if not isinstance(chunk, dict):
+            continue
+        chunks += 1
+        usage = chunk["usage"] if isinstance(chunk.get("usage"), dict) else usage
+        for wahl in chunk.get("choices") if isinstance(chunk.get("choices"), list) else []:
+            if not isinstance(wahl, dict) or wahl.get("index", 0) != 0:
+                weitere.add(json.dumps(wahl.get("index") if isinstance(wahl, dict) else None))
+                continue
+            delta = wahl.get("delta") if isinstance(wahl.get("delta"), dict) else {}
+            nimm_delta(delta, teile, rufe, defekte, finish is not None)
+            finish = wahl["finish_reason"] if isinstance(wahl.get("finish_reason"), str) else finish
+    if not chunks:
+        return None
+    if not fertig:
+        defekte["no [DONE]"] = 1
+    nachricht = {"role": "assistant", "content": "".join(teile["content"]) if teile["content"] else None}
+    nachricht.update({f: "".join(t) for f, t in teile.items() if t and f != "content"})
+    if rufe:
+        nachricht["tool_calls"] = [{"id": c["id"], "type": c["type"] or "function", "function": {
+            "name": c["name"], "arguments": "".join(c["arguments"])}} for _, c in sorted(rufe.items())]
+    return Antwort(nachricht, usage, latenz, finish, len(weitere), {"chunks": chunks, "defekte": list(defekte)})
+
+
+def nimm_delta(delta, teile, rufe, defekte, nach_ende):
+    """Add one delta of choice 0 to what is assembled so far; note what breaks the protocol."""
+    for feld, ziel in (("content", "content"), ("reasoning_content", "reasoning_content"),
+                       ("reasoning", "reasoning_content"), ("refusal", "refusal")):
+        if isinstance(delta.get(feld), str) and delta[feld]:
+            teile[ziel].append(delta[feld])
+            if nach_ende:
+                defekte["fragments after finish_reason"] = 1
+    for c in delta.get("tool_calls") if isinstance(delta.get("tool_calls"), list) else []:
+        if not isinstance(c, dict):
+            continue
+        f = c.get("function") if isinstance(c.get("function"), dict) else {}
+        index = c.get("index")
+        if type(index) is not int:
+            defekte["a call delta without index"] = 1
+            # subtle: a delta that names a call starts one; without a name it goes on with the last
+            index = len(rufe) if f.get("name") or not rufe else max(rufe)
+        ruf = rufe.setdefault(index, {"id": None, "type": None, "name": None, "arguments": []})
+        if nach_ende:
+            defekte["fragments after finish_reason"] = 1
+        for schluessel, wert in (("id", c.get("id")), ("type", c.get("type")), ("name", f.get("name"))):
+            if isinstance(wert, str) and wert:
+                if ruf[schluessel] is None:
+                    ruf[schluessel] = wert
+                elif schluessel == "name" and ruf["name"] != wert:
+                    defekte["a name that changes within a call"] = 1
+        if isinstance(f.get("arguments"), str):
+            ruf["arguments"].append(f["arguments"])
+
+
+def sse_daten(text):
+    """The data of each server-sent event: its data: lines joined by newlines (comments and other fields
+    skipped)."""
+    daten = []
+    for zeile in text.splitlines():
+        if zeile.startswith("data:"):
+            daten.append(zeile[5:].removeprefix(" "))
+        elif not zeile and daten:
+            yield "\n".join(daten)
+            daten = []
+    if daten:
+        yield "\n".join(daten)
 
 
 def koerper_text(r):
@@ -920,7 +1026,7 @@ def gekappt(text, grenze=TIEFE):
     return "".join(teile) + text[letzt:]
 
 
-def fehlerbild(fall, r, versuche):
+def fehlerbild(fall, r, versuche, strom=False):
     """Why a response is no chat completion, in one line; raises at once when retrying cannot help."""
     text = koerper_text(r)
     if r.history and r.request.method != "POST":
@@ -939,9 +1045,13 @@ def fehlerbild(fall, r, versuche):
         if r.status_code not in RETRY_STATUS:
             raise Anfragefehler(meldung)
         return meldung[len(fall["id"]) + 2:]
-    if "event-stream" in r.headers.get("Content-Type", "") or text.lstrip().startswith("data:"):
+    if strom and ist_strom(r):
+        fehler = next((d for d in sse_daten(text) if '"error"' in d), None)
+        return f"the stream held no chat completion ({mal(versuche, 'attempt')})" + \
+            (f": {servermeldung(fehler)}" if fehler else "")
+    if ist_strom(r):
         raise Anfragefehler(f"{fall['id']}: the server answered with a stream (SSE), not one chat completion; "
-                            "the bench never asks for one, so the server or a proxy forces it")
+                            "the bench asks for one only with --stream, so the server or a proxy forces it")
     return f"the server answered {r.status_code} but not with a chat completion ({mal(versuche, 'attempt')}): " \
            f"{servermeldung(text)}"
 
@@ -1475,7 +1585,20 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS):
         "im_denken": sum(b["mangel"] == "im_denken" for b in alle),
         "katalog_fehlt": katalog_fehlt(ausgaben, schwelle),
         "verworfen": sum(bool(a["verworfen"]) for a in ausgaben),
+        "stream_defekt": sum(map(strom_defekt, ausgaben)),
     }
+
+
+def strom_defekt(a):
+    """Did the stream break the protocol, or lose what the same case's plain answer has (a malformed
+    streamed call where the plain answer's calls are all well-formed)?"""
+    strom = a.get("strom")
+    if not strom:
+        return False
+    ohne = strom.get("ohne_strom", {}).get("nachricht")
+    ohne_aufrufe = lies_aufrufe(ohne)[0] if ohne is not None else []
+    return bool(strom["defekte"]) or bool(ohne_aufrufe) and all(c["args"] is not None and c["name"]
+                                                                 for c in ohne_aufrufe)
 
 
 def katalog_fehlt(ausgaben, schwelle=KATALOG_TOKENS):
@@ -1622,9 +1745,9 @@ def aufloesung(faelle_verglichen, stufe=0.05):
 # The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
 # ---------------------------------------------------------------------------
 
-VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "variante", "faelle_sha256",
+VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "stream", "variante", "faelle_sha256",
               "katalog_sha256")  # must match to resume
-VORGABEN = {"nachfrage": False, "weiter": False, "variante": None, "seed": None, "umbenennung": None,
+VORGABEN = {"nachfrage": False, "weiter": False, "stream": False, "variante": None, "seed": None, "umbenennung": None,
             "ablenkung": None, "faelle_datei": None, "katalog_datei": None}  # absent from runs saved before they were
 SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "aufrufe", "treffer", "offen",
                   "latenz_s", "usage", "ende", "finish_reason", "verworfen")
@@ -1719,6 +1842,7 @@ EINSTELLUNGEN = {  # field -> (check, what is wrong when it fails)
     "extra": (lambda x: isinstance(x, dict), "is not an object"),
     "nachfrage": (lambda x: isinstance(x, bool), "is not true or false"),
     "weiter": (lambda x: isinstance(x, bool), "is not true or false"),
+    "stream": (lambda x: isinstance(x, bool), "is not true or false"),
     "variante": (lambda x: x is None or isinstance(x, str) and x in VARIANTEN, f"is not one of {', '.join(VARIANTEN)}"),
     "umbenennung": (lambda x: x is None or isinstance(x, dict) and all(
         isinstance(x.get(t), dict) and all(isinstance(v, str) for v in x[t].values()) for t in ("werkzeuge", "argumente")),
@@ -1741,7 +1865,16 @@ AUSGABE = {
     "finish_reason": (lambda x: isinstance(x, (str, type(None))), "is not a string or null"),
     "verworfen": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
     "zweite": (ist_zweite, "is not a second turn"),
+    "strom": (lambda x: x is None or ist_strom_feld(x), "is not a stream's record"),
 }
+
+
+def ist_strom_feld(x):
+    """{"chunks": n, "defekte": [text], "ohne_strom": {"nachricht": {...}} or {"fehlt": text} or absent}."""
+    ohne = x.get("ohne_strom", {"fehlt": ""}) if isinstance(x, dict) else None
+    return isinstance(x, dict) and zahl_ist(x.get("chunks"), True) and isinstance(x.get("defekte"), list) and \
+        all(isinstance(d, str) for d in x["defekte"]) and isinstance(ohne, dict) and \
+        (isinstance(ohne.get("nachricht"), dict) or isinstance(ohne.get("fehlt"), str))
 
 
 def pruefe_einstellungen(pfad, alt, neu):
@@ -1785,7 +1918,7 @@ def ordne(pfad, einstellungen, ausgaben, reihenfolge, ersetzt=0):
 
 
 def speicherform(a):
-    return {f: a[f] for f in SPEICHERFELDER + ("zweite",) if f in a}  # zweite: only with --nachfrage, in S5
+    return {f: a[f] for f in SPEICHERFELDER + ("zweite", "strom") if f in a}  # only with --nachfrage, --stream
 
 
 @contextlib.contextmanager
@@ -1827,7 +1960,7 @@ def frage_fall(endpunkt, fall, erste=None):
     second turn at once, so both are saved in one line. When the second turn fails,
     the first answer is kept and only the second is asked again later (erste: that
     first answer, saved); an output killed between the turns is asked again whole."""
-    antwort = erste or endpunkt.frage(fall)
+    antwort = erste or gegenprobe(endpunkt, fall, endpunkt.frage(fall))
     if not endpunkt.lauf.nachfrage or "nachtrag" not in fall:
         return antwort, None, None
     aufrufe, _ = lies_aufrufe(antwort.nachricht)
@@ -1838,6 +1971,20 @@ def frage_fall(endpunkt, fall, erste=None):
                                        nachfrage_anfrage(fall, endpunkt.lauf, antwort.nachricht)), None
     except Serverfehler as e:
         return antwort, None, e
+
+
+def gegenprobe(endpunkt, fall, antwort):
+    """--stream: when a streamed call came malformed, the same case once more without stream at
+    temperature 0, saved beside it; a well-formed call there puts the fault on the stream."""
+    aufrufe, _ = lies_aufrufe(antwort.nachricht)
+    if antwort.strom is None or not any(c["args"] is None or not c["name"] for c in aufrufe):
+        return antwort
+    try:
+        ohne = endpunkt.frage(fall, anfrage(fall, dataclasses.replace(endpunkt.lauf, stream=False, temp=0.0)))
+        probe = {"nachricht": ohne.nachricht, "finish_reason": ohne.finish}
+    except Serverfehler as e:
+        probe = {"fehlt": str(e)}
+    return antwort._replace(strom=dict(antwort.strom, ohne_strom=probe))
 
 
 def zweite_fehlt(a):
@@ -1950,6 +2097,8 @@ def ausgabe_von(lauf, fall, k, sitzung, antwort, zweite, fehler):
     a = {"id": fall["id"], "stufe": fall["stufe"], "lauf": k, "sitzung": sitzung,
          "nachricht": antwort.nachricht, "usage": antwort.usage, "latenz_s": round(antwort.latenz, 4),
          "ende": round(time.time(), 4), "finish_reason": antwort.finish, "verworfen": antwort.weitere}
+    if antwort.strom is not None:
+        a["strom"] = antwort.strom
     if lauf.nachfrage and "nachtrag" in fall:
         a["zweite"] = {"fehlt": str(fehler)} if fehler else zweite and {
             "nachricht": zweite.nachricht, "usage": zweite.usage, "latenz_s": round(zweite.latenz, 4),
@@ -1962,7 +2111,7 @@ def gespeicherte_antwort(a):
     """The saved first answer of an output whose second turn is missing, as an Antwort; else None."""
     if a is None or not zweite_fehlt(a):
         return None
-    return Antwort(a["nachricht"], a["usage"], a["latenz_s"], a["finish_reason"], a["verworfen"])
+    return Antwort(a["nachricht"], a["usage"], a["latenz_s"], a["finish_reason"], a["verworfen"], a.get("strom"))
 
 
 def schreibe(roh, daten):
@@ -2030,6 +2179,12 @@ DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look
                   "(vLLM --reasoning-parser with --tool-call-parser; llama.cpp --reasoning-format)"),
     "verworfen": ("outputs held several choices: the one with index 0 was graded, the others dropped",
                   "the server or a proxy set n"),
+    "stream_defekt": ("outputs whose stream broke the protocol (a call delta without index, a name that "
+                      "changes within a call, fragments after finish_reason, no [DONE], a plain answer) or "
+                      "lost what the same case asked without stream gives (a well-formed call)",
+                      "the server's streamed tool-call parser is at fault, not the model: measure without "
+                      "--stream to see the model, and update the server or report it (vLLM, SGLang, Ollama "
+                      "and llama.cpp have each had such bugs)"),
 }
 
 
@@ -2059,14 +2214,15 @@ def fehlerarten_zeile(arten):
 def kopfzeile(e, k):
     ausgaben = mal(k["ausgaben"], "output") + ("" if vollstaendig(e, k) else
                                                f" of {k['faelle'] * e['n']} (incomplete)")
-    return (f"Model {e['modell']}, temp {e['temp']}, n {e['n']}, tag {e['tag']}{katalog_teil(e)}: "
+    return (f"Model {e['modell']}, temp {e['temp']}, n {e['n']}, tag {e['tag']}{wie_gesendet(e)}: "
             f"{mal(k['faelle'], 'case')}, {ausgaben}, measured {e['datum']}")
 
 
-def katalog_teil(e):
-    """', variant synonyme, catalogue tools.json': what a run sent beside the chapter's catalogue."""
+def wie_gesendet(e):
+    """', streamed, variant synonyme, catalogue tools.json': how a run asked, beyond the chapter's way."""
     variante, datei = e.get("variante"), e.get("katalog_datei")
-    return (f", variant {variante}" if variante else "") + (f", catalogue {Path(datei).name}" if datei else "")
+    return (", streamed" if e.get("stream") else "") + (f", variant {variante}" if variante else "") + \
+        (f", catalogue {Path(datei).name}" if datei else "")
 
 
 def vollstaendig(e, k):
@@ -2209,7 +2365,7 @@ def gruende_von(a, soll_liste):
 
 def bericht_json(e, k, gezeigt=False):
     return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
-            "variante": e.get("variante"), "katalog": e.get("katalog_datei"),
+            "variante": e.get("variante"), "katalog": e.get("katalog_datei"), "stream": e.get("stream", False),
             **{f: k[f] for f in ("faelle", "ausgaben") + METRIKEN + JSON_FELDER},
             "nur_gezeigt": gezeigt}
 
@@ -2236,7 +2392,7 @@ def stufen_von(*ks):
 
 
 def bericht_markdown(e, k):
-    zeilen = [f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}{katalog_teil(e)}, "
+    zeilen = [f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}{wie_gesendet(e)}, "
               f"{mal(k['faelle'], 'case')})", "",
               "| metric | value |", "|---|---|"]
     zeilen += [f"| {name} | {wert(name, k[name])} |" for name in metriken(k)]
@@ -2535,6 +2691,7 @@ def pruefen(lauf, faelle):
         punkte.append(pruef_katalog(endpunkt, lauf, antworten))
         punkte.append(pruef_aufruf(endpunkt, lauf, faelle, antworten))
         punkte.append(pruef_felder(antworten))
+        punkte += pruef_s3(endpunkt, lauf, faelle)
         if lauf.nachfrage:
             punkte.append(pruef_nachfrage(endpunkt, lauf, faelle))
         if lauf.weiter:
@@ -2667,6 +2824,50 @@ def pruef_weiter(endpunkt, lauf, faelle):
     return True, f"{was} ({fall['id']}: {kam} after the results)"
 
 
+def pruef_s3(endpunkt, lauf, faelle):
+    """Two checks on the first S3 case at temperature 0: streamed and plain give the same calls; and
+    several calls come without asking for them (llama.cpp takes parallel_tool_calls from the template)."""
+    fall = next((f for f in faelle if f["stufe"] == "S3"), None)
+    was_strom, was_mehr = "streamed and plain answers give the same calls", "several calls come in one answer"
+    if fall is None:
+        return [(None, f"{w}: cannot tell, the case file has no S3 case") for w in (was_strom, was_mehr)]
+
+    def frage(stream=False, **mehr):
+        lauf_ = dataclasses.replace(lauf, temp=0.0, stream=stream)
+        body = anfrage(fall, lauf_, {"max_tokens": PRUEF_TOKENS, **lauf.extra, **mehr})
+        return lies_aufrufe(endpunkt.frage(fall, body).nachricht)[0]
+    try:
+        schlicht, strom = frage(), frage(stream=True)
+        ausdruecklich = frage(parallel_tool_calls=True) if "parallel_tool_calls" not in lauf.extra else None
+    except Serverfehler as e:
+        return [(False, f"{was_strom}: {e}")]
+    return [pruef_strom(fall, was_strom, schlicht, strom), pruef_mehr(fall, was_mehr, schlicht, ausdruecklich)]
+
+
+def als_menge(aufrufe):
+    return sorted(json.dumps(c, sort_keys=True) for c in aufrufe)
+
+
+def pruef_strom(fall, was, schlicht, strom):
+    if not schlicht:
+        return None, f"{was}: cannot tell, no call came in {fall['id']} without stream"
+    if als_menge(strom) != als_menge(schlicht):
+        return False, (f"{was}: in {fall['id']} the stream gave {aufrufe_text(strom)}, the plain answer "
+                       f"{aufrufe_text(schlicht)}; {DIAGNOSE_HINWEISE['stream_defekt'][1]}")
+    return True, f"{was} ({fall['id']}: {mal(len(schlicht), 'call')})"
+
+
+def pruef_mehr(fall, was, schlicht, ausdruecklich):
+    if ausdruecklich is None:
+        return None, f"{was}: --extra sets parallel_tool_calls, so each request asks for it"
+    if len(schlicht) > 1:
+        return True, f"{was} ({fall['id']}: {len(schlicht)} calls)"
+    if len(ausdruecklich) > 1:
+        return False, (f"{was}: in {fall['id']} only when asked: this server sends one call per answer unless "
+                       "asked: --extra '{\"parallel_tool_calls\": true}'")
+    return None, f"{was}: cannot tell, {fall['id']} brought at most one call, asked for several or not"
+
+
 def pruef_felder(antworten):
     was = "usage and finish_reason are present"
     if len(antworten) < 2:
@@ -2717,12 +2918,14 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
             nachricht = {"role": "assistant", "content": None if rufe else "Which one do you mean?"}
             if rufe:
                 nachricht["tool_calls"] = rufe
-            daten = json.dumps({"object": "chat.completion", "choices": [
-                {"index": 0, "message": nachricht, "finish_reason": "tool_calls" if rufe else "stop"}],
-                "usage": {"prompt_tokens": 300 + len(json.dumps(body.get("tools", []))) // 4,
-                          "completion_tokens": 30 * len(rufe) + 10}}).encode()
+            finish = "tool_calls" if rufe else "stop"
+            usage = {"prompt_tokens": 300 + len(json.dumps(body.get("tools", []))) // 4,
+                     "completion_tokens": 30 * len(rufe) + 10}
+            daten = (als_strom(nachricht, finish, usage) if body.get("stream") else json.dumps(
+                {"object": "chat.completion", "choices": [{"index": 0, "message": nachricht, "finish_reason": finish}],
+                 "usage": usage})).encode()
             self.send_response(200)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", "text/event-stream" if body.get("stream") else "application/json")
             self.send_header("Content-Length", str(len(daten)))
             self.end_headers()
             self.wfile.write(daten)
@@ -2734,6 +2937,21 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()  # quick shutdown
     return server, f"http://127.0.0.1:{server.server_port}/v1/chat/completions"
+
+
+def als_strom(nachricht, finish, usage):
+    """A message as a server streams it (SSE): the role, the content, each call's name and then its
+    arguments in two fragments, the finish_reason, the usage, [DONE]."""
+    deltas = [{"role": "assistant"}] + ([{"content": nachricht["content"]}] if nachricht.get("content") else [])
+    for i, c in enumerate(nachricht.get("tool_calls") or []):
+        args = c["function"]["arguments"]
+        deltas.append({"tool_calls": [{"index": i, "id": c["id"], "type": "function",
+                                       "function": {"name": c["function"]["name"], "arguments": ""}}]})
+        deltas += [{"tool_calls": [{"index": i, "function": {"arguments": teil}}]}
+                   for teil in (args[:len(args) // 2], args[len(args) // 2:])]
+    chunks = [{"choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    chunks += [{"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}, {"choices": [], "usage": usage}]
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
 
 
 def selbsttest(lauf, faelle, sha):
@@ -2820,7 +3038,7 @@ def tag_arg(text):
 
 VOM_BENCH = {  # keys --extra may not set, and why
     "model": "use --modell", "temperature": "use --temp", "n": "use --n; each output is its own request",
-    "stream": "the bench reads one whole answer", "messages": "the bench sets them for every case",
+    "stream": "use --stream", "stream_options": "--stream sets them", "messages": "the bench sets them for every case",
     "tools": "the bench sends its catalogue", "tool_choice": "the bench asks with \"auto\"",
     "functions": "the bench sends its catalogue as tools", "function_call": "the bench asks with \"auto\"",
 }
@@ -2919,6 +3137,8 @@ def parser():
                                                             "user's reply and grade the calls that follow")
     p.add_argument("--weiter", action="store_true", help="also S6: send the tools' results after the first step "
                                                          "and grade the calls (or the text) that follow")
+    p.add_argument("--stream", action="store_true", help="ask every request streamed, as an agent does; the "
+                                                         "stream is assembled, graded, and checked for defects")
     p.add_argument("--pruefen", action="store_true", help="check the server's set-up with a few requests")
     p.add_argument("--selbsttest", action="store_true", help="measure the built-in loopback endpoint")
     return p
@@ -2949,7 +3169,7 @@ def lauf_aus(args):
     return Lauf(url=args.url, modell=args.modell, temp=args.temp, n=args.n, tag=tag, extra=args.extra,
                 ausgabe=args.ausgabe, faelle=args.faelle or faelle_standard(), parallel=args.parallel,
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
-                nachfrage=args.nachfrage, weiter=args.weiter, katalog=variante(katalog, args.variante),
+                nachfrage=args.nachfrage, weiter=args.weiter, stream=args.stream, katalog=variante(katalog, args.variante),
                 form="json" if args.json else "markdown" if args.markdown else "text")
 
 
@@ -2957,7 +3177,8 @@ def einstellungen_fuer(lauf, sha):
     """The settings line of a results file: what was asked, and the files and catalogue it was asked with,
     so that --bewerten and --vergleich find them again and anyone can see what was sent."""
     return {"modell": lauf.modell, "url": ohne_geheimnis(lauf.url), "temp": lauf.temp, "n": lauf.n,
-            "extra": lauf.extra, "nachfrage": lauf.nachfrage, "weiter": lauf.weiter, "tag": lauf.tag,
+            "extra": lauf.extra, "nachfrage": lauf.nachfrage, "weiter": lauf.weiter, "stream": lauf.stream,
+            "tag": lauf.tag,
             "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
             "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
             "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei}

@@ -46,6 +46,25 @@ def completion(nachricht, finish="stop", usage=None):
     return body
 
 
+def gestreamt(body, stueck=5):
+    """A chat completion as a server streams it when asked to: content and each call's arguments in
+    pieces of `stueck` characters, the name once, finish_reason, usage, [DONE]."""
+    wahl = body["choices"][0]
+    nachricht, deltas = wahl["message"], [{"role": "assistant"}]
+    teile = lambda text: [text[i:i + stueck] for i in range(0, len(text), stueck)] or [""]  # noqa: E731
+    deltas += [{"content": t} for t in teile(nachricht["content"])] if nachricht.get("content") else []
+    for i, c in enumerate(nachricht.get("tool_calls") or []):
+        args = c["function"]["arguments"]
+        args = args if isinstance(args, str) else json.dumps(args)
+        deltas.append({"tool_calls": [{"index": i, "id": c.get("id", f"call_{i}"), "type": "function",
+                                       "function": {"name": c["function"]["name"]}}]})
+        deltas += [{"tool_calls": [{"index": i, "function": {"arguments": t}}]} for t in teile(args)]
+    chunks = [{"choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": wahl.get("finish_reason")}]})
+    chunks.append({"choices": [], "usage": body.get("usage")})
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+
+
 def prompt_tokens(body):
     """What a template that renders the tools costs: 300 tokens plus one per 4 characters of tools."""
     return 300 + len(json.dumps(body.get("tools", []))) // 4
@@ -160,6 +179,8 @@ class Endpunkt:
                 status, body, header = was if isinstance(was, tuple) else (200, was, {})
                 if isinstance(body, dict) and "choices" in body and "usage" not in body:
                     body = dict(body, usage={"prompt_tokens": prompt_tokens(self.body), "completion_tokens": 20})
+                if self.body.get("stream") is True and isinstance(body, dict) and "choices" in body:
+                    body, header = gestreamt(body), {"Content-Type": "text/event-stream", **header}
                 daten = body if isinstance(body, bytes) else (
                     body.encode() if isinstance(body, str) else json.dumps(body).encode())
                 self.send_response(status)

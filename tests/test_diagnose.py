@@ -28,7 +28,7 @@ HINWEIS = {
                  "with --tool-call-parser; llama.cpp --reasoning-format)",
 }
 NULL = {"leer": 0, "abgeschnitten": 0, "aus_text": 0, "eigenes_format": 0, "im_denken": 0, "katalog_fehlt": False,
-        "verworfen": 0}
+        "verworfen": 0, "stream_defekt": 0}
 
 
 def json_lauf(cli, *argv):
@@ -185,11 +185,17 @@ def test_pruefen_auf_einem_gesunden_server(cli, endpunkt):
         f"  ok    the catalogue reaches the prompt (prompt_tokens {mit} with all eleven tools, {ohne} without)",
         "  ok    a call comes back as tool_calls (S1-1)",
         "  ok    usage and finish_reason are present",
+        "  ok    streamed and plain answers give the same calls (S3-1: 2 calls)",
+        "  ok    several calls come in one answer (S3-1: 2 calls)",
         "The server is set up for a measurement."]
     koerper = [b for _, b in server.anfragen]
-    assert len(koerper) == 3
-    assert [b.get("max_tokens") for b in koerper] == [1, 1, 512]
-    assert ["tools" in b for b in koerper] == [False, True, True]
+    assert len(koerper) == 3 + 3
+    assert [b.get("max_tokens") for b in koerper] == [1, 1, 512, 512, 512, 512]
+    assert ["tools" in b for b in koerper] == [False, True, True, True, True, True]
+    # S3-1 plain, streamed (with usage asked for), and with parallel_tool_calls, each at temperature 0
+    assert [(b.get("stream"), b.get("stream_options"), b.get("parallel_tool_calls"), b["temperature"])
+            for b in koerper[3:]] == [(None, None, None, 0.0), (True, {"include_usage": True}, None, 0.0),
+                                      (None, None, True, 0.0)]
 
 
 def fehler_zeilen(out):
@@ -224,7 +230,7 @@ def test_pruefen_schlaegt_fehl(cli, endpunkt, antwort, zeile):
     assert zeile in fehler_zeilen(out)
     assert out.splitlines()[-1].endswith("failed: fix it before a long run.") or \
         out.splitlines()[-1].endswith("failed: fix them before a long run.")
-    assert server.zahl() <= 7  # two requests of one token, at most five S1 cases
+    assert server.zahl() <= 7 + 3  # two requests of one token, at most five S1 cases, three of S3-1
 
 
 def test_pruefen_ein_unbekanntes_modell(cli, endpunkt):

@@ -178,7 +178,7 @@ def test_nach_kill_9_geht_der_lauf_weiter(endpunkt, tmp_path):
 
 @pytest.mark.parametrize("schluessel, warum", [
     ("model", "use --modell"), ("temperature", "use --temp"), ("n", "use --n; each output is its own request"),
-    ("stream", "the bench reads one whole answer"), ("messages", "the bench sets them for every case"),
+    ("stream", "use --stream"), ("stream_options", "--stream sets them"), ("messages", "the bench sets them for every case"),
     ("tools", "the bench sends its catalogue"), ("tool_choice", 'the bench asks with "auto"'),
 ])
 def test_extra_ersetzt_nichts(cli, endpunkt, schluessel, warum):
@@ -278,7 +278,7 @@ def test_ein_stream_wird_benannt(cli, endpunkt):
     rc, out, err = cli(*messung(server.url))
     assert rc == 1
     assert meldungen(err)[0] == ("messen: S1-1: the server answered with a stream (SSE), not one chat completion; "
-                                 "the bench never asks for one, so the server or a proxy forces it")
+                                 "the bench asks for one only with --stream, so the server or a proxy forces it")
     assert server.zahl() == 1
 
 
