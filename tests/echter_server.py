@@ -14,6 +14,8 @@ messen.py:
    completes with every output saved once, calls read from tool_calls and no server
    fault in the diagnosis; without the key it stops with 401 and the hint; the S6
    requests of --weiter (tool_calls, then one tool message per call) are accepted;
+   a few cases asked with --stream give the calls the plain run gives, with no
+   stream defect;
 3. --no-jinja and a context too small: exit 1 with the server's words and the hint.
 
 Every server it starts is stopped by its PID; every wait is bounded; it exits 1
@@ -53,6 +55,7 @@ CMAKE_FLAGS = [  # AVX2 only: a native build dies with "Illegal instruction" on 
     "-DGGML_AMX_BF16=OFF"]
 MAX_TOKENS = '{"max_tokens": 256}'  # SmolLM2 at temp 0 can repeat itself until its context is full
 SCHLUESSEL = "messen-ci-schluessel"
+STROM_FAELLE = ["S1-1", "S1-2", "S2-1", "S2-7", "S3-1", "S3-2"]  # asked plain and streamed
 
 
 class Baufehler(Exception):
@@ -252,6 +255,31 @@ def werkzeug_template(server_dir, modell, ordner, pruefe, figures):
                    f"no server fault in the diagnosis ({d})")
             figures.append(("Qwen2.5 template", k))
         nach_dem_ergebnis(s.url, ordner, pruefe, figures)
+        gestreamt(s.url, ordner, pruefe)
+
+
+def gestreamt(url, ordner, pruefe):
+    """S1-S3's first cases asked plain and streamed at temperature 0, one at a time: the same calls."""
+    datei = ordner / "strom.jsonl"
+    datei.write_text("".join(z + "\n" for z in (ROOT / "faelle.jsonl").read_text().splitlines()
+                             if json.loads(z)["id"] in STROM_FAELLE))
+    aufrufe = {}
+    for tag, extra in (("plain", []), ("strom", ["--stream"])):
+        argv = ["--url", url, "--modell", "smollm2", "--tag", tag, "--ausgabe", str(ordner), "--faelle", str(datei),
+                "--extra", MAX_TOKENS, *extra]
+        r, _ = messen(*argv, "--json", key=SCHLUESSEL)
+        pruefe(r.returncode == 0, f"--faelle {len(STROM_FAELLE)} cases {' '.join(extra) or 'plain'} completes"
+                                  f"{fehlertext(r)}")
+        if r.returncode:
+            return
+        k = json.loads(r.stdout)
+        aufrufe[tag] = {a["id"]: a["aufrufe"] for a in map(json.loads, (ordner / f"{tag}.jsonl").read_text()
+                                                               .splitlines()[1:])}
+        if extra:
+            pruefe(k["diagnose"]["stream_defekt"] == 0, f"--stream: no stream defect ({k['diagnose']})")
+    anders = [i for i in STROM_FAELLE if aufrufe["plain"].get(i) != aufrufe["strom"].get(i)]
+    pruefe(not anders, f"--stream gives the plain run's calls in {len(STROM_FAELLE) - len(anders)} of "
+                       f"{len(STROM_FAELLE)} cases{' (differ: ' + ', '.join(anders) + ')' if anders else ''}")
 
 
 def nach_dem_ergebnis(url, ordner, pruefe, figures):
