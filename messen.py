@@ -12,7 +12,10 @@ structurally (passt, bewerte) and prints five metrics and the line per stage:
     stillgehalten        share of S4/S5 outputs that answer without any call
 
 With --weiter, ten S6 cases more: the first step is sent as done, with the tools'
-results, and weiter is the share that then goes on right.
+results, and weiter is the share that then goes on right. --katalog FILE measures
+your own tools and opening; --variante renames them (synonyme), reorders them
+(reihenfolge) or adds decoys (ablenkung); --stream asks as an agent does and checks
+the stream.
 
 Usage:
     python3 messen.py --url http://localhost:8009/v1/chat/completions \\
@@ -21,6 +24,7 @@ Usage:
     python3 messen.py --selbsttest          # loopback endpoint, must print 100 %
     python3 messen.py --bewerten gross      # grade a saved run again, no server
     python3 messen.py --vergleich gross klein
+    python3 messen.py --vergleich gross gross-syn gross-abl   # a robustness table of variants
 
 Exit status: 0 a complete measurement (--pruefen: the server is set up right),
 1 the run failed (server, network, a full disk; --pruefen: a check failed), 2 bad
@@ -33,12 +37,13 @@ cut off by the token limit, calls left as text by a parser that is off or put in
 a reasoning field, a catalogue the chat template dropped) and of calls the model
 wrote in a format of its own, which no server turns into tool_calls: an output that
 is no answer never succeeds, none of it is credited to the model as restraint, and
-gelungen_nativ shows what an agent on the server gets done.
+gelungen_nativ shows what an agent on the server gets done; with --stream, what the
+stream broke (stream_defekt).
 
 What it deliberately does not do: it never executes a tool (one answer per case;
 a second turn only with --nachfrage, only in S5, with the user's reply written in
-the case file; S6's results are written there too), never compares text (a call is a name plus a dictionary), never
-normalises values beyond stripping whitespace ("1.5" is not "15", "Kunde" is not
+the case file; S6's results are written there too), never compares text (a call
+is a name plus a dictionary), never normalises values beyond stripping whitespace ("1.5" is not "15", "Kunde" is not
 "kunde"), never grades calls found in a reasoning field, and never grades a transport
 failure as an answer.
 """
@@ -3103,7 +3108,8 @@ exit status: 0 a complete measurement (--pruefen: set up right), 1 the run faile
 
 def parser():
     p = Parser(prog="messen", description="Measure how well a model behind an OpenAI-compatible "
-                                          "chat endpoint calls tools (42 cases, five stages).",
+                                          "chat endpoint calls tools (42 cases, five stages; S6 with "
+                                          "--weiter).",
                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", type=url_arg, help="chat-completions URL (a base URL ending in /v1 is completed)")
     p.add_argument("--modell", help="model name, sent as 'model'")
