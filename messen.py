@@ -2807,26 +2807,26 @@ def pruef_nachfrage(endpunkt, lauf, faelle):
         return None, f"{was}: cannot tell, the case file has no case with a reply (nachtrag)"
     body = nachfrage_anfrage(fall, dataclasses.replace(lauf, extra={"max_tokens": PRUEF_TOKENS, **lauf.extra}),
                              {"content": PRUEF_RUECKFRAGE})
-    try:
-        antwort = endpunkt.frage({"id": f"{fall['id']}, second turn"}, body)
-    except Serverfehler as e:
-        return False, f"{was}: {e}"
-    aufrufe, _ = lies_aufrufe(antwort.nachricht)
-    kam = ", ".join(a["name"] or "?" for a in aufrufe) or "no call"
-    return True, f"{was} ({fall['id']}: {kam} after the reply)"
+    return pruef_angenommen(endpunkt, was, {"id": f"{fall['id']}, second turn"}, body, fall["id"], "reply")
 
 
 def pruef_weiter(endpunkt, lauf, faelle):
     """--weiter: one request that carries a first step and its tool results is accepted."""
     was = "the tools' results (--weiter) are accepted"
     fall = next(f for f in faelle if f["stufe"] == WEITER)  # faelle_fuer made sure there is one
+    body = anfrage(fall, lauf, {"max_tokens": PRUEF_TOKENS, **lauf.extra})
+    return pruef_angenommen(endpunkt, was, fall, body, fall["id"], "results")
+
+
+def pruef_angenommen(endpunkt, was, wer, body, fall_id, wonach):
+    """A request of more than one turn is accepted: ok, naming the calls that came after `wonach`."""
     try:
-        antwort = endpunkt.frage(fall, anfrage(fall, lauf, {"max_tokens": PRUEF_TOKENS, **lauf.extra}))
+        antwort = endpunkt.frage(wer, body)
     except Serverfehler as e:
         return False, f"{was}: {e}"
     aufrufe, _ = lies_aufrufe(antwort.nachricht)
     kam = ", ".join(a["name"] or "?" for a in aufrufe) or "no call"
-    return True, f"{was} ({fall['id']}: {kam} after the results)"
+    return True, f"{was} ({fall_id}: {kam} after the {wonach})"
 
 
 def pruef_s3(endpunkt, lauf, faelle):

@@ -204,11 +204,17 @@ def test_der_text_der_erste_fehlschlag(cli, endpunkt):
 # Resume, --n, --parallel, comparisons and --pruefen
 # ---------------------------------------------------------------------------
 
-def test_mit_und_ohne_schalter_mischen_sich_nicht(cli, endpunkt, tmp_path):
-    vorbereitet(cli, *messung(endpunkt().url, "--tag", "t", "--weiter"))
+@pytest.mark.parametrize("schalter, anders", [
+    (["--weiter"], "weiter true, not false"), (["--stream"], "stream true, not false"),
+    (["--variante", "reihenfolge"], 'variante "reihenfolge", not null')], ids=["weiter", "stream", "variante"])
+def test_ein_tag_behaelt_seine_schalter(cli, endpunkt, tmp_path, schalter, anders):
+    """A run measured with a flag is never resumed without it: the halves would not measure one thing."""
+    kaputt = endpunkt(lambda fall, body, nummer: (400, {"error": {"message": "bad"}}, {})
+                      if fall["id"] == "S3-1" else richtig(fall, body, nummer))
+    vorbereitet(cli, *messung(kaputt.url, "--tag", "t", *schalter), status=1)
     server = endpunkt()
     assert cli(*messung(server.url, "--tag", "t")) == (
-        2, "", f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} was measured with weiter true, not false; use "
+        2, "", f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} was measured with {anders}; use "
                "another --tag, or --neu to measure anew (the old file is kept)\n")
     assert server.zahl() == 0
 
