@@ -260,7 +260,7 @@ def werkzeug_template(server_dir, modell, ordner, pruefe, figures):
 
 def gestreamt(url, ordner, pruefe):
     """S1-S3's first cases asked plain and streamed at temperature 0, one at a time: the same calls."""
-    datei = ordner / "strom.jsonl"
+    datei = ordner / "faelle-strom.jsonl"  # not strom.jsonl: that is the streamed run's results file
     datei.write_text("".join(z + "\n" for z in (ROOT / "faelle.jsonl").read_text().splitlines()
                              if json.loads(z)["id"] in STROM_FAELLE))
     aufrufe = {}

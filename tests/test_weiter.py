@@ -270,3 +270,14 @@ def test_selbsttest_mit_weiter(cli):
     assert status == 0, err
     assert WEITER_ZEILE.format("100 %") in out.splitlines()
     assert len(FAELLE) + len(WEITER_FAELLE) == 52
+
+
+def test_das_bild_zeigt_s6(cli, endpunkt, tmp_path):
+    pytest.importorskip("matplotlib")
+    vorbereitet(cli, *messung(endpunkt(weiter_mit(lambda f: f["danach"])).url, "--tag", "a", "--weiter"))
+    vorbereitet(cli, *messung(endpunkt(weiter_mit(erfunden)).url, "--tag", "b", "--weiter"))
+    svg = tmp_path / "b.svg"
+    status, out, err = cli("--vergleich", "a", "b", "--bild", str(svg))
+    assert (status, err) == (0, "")
+    bild = svg.read_text()
+    assert "after result" in bild and ">50<" in bild  # b's S6 bar: 5 of 10
