@@ -707,7 +707,14 @@ class Endpunkt:
         s = getattr(self._lokal, "session", None)
         if s is None:
             s = self._lokal.session = requests.Session()
-            s.trust_env = not self.lauf.ohne_proxy
+            # subtle: what requests reads from the environment on every request (proxies and NO_PROXY,
+            # REQUESTS_CA_BUNDLE, .netrc) is read here once, for the run's one URL: a walk of os.environ
+            # per request was a tenth of the bench's own cost
+            s.trust_env = False
+            if not self.lauf.ohne_proxy:
+                s.proxies = requests.utils.get_environ_proxies(self.lauf.url)
+                s.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
+                s.auth = requests.utils.get_netrc_auth(self.lauf.url)
             s.mount("http://", HTTPAdapter(max_retries=0))
             s.mount("https://", HTTPAdapter(max_retries=0))
         return s
@@ -853,9 +860,7 @@ def verbindung_verloren(e):
 
 def proxy_hinweis(url, session):
     """When a proxy from the environment carried the request, say so: its failure is not the server's."""
-    if not session.trust_env:
-        return ""
-    proxy = requests.utils.select_proxy(url, requests.utils.get_environ_proxies(url))
+    proxy = requests.utils.select_proxy(url, session.proxies)
     return f" (through the proxy {ohne_geheimnis(proxy)} from the environment; to bypass it, set " \
            f"NO_PROXY={urlsplit(url).hostname})" if proxy else ""
 

@@ -1,12 +1,14 @@
 """Never stuck, never wrong about the network: long waits, proxies, TLS, SOCKS, ports, secrets in
 the URL and kept-alive connections a server closes, each over real loopback HTTP."""
 
+import base64
 import email.utils
 import importlib.util
 import json
 import os
 import resource
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -122,6 +124,84 @@ def test_tls_die_nicht_gelingt_wird_nicht_wiederholt(cli, endpunkt):
     assert meldungen(err)[0].startswith("messen: S1-1: the TLS connection to the server failed (")
     assert meldungen(err)[0].endswith("); for a self-signed certificate, set REQUESTS_CA_BUNDLE to the file of the "
                                       "CA that signed it")
+
+
+# a self-signed certificate for 127.0.0.1 (openssl req -x509 -days 36500), made for these tests alone
+ZERTIFIKAT = """\
+-----BEGIN CERTIFICATE-----
+MIIDHDCCAgSgAwIBAgIUYPecYWKkgL4KyrCGpzdC0zp0HiMwDQYJKoZIhvcNAQEL
+BQAwFDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTEzMDIxMTQzMFoYDzIxMjYx
+MTA2MjExNDMwWjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwggEiMA0GCSqGSIb3DQEB
+AQUAA4IBDwAwggEKAoIBAQDMWtk9Rp4OJmWQc/5xLibf0i1LG18YajbFn8k46dsd
+CPw5AyRH9RvVUqDEZ5+xA2U1APtsv2z5LueilSEDI+dOan/G5qyufO+rP8OpqzBp
+xuy4uKZDqZ8bUEXD+HFJVW442gqjNn3ukdNVbe+BfntPTIloTdkN0o28/BXPBTWM
+jcrlcwfjSAdZO/U3strnv8OMr97prLSHxOLmfexszFPi+DzoflbaPy3/B4UVyYQm
+OvgwcT+/lsh20R3N7VkQj5k2/tu/sHzdPlQW++ut1sS8RVmnM3ENX5F6NjXVnqoa
+nefLNlrjG+J2uDK11OLE16yVnt6E6ZZtGDXcE1sam4h5AgMBAAGjZDBiMB0GA1Ud
+DgQWBBRj6pgpgMg0wMACY7ZybdJyPuVm4zAfBgNVHSMEGDAWgBRj6pgpgMg0wMAC
+Y7ZybdJyPuVm4zAPBgNVHRMBAf8EBTADAQH/MA8GA1UdEQQIMAaHBH8AAAEwDQYJ
+KoZIhvcNAQELBQADggEBAEOlFRRQUseSkPtuRDdgZ6I+w+wrg9uuocTHsdNC5CVT
+SxSdiN0TghZ8Z2RyO+kU1Jufs/0kqQqX8kyxL1G2LH1Xxcbpmvy21Sm4z1vlNNDt
+X4ut/Nz+tYvIByCAnw3Hv/5gGnIXh9g3qg663Tw+5SlgbFpA0yCq6vcNKkX598mu
+bzj3JCPr64rjlumeGecobCjmLpGOmaaIOXX+H3FuYxGOUe0zceuTbuS2T5cEOqr+
+UMXVE+QaaV+XzYfZII1xHnpWdgWkUHogOa6MlhXjB+Nz0oDsPIrdCtS9QZ7ip7E8
+Kvd7kcXriESRtWXu/6mrlQEMT05Sz0Ojbd62hK8Ftp0=
+-----END CERTIFICATE-----
+"""
+SCHLUESSEL = """\
+-----BEGIN PRIVATE KEY-----
+MIIEvwIBADANBgkqhkiG9w0BAQEFAASCBKkwggSlAgEAAoIBAQDMWtk9Rp4OJmWQ
+c/5xLibf0i1LG18YajbFn8k46dsdCPw5AyRH9RvVUqDEZ5+xA2U1APtsv2z5Luei
+lSEDI+dOan/G5qyufO+rP8OpqzBpxuy4uKZDqZ8bUEXD+HFJVW442gqjNn3ukdNV
+be+BfntPTIloTdkN0o28/BXPBTWMjcrlcwfjSAdZO/U3strnv8OMr97prLSHxOLm
+fexszFPi+DzoflbaPy3/B4UVyYQmOvgwcT+/lsh20R3N7VkQj5k2/tu/sHzdPlQW
+++ut1sS8RVmnM3ENX5F6NjXVnqoanefLNlrjG+J2uDK11OLE16yVnt6E6ZZtGDXc
+E1sam4h5AgMBAAECggEAX1unUoog1/5/10PhQAQmvLuxSgJoQhbSHy7cMXQivG5E
+cAAwzmkoh0dK4Mtv/6RTdkPSjyDWY4LJMRtAr9vxpCxbGr/qZXPETNdw4LwS19Et
+BleXsiw1JAQ1wegtSOiWCe5pF1cmtYwTnyIxKG6ScOMInYTyG5qcbEr/jD5kigSL
+/q4bfn/nrfPGmV/oq51QDsplUHyO2/aaRmXN2XrJrLvc2lJm65ftDCWXrIE1Y/T2
+tkhyh+YihaJuCPsWz7+/yaysL6KBXcLQba26dgfH65Kvjv6cKP36qWd84dmu7dho
+Le5/pG/hI2bS9ZB7MVmkMTZbqU4gV8FpFAI+dUKaxwKBgQD6+hHjFBnRrlYCp1Ev
+S5mPXuem+2/bbUPLfS/+UzAJrl1JysV7NTi8bFGej97ZbRrA0gsePpRI9gQ+lhf6
+1yHbFA0Kn1nkOv/yJxnrsyRf5tIGWA33ZC7H7JZ8/yriU14IwCajjI5yU7/cP0rd
+DyuotsxEWyTAUSGqZr45uFuN0wKBgQDQcebafoN0eQYUVws1lxW6ZUUo+geHoLBP
+iQNs6k3uXtU1Go5CfvE3tRoYafVQ1lzwSsWJncRm75q6UKG5dkcK/fHdNioLnMex
+E8XBNwmnhNx8Zrjb+E3vIccyloSEGRLtQBHZpK8I4qsAs8uD83f1kMH+u1xCbX/Y
+JXt7lhVFAwKBgQC+ekpXCGtsCx82Flx0Q7FA8atovQ2xAGVirBlfsS0VO+OLXLyy
+fLsZri/n4pMkezzBuOg9RQtvsF+aTHnYo6wLRFV9iWFE6U5VLz3p9+UUb+9YZz36
+U2t5ymKQbWzTpqgIhiUNHWEC/fLwKo0b5yagflPbUT08RJcDZ8TZs8SwhwKBgQCF
+bzSpz+0UxVh38tSxJJt7K9LfDVd+ogXblEkGEuN6YWi4ytwggySlVaBz2nh4nBD4
+ndTgaIdOobl55Z3xnF6UEcYfpsm5j05h89dW/YWHoEyIsjVKUySInSXoI2SHL4nn
+KGmE2qBV3sw68d2pBVVYdKdLCuNffrslQbFPht7swwKBgQDmAyYq3MWKoYoNgs8z
+9wrsoQCWJeochvZhREf3u+PFOSxOk367HHZXJifukox0s7LWcMXw2DlUfKmNzCjl
+iuAqupTOBkda3zSwLWU4hcof5BLoB3q8aAg74RG44d8ZHwvI7cLibBGUn74S2UL0
+6xZFlcOC7Ja5fjQeARp82iFbFg==
+-----END PRIVATE KEY-----
+"""
+
+
+def mit_tls(server, tmp_path):
+    """The loopback endpoint behind TLS with the certificate above; returns the certificate's file."""
+    (tmp_path / "c.pem").write_text(ZERTIFIKAT)
+    (tmp_path / "k.pem").write_text(SCHLUESSEL)
+    kontext = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    kontext.load_cert_chain(tmp_path / "c.pem", tmp_path / "k.pem")
+    server.server.socket = kontext.wrap_socket(server.server.socket, server_side=True)
+    return tmp_path / "c.pem"
+
+
+def test_requests_ca_bundle_und_netrc_gelten(cli, endpunkt, tmp_path, monkeypatch):
+    """The environment is read once per run, and still as requests reads it: the CA bundle, .netrc."""
+    for k in PROXY_VARIABLEN:
+        monkeypatch.delenv(k, raising=False)
+    server = endpunkt()
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(mit_tls(server, tmp_path)))
+    (tmp_path / "netrc").write_text("machine 127.0.0.1 login ich password geheim\n")
+    monkeypatch.setenv("NETRC", str(tmp_path / "netrc"))
+    status, out, err = cli(*messung(server.url.replace("http://", "https://"), "--tag", "t"))
+    assert status == 0, err
+    assert server.zahl() == 42 and all(h["Authorization"] == "Basic " + base64.b64encode(b"ich:geheim").decode()
+                                       for h, _ in server.anfragen)
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:99999/v1?api_key=GEHEIM", "http://127.0.0.1:80 80/v1?key=GEHEIM"])
