@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 import messen  # noqa: E402  (its loopback endpoint, and a request body of the real size)
 
 FAELLE, _ = messen.lade_faelle(ROOT / "faelle.jsonl")
-RUNDEN = 7  # runs of each program in the overhead measurement, alternating; the median counts
+RUNDEN = 15  # runs of each program in the overhead measurement, alternating; the median counts
 
 FLOOR = """
 import json, sys, requests
