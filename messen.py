@@ -2255,7 +2255,8 @@ def diagnose_zeilen(d):
     """The diagnosis block: what the server did, each count with its hint, then the model's own
     call format; one line when all is clear."""
     if not any(d.values()):
-        unbekannt = "; the server sent no usage, so whether the catalogue reached the prompt is unknown" \
+        unbekannt = "; whether the catalogue reached the prompt the token counts cannot tell: no plausible usage, " \
+                    "no S1 case, or tools too small to tell" \
             if d["katalog_fehlt"] is None else ""
         return [f"Diagnosis: all clear (every output an answer, calls from tool_calls{unbekannt})."]
     server = [n for n in DIAGNOSE_HINWEISE if d[n]]

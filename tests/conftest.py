@@ -31,6 +31,8 @@ BY_ID = {f["id"]: f for f in ALLE_FAELLE}
 BY_FRAGE = {f["frage"]: f for f in ALLE_FAELLE}
 ABBRECHEN = object()
 TEXT_ANTWORT = "Which contact do you mean? Please give me its contact_id."
+UNBEKANNT = ("Diagnosis: all clear (every output an answer, calls from tool_calls; whether the catalogue reached "
+             "the prompt the token counts cannot tell: no plausible usage, no S1 case, or tools too small to tell).")
 
 
 # ---------------------------------------------------------------------------

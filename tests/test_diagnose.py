@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from conftest import (vorbereitet, BY_ID, KAPITEL_FEHLER, completion, messung, mit_fehlern, openai_nachricht, prompt_tokens,
-                      richtig)
+from conftest import (vorbereitet, BY_ID, KAPITEL_FEHLER, UNBEKANNT, completion, messung, mit_fehlern, openai_nachricht,
+                      prompt_tokens, richtig)
 from messen import KATALOG
 
 KLAR = "Diagnosis: all clear (every output an answer, calls from tool_calls)."
@@ -136,8 +136,7 @@ def test_ohne_usage_ist_der_katalog_unbekannt(cli, endpunkt):
     server = endpunkt(lambda fall, body, nummer: dict(richtig(fall, body, nummer), usage=None))
     status, out, err = cli(*messung(server.url))
     assert status == 0, err
-    assert diagnose_block(out) == ["Diagnosis: all clear (every output an answer, calls from tool_calls; the "
-                                   "server sent no usage, so whether the catalogue reached the prompt is unknown)."]
+    assert diagnose_block(out) == [UNBEKANNT]
     assert json_lauf(cli, "--bewerten", "m")["diagnose"]["katalog_fehlt"] is None
 
 

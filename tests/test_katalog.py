@@ -10,7 +10,8 @@ import re
 import pytest
 
 import messen
-from conftest import (BY_ID, FAELLE, ROOT, completion, messung, openai_nachricht, richtig, vorbereitet, zeilen)
+from conftest import (BY_ID, FAELLE, ROOT, UNBEKANNT, completion, messung, openai_nachricht, richtig, vorbereitet,
+                      zeilen)
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 KATALOG_TEXT = re.search(r"```json\n(\{\n  \"werkzeuge\".*?)\n```", README, re.S).group(1)
@@ -157,6 +158,7 @@ def test_ein_kleiner_katalog_kann_katalog_fehlt_nicht_sagen(cli, endpunkt, tmp_p
     server = endpunkt(antwort)
     k = json_lauf(cli, *messung(server.url, "--tag", "a", *bibliothek(tmp_path)))
     assert k["diagnose"]["katalog_fehlt"] is None
+    assert cli("--bewerten", "a")[1].splitlines()[-1] == UNBEKANNT
     assert messen.lade_katalog(tmp_path / "bibliothek.json").schwelle() == \
         200 * len(json.dumps(BIB["werkzeuge"])) / len(json.dumps(messen.KATALOG)) < messen.WENIGER_TOKENS
     status, out, err = cli("--pruefen", *messung(server.url, *bibliothek(tmp_path)))
