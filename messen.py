@@ -43,9 +43,9 @@ stream broke (stream_defekt).
 What it deliberately does not do: it never executes a tool (one answer per case;
 a second turn only with --nachfrage, only in S5, with the user's reply written in
 the case file; S6's results are written there too), never compares text (a call
-is a name plus a dictionary), never normalises values beyond stripping whitespace ("1.5" is not "15", "Kunde" is not
-"kunde"), never grades calls found in a reasoning field, and never grades a transport
-failure as an answer.
+is a name plus a dictionary), never normalises values beyond stripping whitespace
+("1.5" is not "15", "Kunde" is not "kunde"), never grades calls found in a reasoning
+field, and never grades a transport failure as an answer.
 """
 
 import argparse
@@ -282,7 +282,7 @@ def umbenannt(katalog):
 
     def schema(p):
         return dict(p, properties={argumente[k]: dict(v, description=text(v.get("description", "")))
-                                   if "description" in v else v for k, v in p["properties"].items()},
+                                   if "description" in v else v for k, v in p.get("properties", {}).items()},
                     required=[argumente[k] for k in p.get("required", [])])
     neu = [{"type": "function", "function": dict(w["function"], name=werkzeuge[w["function"]["name"]],
                                                  description=text(w["function"].get("description", "")),
@@ -410,7 +410,8 @@ def lade_katalog(pfad):
     if ablenkung is not None:
         if not isinstance(ablenkung, list) or not ablenkung:
             raise Eingabefehler(f"{pfad}: \"ablenkung\" must be a non-empty list of decoy tools")
-        pruefe_werkzeuge(pfad, "decoy", ablenkung, {w["function"]["name"]: i for i, w in enumerate(k["werkzeuge"], 1)})
+        namen = {w["function"]["name"]: i for i, w in enumerate(k["werkzeuge"], 1)}
+        pruefe_werkzeuge(pfad, "decoy", ablenkung, namen)
     if k.get("synonyme") is not None:
         pruefe_synonyme(pfad, k["synonyme"], k["werkzeuge"])
     return katalog_von(k["werkzeuge"], k["eroeffnung"], datei=str(Path(pfad).resolve()), synonyme=k.get("synonyme"),
@@ -461,9 +462,10 @@ def pruefe_synonyme(pfad, synonyme, werkzeuge):
         fehlt = sorted(alt - set(karte))
         if fehlt:
             raise Eingabefehler(f"{pfad}: \"synonyme\" has no other name for '{fehlt[0]}' in \"{teil}\"")
-        alt_wieder = sorted((set(karte.values()) & alt) | {v for v in karte.values() if list(karte.values()).count(v) > 1})
-        if alt_wieder:
-            raise Eingabefehler(f"{pfad}: \"synonyme\" gives '{alt_wieder[0]}' in \"{teil}\" twice or as an old name")
+        neu = list(karte.values())
+        doppelt = sorted({v for v in neu if neu.count(v) > 1} | (set(neu) & alt))  # a new name must name one thing
+        if doppelt:
+            raise Eingabefehler(f"{pfad}: \"synonyme\" gives '{doppelt[0]}' in \"{teil}\" twice or as an old name")
 
 
 FELDER = {"id": str, "stufe": str, "frage": str, "erwartet": list}
@@ -1853,10 +1855,11 @@ EINSTELLUNGEN = {  # field -> (check, what is wrong when it fails)
     "nachfrage": (lambda x: isinstance(x, bool), "is not true or false"),
     "weiter": (lambda x: isinstance(x, bool), "is not true or false"),
     "stream": (lambda x: isinstance(x, bool), "is not true or false"),
-    "variante": (lambda x: x is None or isinstance(x, str) and x in VARIANTEN, f"is not one of {', '.join(VARIANTEN)}"),
+    "variante": (lambda x: x is None or isinstance(x, str) and x in VARIANTEN,
+                 f"is not one of {', '.join(VARIANTEN)}"),
     "umbenennung": (lambda x: x is None or isinstance(x, dict) and all(
-        isinstance(x.get(t), dict) and all(isinstance(v, str) for v in x[t].values()) for t in ("werkzeuge", "argumente")),
-        "is not {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}"),
+        isinstance(x.get(t), dict) and all(isinstance(v, str) for v in x[t].values())
+        for t in ("werkzeuge", "argumente")), "is not {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}"),
     "faelle_datei": (lambda x: x is None or isinstance(x, str), "is not a path"),
     "katalog_datei": (lambda x: x is None or isinstance(x, str), "is not a path"),
     "tag": (lambda x: isinstance(x, str), "is not a string"),
@@ -3181,7 +3184,8 @@ def lauf_aus(args):
     return Lauf(url=args.url, modell=args.modell, temp=args.temp, n=args.n, tag=tag, extra=args.extra,
                 ausgabe=args.ausgabe, faelle=args.faelle or faelle_standard(), parallel=args.parallel,
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
-                nachfrage=args.nachfrage, weiter=args.weiter, stream=args.stream, katalog=variante(katalog, args.variante),
+                nachfrage=args.nachfrage, weiter=args.weiter, stream=args.stream,
+                katalog=variante(katalog, args.variante),
                 form="json" if args.json else "markdown" if args.markdown else "text")
 
 
