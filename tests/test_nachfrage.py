@@ -188,8 +188,11 @@ def test_ein_server_der_den_zweiten_zug_immer_ablehnt(cli, endpunkt, tmp_path):
                       if zweiter_zug(body) else fragt_nach()(fall, body, nummer))
     rc, _, err = cli(*messung(server.url, "--nachfrage", "--tag", "t", "--parallel", "3"))
     assert rc == 1 and "second turn: the server answered 400: no assistant messages" in meldungen(err)[0]
+    # subtle: S1-S4's 34, less any still in flight past NACHLAUF on a loaded machine; the message counts the file
+    fertig = [a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:] if "fehlt" not in (a.get("zweite") or {})]
+    assert 30 <= len(fertig) <= 34 and all(a["stufe"] != "S5" for a in fertig)
     rc, _, err = cli(*messung(server.url, "--nachfrage", "--tag", "t"))
-    assert meldungen(err)[0].endswith("t.jsonl holds 34 outputs; asking for the rest")
+    assert meldungen(err)[0].endswith(f"t.jsonl holds {len(fertig)} outputs; asking for the rest")
     assert rc == 1 and meldungen(err)[1].endswith(", second turn: the server answered 400: no assistant messages")
     assert not [a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:] if a["stufe"] != "S5" and a.get("zweite")]
 
