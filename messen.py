@@ -502,7 +502,31 @@ def lade_faelle(pfad, katalog=STANDARD):
         faelle.append(fall)
     if not faelle:
         raise Eingabefehler(f"{pfad}: no cases in the file")
-    return faelle, hashlib.sha256(daten).hexdigest()
+    return faelle, faelle_hash(daten)
+
+
+def faelle_hash(daten):
+    """sha256 of a case file's bytes without its S6 lines: what a run of the chapter's stages depends on.
+
+    A file that gained S6 cases keeps its hash, so a run measured before them still finds the file
+    and compares with runs measured after; the S6 cases a run with --weiter asked have a hash of
+    their own (weiter_hash)."""
+    zeilen = daten.splitlines(keepends=True)
+    return hashlib.sha256(b"".join(z for z in zeilen if b'"S6"' not in z or not ist_s6(z))).hexdigest()
+
+
+def ist_s6(zeile):
+    try:
+        fall = json.loads(zeile)
+    except ValueError:
+        return False  # lade_faelle names the line
+    return isinstance(fall, dict) and fall.get("stufe") == WEITER
+
+
+def weiter_hash(faelle):
+    """sha256 of the S6 cases as read: a run with --weiter is resumed and compared only on the same ones."""
+    s6 = [{k: v for k, v in f.items() if k != "_zeile"} for f in faelle if f["stufe"] == WEITER]
+    return hashlib.sha256(json.dumps(s6, sort_keys=True).encode()).hexdigest()
 
 
 WELCHER_KATALOG = " (give your own tools with --katalog FILE)"
@@ -1758,9 +1782,10 @@ def aufloesung(faelle_verglichen, stufe=0.05):
 # ---------------------------------------------------------------------------
 
 VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "stream", "variante", "faelle_sha256",
-              "katalog_sha256")  # must match to resume
+              "weiter_sha256", "katalog_sha256")  # must match to resume
 VORGABEN = {"nachfrage": False, "weiter": False, "stream": False, "variante": None, "seed": None, "umbenennung": None,
-            "ablenkung": None, "faelle_datei": None, "katalog_datei": None}  # absent from runs saved before they were
+            "ablenkung": None, "faelle_datei": None, "katalog_datei": None,
+            "weiter_sha256": None}  # absent from runs saved before they were
 SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "aufrufe", "treffer", "offen",
                   "latenz_s", "usage", "ende", "finish_reason", "verworfen")
 NEUERE_FELDER = {"finish_reason": None, "verworfen": 0}  # absent from runs saved before they were
@@ -1861,6 +1886,7 @@ EINSTELLUNGEN = {  # field -> (check, what is wrong when it fails)
         isinstance(x.get(t), dict) and all(isinstance(v, str) for v in x[t].values())
         for t in ("werkzeuge", "argumente")), "is not {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}"),
     "faelle_datei": (lambda x: x is None or isinstance(x, str), "is not a path"),
+    "weiter_sha256": (lambda x: x is None or isinstance(x, str), "is not a string"),
     "katalog_datei": (lambda x: x is None or isinstance(x, str), "is not a path"),
     "tag": (lambda x: isinstance(x, str), "is not a string"),
     "datum": (lambda x: isinstance(x, str), "is not a string"),
@@ -1894,7 +1920,8 @@ def pruefe_einstellungen(pfad, alt, neu):
     for feld in VERGLICHEN:
         wert = alt.get(feld, VORGABEN.get(feld))
         if wert != neu[feld]:
-            was = {"faelle_sha256": "another case file", "katalog_sha256": "another catalogue or opening"}
+            was = {"faelle_sha256": "another case file", "katalog_sha256": "another catalogue or opening",
+                   "weiter_sha256": "other S6 cases"}
             anders = was.get(feld, f"{feld} {json.dumps(wert, ensure_ascii=False)}, not "
                                    f"{json.dumps(neu[feld], ensure_ascii=False)}")
             raise Eingabefehler(f"{pfad} was measured with {anders}; use another --tag, "
@@ -3189,7 +3216,7 @@ def lauf_aus(args):
                 form="json" if args.json else "markdown" if args.markdown else "text")
 
 
-def einstellungen_fuer(lauf, sha):
+def einstellungen_fuer(lauf, sha, faelle):
     """The settings line of a results file: what was asked, and the files and catalogue it was asked with,
     so that --bewerten and --vergleich find them again and anyone can see what was sent."""
     return {"modell": lauf.modell, "url": ohne_geheimnis(lauf.url), "temp": lauf.temp, "n": lauf.n,
@@ -3197,6 +3224,7 @@ def einstellungen_fuer(lauf, sha):
             "tag": lauf.tag,
             "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
             "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
+            "weiter_sha256": weiter_hash(faelle) if lauf.weiter else None,
             "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei}
 
 
@@ -3217,7 +3245,7 @@ def lauf_messen(lauf, alle, sha):
     return its figures."""
     pfad, faelle = lauf.ausgabe / f"{lauf.tag}.jsonl", faelle_fuer(alle, lauf.weiter, lauf.faelle)
     with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
-        einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha))
+        einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha, alle))
         gezeigt = fertig(ausgaben) == len(faelle) * lauf.n
         if not gezeigt and not gesperrt:
             raise Eingabefehler(f"{pfad.parent}: cannot write there, so the run cannot go on (its lock file "
@@ -3267,12 +3295,17 @@ def gemessen_mit(lauf, tags, faelle_gegeben):
     catalogue found, the cases, the case file's sha256). Runs on different ones are never compared."""
     pfade = [gespeichert_pfad(lauf, t) for t in tags]
     es = [lies_einstellungen(p) for p in pfade]
-    for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings")):
-        if len({json.dumps(e.get(feld)) for e in es}) > 1:  # a damaged value is named by lies_lauf later
+    for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings"),
+                      ("weiter_sha256", "S6 cases")):
+        if len({json.dumps(e.get(feld)) for e in es if feld != "weiter_sha256" or e.get(feld)}) > 1:
             raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
     katalog = finde_katalog(pfade[0], es[0], lauf.katalog if lauf.katalog.datei else None)
     faelle_pfad = finde_faelle(pfade[0], es[0], faelle_gegeben)
     faelle, sha = lade_faelle(faelle_pfad, katalog)
+    s6 = next((e["weiter_sha256"] for e in es if isinstance(e.get("weiter_sha256"), str)), None)
+    if s6 and s6 != weiter_hash(faelle):
+        raise Eingabefehler(f"{' and '.join(tags)} asked other S6 cases than {faelle_pfad} now holds; give the case "
+                            "file they were measured on with --faelle FILE")
     return dataclasses.replace(lauf, katalog=katalog, faelle=faelle_pfad), faelle, sha
 
 
@@ -3293,7 +3326,7 @@ def finde_faelle(pfad, e, gegeben):
         return gegeben or faelle_standard()
     for ort in orte:
         try:
-            if hashlib.sha256(Path(ort).read_bytes()).hexdigest() == sha:
+            if faelle_hash(Path(ort).read_bytes()) == sha:
                 return Path(ort)
         except OSError:
             continue

@@ -5,12 +5,13 @@ result as a tool message; the calls that follow are graded against `danach` with
 and bewerte, and `weiter` is the share of S6 outputs that went on right.
 """
 
+import hashlib
 import json
 import re
 
 import pytest
 
-from conftest import (vorbereitet, BY_ID, FAELLE, WEITER_FAELLE, completion, messung, openai_nachricht, richtig,
+from conftest import (vorbereitet, BY_ID, FAELLE, ROOT, WEITER_FAELLE, completion, messung, openai_nachricht, richtig,
                       zeilen)
 from messen import EROEFFNUNG, pruefe_fall
 
@@ -281,3 +282,40 @@ def test_das_bild_zeigt_s6(cli, endpunkt, tmp_path):
     assert (status, err) == (0, "")
     bild = svg.read_text()
     assert "after result" in bild and ">50<" in bild  # b's S6 bar: 5 of 10
+
+
+def test_laeufe_von_vor_s6_bleiben_vergleichbar(cli, endpunkt, tmp_path):
+    """The case file's hash leaves its S6 lines out: a run saved before they existed still finds the
+    file and compares with a run measured after; a --weiter run keeps its S6 cases' own hash."""
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "neu"))
+    kapitel = b"".join(z for z in (ROOT / "faelle.jsonl").read_bytes().splitlines(keepends=True) if b'"S6"' not in z)
+    pfad = tmp_path / "ergebnisse" / "neu.jsonl"
+    e = zeilen(pfad)[0]["einstellungen"]
+    assert e["faelle_sha256"] == hashlib.sha256(kapitel).hexdigest() and e["weiter_sha256"] is None
+    alt = tmp_path / "ergebnisse" / "alt.jsonl"  # as the version before S6 saved it: no paths, no S6 hash
+    z = pfad.read_text().splitlines()
+    kopf = json.loads(z[0])
+    for feld in ("faelle_datei", "katalog_datei", "weiter_sha256", "stream", "variante", "seed", "umbenennung",
+                 "ablenkung", "weiter"):
+        del kopf["einstellungen"][feld]
+    alt.write_text("\n".join([json.dumps(kopf)] + z[1:]) + "\n")
+    status, out, err = cli("--vergleich", "alt", "neu")
+    assert status == 0, err
+    assert "0 cases better and 0 worse in neu than in alt" in out
+
+
+def test_andere_s6_faelle_werden_abgelehnt(cli, endpunkt, tmp_path):
+    eigene = tmp_path / "f.jsonl"
+    eigene.write_text("".join(json.dumps(f) + "\n" for f in [BY_ID["S2-7"], BY_ID["S6-1"], BY_ID["S6-7"]]))
+    vorbereitet(cli, *messung(endpunkt(weiter_mit(lambda f: f["danach"])).url, "--tag", "t", "--weiter",
+                              "--faelle", str(eigene)))
+    geaendert = dict(BY_ID["S6-7"], danach=[{"name": "list_calendars", "args": {}}])
+    eigene.write_text("".join(json.dumps(f) + "\n" for f in [BY_ID["S2-7"], BY_ID["S6-1"], geaendert]))
+    assert cli("--bewerten", "t") == (
+        2, "", f"messen: t asked other S6 cases than {eigene} now holds; give the case file they were measured on "
+               "with --faelle FILE\n")
+    server = endpunkt()
+    assert cli(*messung(server.url, "--tag", "t", "--weiter", "--faelle", str(eigene)))[2] == (
+        f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} was measured with other S6 cases; use another --tag, or "
+        "--neu to measure anew (the old file is kept)\n")
+    assert server.zahl() == 0
