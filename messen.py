@@ -935,7 +935,7 @@ def strom_antwort(text, latenz):
     usage from the last chunk that has it. None when no chunk holds a choice (an error event)."""
     teile = {"content": [], "reasoning_content": [], "refusal": []}
     rufe, defekte, weitere = {}, {}, set()  # rufe: index -> call; defekte: an ordered set
-    finish, usage, chunks, fertig = None, {}, 0, False
+    finish, usage, chunks, fertig, gewaehlt = None, {}, 0, False, False
     for daten in sse_daten(text):
         if fertig:
             defekte["data after [DONE]"] = 1
@@ -955,10 +955,10 @@ def strom_antwort(text, latenz):
             if not isinstance(wahl, dict) or wahl.get("index", 0) != 0:
                 weitere.add(json.dumps(wahl.get("index") if isinstance(wahl, dict) else None))
                 continue
-            delta = wahl.get("delta") if isinstance(wahl.get("delta"), dict) else {}
+            delta, gewaehlt = wahl.get("delta") if isinstance(wahl.get("delta"), dict) else {}, True
             nimm_delta(delta, teile, rufe, defekte, finish is not None)
             finish = wahl["finish_reason"] if isinstance(wahl.get("finish_reason"), str) else finish
-    if not chunks:
+    if not gewaehlt:
         return None
     if not fertig:
         defekte["no [DONE]"] = 1

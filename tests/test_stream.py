@@ -222,3 +222,12 @@ def test_jede_zerlegung_ergibt_dieselbe_nachricht(inhalt, aufrufe, schnitte, crl
         ("tool_calls" if aufrufe else "stop", {"prompt_tokens": 7}, [])
     # and it grades as the same message sent whole
     assert messen.lies_aufrufe(antwort.nachricht) == messen.lies_aufrufe(erwartet)
+
+
+def test_ein_fehler_im_strom_wird_benannt(cli, endpunkt):
+    """vLLM sends an error mid-stream as a data event: no answer, the server's words, retried as any fault."""
+    server = endpunkt(lambda fall, body, nummer: (200, 'data: {"error": {"message": "boom", "code": 500}}\n\n',
+                                                  {"Content-Type": "text/event-stream"}))
+    status, out, err = cli(*messung(server.url, "--stream", "--versuche", "2"))
+    assert (status, err.splitlines()[0]) == (1, "messen: S1-1: the stream held no chat completion (2 attempts): boom")
+    assert server.zahl() == 2
