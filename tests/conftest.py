@@ -9,6 +9,9 @@ request whose question is no case (--pruefen asks such).
 """
 
 import collections
+import shutil
+import subprocess
+import tempfile
 import json
 import re
 import sys
@@ -260,3 +263,42 @@ def langsam(sekunden, antwort=richtig):
 def meldungen(err):
     """stderr without the progress lines."""
     return [z for z in err.splitlines() if not re.fullmatch(r"messen: \d+/\d+ outputs", z)]
+
+
+# ---------------------------------------------------------------------------
+# The project's wheel, for the install tests
+# ---------------------------------------------------------------------------
+
+RAD = {}  # "ordner": the build's folder, "pip": the running build
+
+
+def pytest_collection_finish(session):
+    """Start building the project's wheel as the run begins, when a selected test needs it: pip's
+    isolated build takes seconds in a process of its own, on the core the in-process tests leave idle."""
+    if not any("rad" in getattr(item, "fixturenames", ()) for item in session.items):
+        return
+    ordner = Path(tempfile.mkdtemp(prefix="messen-rad-"))
+    quelle = ordner / "quelle"  # a copy without any other file of the tree
+    quelle.mkdir()
+    for name in ("messen.py", "faelle.jsonl", "pyproject.toml", "README.md"):
+        (quelle / name).write_bytes((ROOT / name).read_bytes())
+    RAD.update(ordner=ordner, pip=subprocess.Popen(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(ordner / "rad"), str(quelle)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+
+
+def pytest_sessionfinish(session):
+    if RAD:
+        RAD["pip"].kill()  # a no-op once it has ended
+        RAD["pip"].communicate()
+        shutil.rmtree(RAD["ordner"], ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def rad():
+    """The project built once as a wheel (started when the run began); its source holds no case file
+    any more, so the installed command cannot read the source tree."""
+    _, fehler = RAD["pip"].communicate(timeout=120)
+    assert RAD["pip"].returncode == 0, fehler
+    (RAD["ordner"] / "quelle" / "faelle.jsonl").unlink(missing_ok=True)
+    return next((RAD["ordner"] / "rad").glob("messen-*.whl"))

@@ -462,20 +462,6 @@ def test_nach_einem_fehlschlag_ohne_ausgabe_gelten_neue_einstellungen(cli, endpu
 # 8. Installing: a `messen` command that finds its case file
 # ---------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def rad(tmp_path_factory):
-    """The project built once as a wheel, from a copy without any other file."""
-    quelle = tmp_path_factory.mktemp("quelle")
-    for name in ("messen.py", "faelle.jsonl", "pyproject.toml", "README.md"):
-        (quelle / name).write_bytes((ROOT / name).read_bytes())
-    ziel = tmp_path_factory.mktemp("rad")
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(ziel), str(quelle)],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    (quelle / "faelle.jsonl").unlink()  # the installed command must not read the source tree
-    return next(ziel.glob("messen-*.whl"))
-
-
 @pytest.mark.parametrize("art", ["--prefix", "--target"])
 def test_pip_install_gibt_einen_befehl_der_seine_faelle_findet(tmp_path, rad, art):
     ziel = tmp_path / "ziel"
