@@ -245,9 +245,17 @@ class Katalog:
         return f"the catalogue {self.datei}" if self.datei else "the built-in catalogue"
 
     def schwelle(self):
-        """The prompt tokens the whole catalogue must add for its tools to have reached the prompt:
-        KATALOG_TOKENS for the chapter's eleven, in proportion to its size for another."""
+        """The prompt tokens the whole catalogue must add over none for its tools to have reached the
+        prompt (--pruefen): KATALOG_TOKENS for the chapter's eleven, in proportion to its size for another."""
         return KATALOG_TOKENS * self.zeichen / STANDARD.zeichen
+
+    def schwelle_s1(self, faelle):
+        """The prompt tokens the whole catalogue must add over S1's few tools (a run's diagnosis):
+        KATALOG_TOKENS for what the chapter's S1 leaves out, in proportion to what the cases' S1
+        leaves out of the catalogue sent (the median over its cases); 0 without an S1 case."""
+        ganz = len(json.dumps(self.werkzeuge))
+        weg = [ganz - len(json.dumps(angeboten(f, self))) for f in faelle if "nur" in f]
+        return KATALOG_TOKENS * statistics.median(weg) / S1_WEGGELASSEN if weg else 0
 
     def beschreibung(self):
         """What a results file records of the catalogue sent."""
@@ -649,15 +657,12 @@ KEY_HINWEIS = "put the key in OPENAI_API_KEY or name its variable with --key-env
 def anfrage(fall, lauf, extra=None):
     """The request body for one case, with the run's catalogue (S1: narrowed by nur) and --extra
     (or `extra` in its place)."""
-    katalog, werkzeuge = lauf.katalog, lauf.katalog.werkzeuge
-    if "nur" in fall:
-        nur = {neuer_name(katalog, n) for n in fall["nur"]}.union(katalog.zusatz)
-        werkzeuge = [w for w in werkzeuge if w["function"]["name"] in nur]
+    katalog = lauf.katalog
     body = {
         "model": lauf.modell,
         "messages": [{"role": "system", "content": katalog.eroeffnung}, {"role": "user", "content": fall["frage"]}]
         + (ergebnis_nachrichten(fall, katalog) if "ergebnis" in fall else []),
-        "tools": werkzeuge,
+        "tools": angeboten(fall, katalog),
         "tool_choice": "auto",
         "temperature": lauf.temp,
     }
@@ -665,6 +670,14 @@ def anfrage(fall, lauf, extra=None):
         body.update(stream=True, stream_options={"include_usage": True})
     body.update(lauf.extra if extra is None else extra)
     return body
+
+
+def angeboten(fall, katalog):
+    """The tools a case is sent: the run's catalogue, in S1 narrowed by nur (decoys stay offered)."""
+    if "nur" not in fall:
+        return katalog.werkzeuge
+    nur = {neuer_name(katalog, n) for n in fall["nur"]}.union(katalog.zusatz)
+    return [w for w in katalog.werkzeuge if w["function"]["name"] in nur]
 
 
 def ergebnis_nachrichten(fall, katalog):
@@ -696,6 +709,14 @@ def umbenannte_args(katalog, wert):
     if not isinstance(wert, dict):
         return wert
     return {katalog.umbenennung["argumente"].get(k, k): umbenannte_args(katalog, v) for k, v in wert.items()}
+
+
+def probe_anfrage(fall, lauf):
+    """The probe: the case as the run asked it, but plain, at temperature 0, and with tool_choice
+    "required", which every server with a working tool-call parser answers as tool_calls."""
+    body = anfrage(fall, dataclasses.replace(lauf, temp=0.0, stream=False))
+    body["tool_choice"] = "required"
+    return body
 
 
 def nachfrage_anfrage(fall, lauf, nachricht):
@@ -1142,15 +1163,38 @@ def lies_aufrufe(nachricht):
     """Return (calls, form); a call is {"name": str|None, "args": dict|None}.
 
     form: None (no call), 'nativ' (tool_calls), 'parser' (text in a form a server's
-    tool-call parser reads when it is on) or 'eigen' (a form of the model's own, in
-    a ``` fence or in prose, which no parser turns into tool_calls)."""
+    tool-call parser reads when it is on), 'eigen' (a form of the model's own, in
+    a ``` fence or in prose, which no parser turns into tool_calls), or 'teilweise'
+    (tool_calls, and further calls left as text in a parser's form beside them: a
+    parser that stopped after the first). Every call the model wrote is read, the
+    native ones first; a fence beside tool_calls stays 'eigen'."""
+    nativ = [nativer_aufruf(c) for c in native_rohe(nachricht)]
+    text, form = text_aufrufe(inhalt(nachricht))
+    text = weitere(text, nativ)
+    if not text:
+        return nativ, "nativ" if nativ else None
+    return nativ + text, "teilweise" if nativ and form == "parser" else form
+
+
+def weitere(text, nativ):
+    """The text calls that are not a copy of a native one: a server that echoes the raw call into
+    content beside tool_calls lost nothing, and the model wrote it once."""
+    offen = list(nativ)
+    rest = []
+    for c in text:
+        if c in offen:
+            offen.remove(c)
+        else:
+            rest.append(c)
+    return rest
+
+
+def native_rohe(nachricht):
+    """The calls as the server sent them in tool_calls (or the pre-tools function_call), as a list."""
     roh = nachricht.get("tool_calls") or []
     if not roh and isinstance(nachricht.get("function_call"), dict):
         roh = [{"function": nachricht["function_call"]}]  # the pre-tools OpenAI shape
-    if roh:
-        return [nativer_aufruf(c) for c in (roh if isinstance(roh, list) else [roh])], "nativ"
-    aufrufe, form = text_aufrufe(inhalt(nachricht))
-    return aufrufe, form if aufrufe else None
+    return roh if isinstance(roh, list) else [roh]
 
 
 def nativer_aufruf(c):
@@ -1161,15 +1205,51 @@ def nativer_aufruf(c):
 
 
 def lies_args(arguments):
-    """Arguments as a dict; None when they do not parse to a JSON object."""
+    """Arguments as a dict; None when they do not parse to a JSON object. Arguments encoded twice
+    (a JSON string holding the object's JSON text) are unwrapped once: graded as meant, counted
+    in protokoll."""
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         return {}  # llama.cpp and others send "" for a call without arguments
-    if isinstance(arguments, str):
+    for _ in range(2):
+        if not isinstance(arguments, str):
+            break
         try:
             arguments = json_laden(arguments)
         except ValueError:
             return None
     return kappe(arguments) if isinstance(arguments, dict) else None
+
+
+PROTOKOLL = ("argumente_objekt", "argumente_doppelt", "aufrufe_verloren", "id_fehlt")
+
+
+def protokoll_von(nachricht, finish):
+    """What of an answer's tool_calls breaks the OpenAI shape, by kind ({kind: count}, zeros left out):
+    arguments as an object or encoded twice, finish_reason tool_calls without a call, a call
+    without an id or with one another call of the answer has. None of it is the model's."""
+    arten, ids = collections.Counter(), collections.Counter()
+    roh = nachricht.get("tool_calls") or []
+    roh = roh if isinstance(roh, list) else [roh]
+    for c in roh:
+        f = c.get("function") if isinstance(c, dict) else None
+        args = f.get("arguments") if isinstance(f, dict) else None
+        arten["argumente_objekt"] += isinstance(args, dict)
+        arten["argumente_doppelt"] += doppelt_kodiert(args)
+        ids[c.get("id") if isinstance(c, dict) and isinstance(c.get("id"), str) else ""] += 1
+    arten["id_fehlt"] = sum(zahl for i, zahl in ids.items() if not i.strip() or zahl > 1)
+    arten["aufrufe_verloren"] = finish == "tool_calls" and not roh and not nachricht.get("function_call")
+    return {art: int(arten[art]) for art in PROTOKOLL if arten[art]}
+
+
+def doppelt_kodiert(arguments):
+    """Is this a JSON string whose value is a string holding a JSON object (llama.cpp #19520)?"""
+    if not isinstance(arguments, str):
+        return False
+    try:
+        innen = json_laden(arguments)
+        return isinstance(innen, str) and isinstance(json_laden(innen), dict)
+    except ValueError:
+        return False
 
 
 def json_wert(text, pos=0):
@@ -1391,7 +1471,9 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None):
     vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
     return {"aufrufe": aufrufe, "form": form, "treffer": treffer, "offen": offen,
             "soll": len(soll), "fehlerhaft": sum(a["args"] is None for a in aufrufe),
-            "mangel": mangel(nachricht, aufrufe, finish, vollstaendig)}
+            "mangel": mangel(nachricht, aufrufe, finish, vollstaendig, fall.get("stufe") in STILL),
+            "nativ": len(native_rohe(nachricht)),  # the first calls of aufrufe came as tool_calls
+            "protokoll": protokoll_von(nachricht, finish)}
 
 
 def soll_von(fall):
@@ -1422,15 +1504,16 @@ def zurueckbenannt(aufrufe, umbenennung):
             for c in aufrufe]
 
 
-def mangel(nachricht, aufrufe, finish, vollstaendig=False):
+def mangel(nachricht, aufrufe, finish, vollstaendig=False, still=False):
     """Why an output is no answer at all, or None when it is one.
 
     'abgeschnitten': cut off by the token limit before it did its job (a complete
-    answer that the limit merely ended still counts);
+    answer that the limit merely ended still counts; in S4/S5 (still) an answer that
+    made a complete call had failed before the limit: a spare call, the model's);
     'im_denken': no call and no text, but a reasoning field that holds the answer
     (calls or text; never graded, since an agent receives neither);
     'leer': neither a call nor text, once reasoning blocks are removed."""
-    if finish == "length" and not vollstaendig:
+    if finish == "length" and not vollstaendig and not (still and any(c["args"] is not None for c in aufrufe)):
         return "abgeschnitten"
     if aufrufe or SONDERTOKEN.sub("", ohne_denken(inhalt(nachricht))).strip():
         return None
@@ -1445,6 +1528,13 @@ def denk_text(nachricht):
 def gelungen(a):
     """An answer with every expected step hit and nothing spare; never three of four."""
     return a["mangel"] is None and a["treffer"] == a["soll"] and a["offen"] == 0
+
+
+def gelungen_nativ(a):
+    """Gelungen with every call from tool_calls and arguments an OpenAI-API client can json.loads into
+    an object: what an agent on the server gets done."""
+    return gelungen(a) and a["form"] in (None, "nativ") and not {"argumente_objekt", "argumente_doppelt"} & set(
+        a["protokoll"])
 
 
 def paarung(ist_liste, soll_liste):
@@ -1533,12 +1623,13 @@ def anteil(zaehler, nenner):
     return zaehler / nenner if nenner else None
 
 
-def kennzahlen(faelle, ausgaben, katalog=STANDARD):
+def kennzahlen(faelle, ausgaben, katalog=STANDARD, probe=None):
     """The five metrics, the stages, and what repeated runs and costs add.
 
     The five are the chapter's, over S1-S5, so that a run with --weiter keeps them
     comparable with one without; S6 has its own figure, weiter. The per-case successes
-    (the comparisons' test) and the failure classes take every stage."""
+    (the comparisons' test) and the failure classes take every stage. probe: what the run's
+    settings line saved of the probe that settles whose text calls are (see diagnose)."""
     kapitel = [a for a in ausgaben if a["stufe"] != WEITER]
     mit = [a for a in kapitel if a["stufe"] not in STILL]
     still = [a for a in kapitel if a["stufe"] in STILL]
@@ -1552,8 +1643,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD):
         "formkorrekt": anteil(sum(bool(a["aufrufe"]) and not a["fehlerhaft"] for a in mit), len(mit)),
         "richtig_je_schritt": anteil(sum(a["treffer"] for a in kapitel), sum(a["soll"] for a in kapitel)),
         "auftraege_gelungen": anteil(sum(map(gelungen, kapitel)), len(kapitel)),
-        "gelungen_nativ": anteil(sum(gelungen(a) and a["form"] in (None, "nativ") for a in kapitel),
-                                 len(kapitel)),
+        "gelungen_nativ": anteil(sum(map(gelungen_nativ, kapitel)), len(kapitel)),
         "schritte_je_auftrag": anteil(sum(len(a["aufrufe"]) for a in kapitel), len(kapitel)),
         "stillgehalten": anteil(sum(not a["aufrufe"] and a["mangel"] is None for a in still), len(still)),
         "weiter": weiter(ausgaben),
@@ -1564,7 +1654,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD):
                                     sum(stufe_von[i] == s for i in alle_faelle)) for s in stufen},
         "gelungen_ki": wilson_ki(list(je_fall.values())),
         "fehlgeschlagen": [i for i, (e, m) in alle_faelle.items() if e < m],
-        "diagnose": diagnose(ausgaben, katalog.schwelle()),
+        "diagnose": diagnose(ausgaben, katalog.schwelle_s1(faelle), probe),
         "nachfrage": nachfrage(ausgaben),
         "fehlerarten": fehlerarten(faelle, ausgaben),
     }
@@ -1594,6 +1684,7 @@ def nachfrage(ausgaben):
 
 
 KATALOG_TOKENS = 200
+S1_WEGGELASSEN = 4010.5  # characters of the tools the chapter's S1 leaves out, the median over its cases
 # subtle: the full catalogue is about 4,800 characters of JSON and S1's two to four
 # tools 600 to 1,500, so a template that renders tools adds roughly a thousand tokens
 # to S2-S5 over S1; less than 200 more means the tools never reached the prompt.
@@ -1602,27 +1693,59 @@ WENIGER_TOKENS = 50
 TOKENS_HOECHSTENS = 10 ** 9  # a count above this is no count a server measured
 
 
-def diagnose(ausgaben, schwelle=KATALOG_TOKENS):
-    """What the server did, counted apart from the model's skill; all zero / False when clear.
+def diagnose(ausgaben, schwelle=KATALOG_TOKENS, probe=None):
+    """What the server did, counted apart from the model's skill; all zero / False / empty when clear.
 
-    Every answer counts, the second turns of --nachfrage too. Well-formed calls read
-    from text are the server's parser (aus_text) only in a form a parser reads and only
-    while no answer of the run came back as tool_calls; otherwise the parser is on, or
-    could not help, and the format is the model's own (eigenes_format). A malformed
-    call lands in the text with the parser on too, and is the model's fault."""
+    Every answer counts, the second turns of --nachfrage too. Whose well-formed calls read
+    from text in a parser's form are is settled by evidence: while any answer of the run came
+    back as tool_calls, the parser is on and they are the model's own format (eigenes_format);
+    else by the probe (see probe_urteil): the parser's (aus_text), the model's, or, without an
+    answer that tells, text_ungeklaert. A malformed call lands in the text with the parser on
+    too, and is the model's fault."""
     alle = [b for a in ausgaben for b in (a, a.get("nach")) if b]
-    nativ = any(b["form"] == "nativ" for b in alle)
-    heil = lambda b: sum(c["args"] is not None for c in b["aufrufe"])  # noqa: E731
+    nativ = any(b["nativ"] for b in alle)
+    heil = lambda b: sum(c["args"] is not None for c in b["aufrufe"][b["nativ"]:])  # noqa: E731  from text
+    text = sum(heil(b) for b in alle if b["form"] == "parser")
+    wessen = "modell" if nativ else probe_urteil(probe) if text else None
     return {
         "leer": sum(b["mangel"] == "leer" for b in alle),
         "abgeschnitten": sum(b["mangel"] == "abgeschnitten" for b in alle),
-        "aus_text": 0 if nativ else sum(heil(b) for b in alle if b["form"] == "parser"),
-        "eigenes_format": sum(heil(b) for b in alle if b["form"] == "eigen" or nativ and b["form"] == "parser"),
+        "aus_text": text if wessen == "server" else 0,
+        "teilweise_geparst": sum(b["form"] == "teilweise" for b in alle),
+        "protokoll": dict(sum((collections.Counter(b["protokoll"]) for b in alle), collections.Counter())),
+        "eigenes_format": sum(heil(b) for b in alle if b["form"] == "eigen") + (text if wessen == "modell" else 0),
+        "text_ungeklaert": text if text and wessen is None else 0,
+        "probe": probe_text(probe) if text and not nativ else None,
         "im_denken": sum(b["mangel"] == "im_denken" for b in alle),
         "katalog_fehlt": katalog_fehlt(ausgaben, schwelle),
         "verworfen": sum(bool(a["verworfen"]) for a in ausgaben),
         "stream_defekt": sum(map(strom_defekt, ausgaben)),
     }
+
+
+PROBE_WIE = "asked again with tool_choice \"required\" at temperature 0"
+
+
+def probe_urteil(probe):
+    """Whose a run's text calls are, by the probe (one case of them asked again with tool_choice
+    "required"): 'modell' when tool_calls came back (the parser works for this template), 'server'
+    when text came back again (the parser is off or cannot read the format), None when nothing tells."""
+    if not probe or "nachricht" not in probe:
+        return None
+    aufrufe, form = lies_aufrufe(probe["nachricht"])
+    return "modell" if form in ("nativ", "teilweise") or native_rohe(probe["nachricht"]) else \
+        "server" if aufrufe else None
+
+
+def probe_text(probe):
+    """What the probe saw, in words, for the diagnosis."""
+    if not probe:
+        return "no probe was asked (a run saved before messen asked one, or stopped before it)"
+    wie = f"{probe['fall']} {PROBE_WIE}"
+    if "nachricht" not in probe:
+        return f"{wie} got no answer: {probe['fehlt']}"
+    return {"modell": f"{wie} came back as tool_calls", "server": f"{wie} came back as text again"}.get(
+        probe_urteil(probe), f"{wie} came back without any call")
 
 
 def strom_defekt(a):
@@ -1785,7 +1908,7 @@ VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "stream", "
               "weiter_sha256", "katalog_sha256")  # must match to resume
 VORGABEN = {"nachfrage": False, "weiter": False, "stream": False, "variante": None, "seed": None, "umbenennung": None,
             "ablenkung": None, "faelle_datei": None, "katalog_datei": None,
-            "weiter_sha256": None}  # absent from runs saved before they were
+            "weiter_sha256": None, "probe": None}  # absent from runs saved before they were
 SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "aufrufe", "treffer", "offen",
                   "latenz_s", "usage", "ende", "finish_reason", "verworfen")
 NEUERE_FELDER = {"finish_reason": None, "verworfen": 0}  # absent from runs saved before they were
@@ -1892,6 +2015,7 @@ EINSTELLUNGEN = {  # field -> (check, what is wrong when it fails)
     "datum": (lambda x: isinstance(x, str), "is not a string"),
     "faelle_sha256": (lambda x: isinstance(x, str), "is not a string"),
     "katalog_sha256": (lambda x: isinstance(x, str), "is not a string"),
+    "probe": (lambda x: x is None or ist_probe(x), "is not a probe's record"),
 }
 AUSGABE = {
     "stufe": (lambda x: x in STUFEN, "is not a stage"),
@@ -1906,6 +2030,13 @@ AUSGABE = {
     "zweite": (ist_zweite, "is not a second turn"),
     "strom": (lambda x: x is None or ist_strom_feld(x), "is not a stream's record"),
 }
+
+
+def ist_probe(x):
+    """{"fall": id, "nachricht": {...}, "finish_reason": str or null} or {"fall": id, "fehlt": text}."""
+    return isinstance(x, dict) and isinstance(x.get("fall"), str) and (
+        isinstance(x.get("nachricht"), dict) and isinstance(x.get("finish_reason"), (str, type(None)))
+        or isinstance(x.get("fehlt"), str))
 
 
 def ist_strom_feld(x):
@@ -1944,17 +2075,25 @@ def ordne(pfad, einstellungen, ausgaben, reihenfolge, ersetzt=0):
     sortiert = sorted(ausgaben, key=lambda a: (reihenfolge[a["id"]], a["lauf"]))
     if not ersetzt and [id(a) for a in sortiert] == [id(a) for a in ausgaben]:
         return sortiert
+    try:
+        schreibe_neu(pfad, einstellungen, sortiert)
+    except OSError as e:  # the run is complete and saved; only its order is left as it came
+        print(f"messen: {pfad} is complete but could not be put in case order ({e.strerror})", file=sys.stderr)
+    return sortiert
+
+
+def schreibe_neu(pfad, einstellungen, ausgaben):
+    """Replace a results file whole, through a temporary file: its settings line, then the outputs."""
     tmp = pfad.with_name(pfad.name + ".tmp")
     try:
         with open(tmp, "wb") as f:
             f.write(als_zeile({"einstellungen": einstellungen}))
-            f.writelines(als_zeile(speicherform(a)) for a in sortiert)
+            f.writelines(als_zeile(speicherform(a)) for a in ausgaben)
         os.replace(tmp, pfad)
-    except OSError as e:  # the run is complete and saved; only its order is left as it came
+    except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
-        print(f"messen: {pfad} is complete but could not be put in case order ({e.strerror})", file=sys.stderr)
-    return sortiert
+        raise
 
 
 def speicherform(a):
@@ -2121,6 +2260,39 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     return ordne(pfad, einstellungen, ausgaben, {f["id"]: i for i, f in enumerate(faelle)}, len(ersetzt))
 
 
+def mit_probe(lauf, pfad, einstellungen, faelle, ausgaben):
+    """A run whose calls came as text only, never as tool_calls: whose they are is settled by one
+    more request (probe_fall), saved in the settings line so that --bewerten reads the same."""
+    fall = probe_fall(faelle, ausgaben)
+    if fall is None or einstellungen.get("probe"):
+        return einstellungen
+    einstellungen = dict(einstellungen, probe=probe_von(Endpunkt(lauf), fall, lauf))
+    try:
+        schreibe_neu(pfad, einstellungen, ausgaben)
+    except OSError as e:
+        print(f"messen: {pfad} is complete, but the probe could not be saved with it ({e.strerror})", file=sys.stderr)
+    return einstellungen
+
+
+def probe_von(endpunkt, fall, lauf):
+    """Ask the probe for one case; its record as the settings line saves it."""
+    try:
+        antwort = endpunkt.frage(fall, probe_anfrage(fall, lauf))
+    except Serverfehler as e:
+        return {"fall": fall["id"], "fehlt": str(e)}
+    return {"fall": fall["id"], "nachricht": antwort.nachricht, "finish_reason": antwort.finish}
+
+
+def probe_fall(faelle, ausgaben):
+    """The first case whose answer holds a well-formed call as text in a parser's form, when no answer
+    of the run came back as tool_calls (else the parser is shown to be on); None when none is needed."""
+    alle = [(a["id"], b) for a in ausgaben for b in (a, a.get("nach")) if b]
+    if any(b["nativ"] for _, b in alle):
+        return None
+    ids = {i for i, b in alle if b["form"] == "parser" and any(c["args"] is not None for c in b["aufrufe"])}
+    return next((f for f in faelle if f["id"] in ids), None)
+
+
 def gespeichert(pfad, faelle, gezaehlt):
     """How many outputs a stopped run's file holds, read back from it.
 
@@ -2211,6 +2383,10 @@ DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look
     "abgeschnitten": ("outputs cut off by the token limit without a complete call",
                       "raise max_tokens with --extra '{\"max_tokens\": 4096}', or the server's own limit; "
                       "for thinking models, the thinking budget"),
+    "teilweise_geparst": ("outputs with calls in tool_calls and further calls left as text in the content beside "
+                          "them", "the server's tool-call parser stopped after the first call (llama.cpp #14101 "
+                          "and SGLang #18102 left <tool_call> blocks so): an agent receives only what came as "
+                          "tool_calls; update the server or report it"),
     "aus_text": ("calls were read from the answer text, not from tool_calls",
                  "the server's tool-call parser is off (vLLM: --enable-auto-tool-choice --tool-call-parser ...; "
                  "llama.cpp: --jinja)"),
@@ -2226,6 +2402,28 @@ DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look
                       "--stream to see the model, and update the server or report it (vLLM, SGLang, Ollama "
                       "and llama.cpp have each had such bugs)"),
 }
+
+
+PROTOKOLL_HINWEISE = {  # what a client sees of each protocol deviation, and which servers have had it
+    "argumente_objekt": ("calls whose arguments came as a JSON object, not as a string of JSON",
+                         "an OpenAI-API client's json.loads(arguments) fails on each (llama.cpp #20198, SGLang, "
+                         "TGI 2.x send them so)"),
+    "argumente_doppelt": ("calls whose arguments were encoded twice, a JSON string holding the object's JSON text",
+                          "a client's json.loads(arguments) gives a string, not the arguments (llama.cpp #19520)"),
+    "aufrufe_verloren": ("outputs with finish_reason tool_calls but no call",
+                         "the server's parser lost the calls: a client is told to run calls and finds none "
+                         "(SGLang #26790; vLLM #53255)"),
+    "id_fehlt": ("calls without an id, or with an id another call of the same answer has",
+                 "an agent cannot send their results back, since a tool message names its call by id "
+                 "(llama.cpp #11992, LM Studio #830)"),
+}
+NACH_DEM_GEMEINTEN = ("The figures grade the calls as the model wrote them; gelungen_nativ is what an agent on "
+                      "this server gets done.")
+TEXT_UNGEKLAERT = ("calls were read from the answer text in a form a tool-call parser reads, never from "
+                   "tool_calls, and whose that is cannot be told ({probe}): either the server's tool-call parser is "
+                   "off (vLLM: --enable-auto-tool-choice --tool-call-parser ...; llama.cpp: --jinja), or the model "
+                   "writes a format its template's parser does not read (train or prompt it on that format); "
+                   "--pruefen asks again")
 
 
 def prozent(x):
@@ -2290,14 +2488,22 @@ def diagnose_zeilen(d):
             if d["katalog_fehlt"] is None else ""
         return [f"Diagnosis: all clear (every output an answer, calls from tool_calls{unbekannt})."]
     server = [n for n in DIAGNOSE_HINWEISE if d[n]]
-    zeilen = ["Diagnosis: what the server did, not the model" if server else
+    zeilen = ["Diagnosis: what the server did, not the model" if server or d["protokoll"] else
+              "Diagnosis: whose some calls are cannot be told" if d["text_ungeklaert"] else
               "Diagnosis: the server did its part; the model did not"]
     for name in server:
         was, einstellung = DIAGNOSE_HINWEISE[name]
         zahl = "yes" if d[name] is True else d[name]
-        zeilen.append(f"  {name:<14} {zahl}: {was}; {einstellung}. {NICHT_DAS_MODELL}")
+        was += f" ({d['probe']})" if name == "aus_text" and d["probe"] else ""
+        folge = NACH_DEM_GEMEINTEN if name == "teilweise_geparst" else NICHT_DAS_MODELL
+        zeilen.append(f"  {name:<14} {zahl}: {was}; {einstellung}. {folge}")
+    zeilen += [f"  protokoll {art} {zahl}: {PROTOKOLL_HINWEISE[art][0]}; {PROTOKOLL_HINWEISE[art][1]}. "
+               f"{NACH_DEM_GEMEINTEN}" for art, zahl in d["protokoll"].items()]
+    if d["text_ungeklaert"]:
+        zeilen.append(f"  text_ungeklaert {d['text_ungeklaert']}: {TEXT_UNGEKLAERT.format(probe=d['probe'])}.")
     if d["eigenes_format"]:
-        zeilen.append(f"  eigenes_format {d['eigenes_format']}: {EIGENES_FORMAT}.")
+        belegt = f" ({d['probe']}: the server's parser works for this template)" if d["probe"] else ""
+        zeilen.append(f"  eigenes_format {d['eigenes_format']}: {EIGENES_FORMAT}{belegt}.")
     return zeilen
 
 
@@ -2443,7 +2649,8 @@ def bericht_markdown(e, k):
         zeilen.append(f"| alle_n | {prozent(k['alle_n'])} |")
     zeilen += [f"| {s} | {prozent(x)} |" for s, x in k["stufen"].items() if x is not None]
     zeilen += [f"| {art} | {zahl} |" for art, zahl in k["fehlerarten"].items() if zahl]
-    zeilen += [f"| diagnosis: {name} | {'yes' if x is True else x} |" for name, x in k["diagnose"].items() if x]
+    zeilen += [f"| diagnosis: {name} | {'yes' if x is True else x} |" for name, x in diagnose_flach(k["diagnose"])
+               if x]
     zeilen += [f"| latency, median per request | {k['latenz_s']:.2f} s |",
                f"| tokens, prompt / completion | {k['tokens']['prompt']} / {k['tokens']['completion']} |",
                f"| failed | {', '.join(k['fehlgeschlagen']) or 'none'} |"]
@@ -2576,8 +2783,16 @@ def vergleich_markdown(a, b, v):
 
 def diagnose_markdown(ks, differenz_spalte=False):
     """Rows of the diagnosis counts that any run of a comparison has, one column per run."""
-    return [f"| diagnosis: {n} | " + " | ".join(ja_nein(k["diagnose"][n]) for k in ks) + " |" + " |" * differenz_spalte
-            for n in ks[0]["diagnose"] if any(k["diagnose"][n] for k in ks)]
+    flach = [dict(diagnose_flach(k["diagnose"])) for k in ks]
+    namen = list(dict.fromkeys(n for d in flach for n in d))
+    return [f"| diagnosis: {n} | " + " | ".join(ja_nein(d.get(n, 0)) for d in flach) + " |" + " |" * differenz_spalte
+            for n in namen if any(d.get(n) for d in flach)]
+
+
+def diagnose_flach(d):
+    """The diagnosis as (name, value) rows: protokoll's kinds each a row of its own (protokoll.id_fehlt)."""
+    return [zeile for n, x in d.items()
+            for zeile in ([(f"protokoll.{art}", z) for art, z in x.items()] if n == "protokoll" else [(n, x)])]
 
 
 def ja_nein(x):
@@ -2810,11 +3025,12 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=5):
         antworten.append(antwort)
         aufrufe, form = lies_aufrufe(antwort.nachricht)
         grund = form if aufrufe else mangel(antwort.nachricht, aufrufe, antwort.finish)
-        if grund == "nativ":
+        if native_rohe(antwort.nachricht):
             return True, f"{was} ({fall['id']}){ersatz}"
-        if grund in ("parser", "im_denken"):
-            name = "aus_text" if grund == "parser" else grund
-            return False, f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE[name][0]}; {DIAGNOSE_HINWEISE[name][1]}"
+        if grund == "parser":
+            return pruef_probe(endpunkt, lauf, fall, was)
+        if grund == "im_denken":
+            return False, f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE[grund][0]}; {DIAGNOSE_HINWEISE[grund][1]}"
         if grund == "eigen":
             return None, (f"{was}: in {fall['id']} the model wrote its call in a format of its own (a ``` block or "
                           "JSON in prose), which no tool-call parser turns into tool_calls: an agent on this server "
@@ -2830,6 +3046,20 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=5):
     return None, (f"{was}: cannot tell, no call came in {len(auswahl)} {'S1 ' * (not ersatz)}"
                   f"case{'s' * (len(auswahl) != 1)} within {grenze} tokens (the model answered without one: that is "
                   f"the model, not the server's setting){ersatz}")
+
+
+def pruef_probe(endpunkt, lauf, fall, was):
+    """A call came as text in a parser's form: the probe says whose that is, as in a run's diagnosis."""
+    probe = probe_von(endpunkt, fall, lauf)
+    urteil, wie = probe_urteil(probe), probe_text(probe)
+    if urteil == "server":
+        return False, (f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE['aus_text'][0]} ({wie}); "
+                       f"{DIAGNOSE_HINWEISE['aus_text'][1]}")
+    if urteil == "modell":
+        return None, (f"{was}: in {fall['id']} the model wrote its call as text, and {wie}: the server's parser "
+                      "works for this template, so the format is the model's own: train or prompt it on its chat "
+                      "template's tool-call format")
+    return None, f"{was}: cannot tell; in {fall['id']} {TEXT_UNGEKLAERT.format(probe=wie)}"
 
 
 PRUEF_RUECKFRAGE = "Which one do you mean? Please give me the missing value."
@@ -3230,7 +3460,7 @@ def einstellungen_fuer(lauf, sha, faelle):
 
 def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
     """Print the summary of one run; return its figures."""
-    k, form = kennzahlen(faelle, ausgaben, lauf.katalog), lauf.form
+    k, form = kennzahlen(faelle, ausgaben, lauf.katalog, e.get("probe")), lauf.form
     if form == "json":
         print(json.dumps(bericht_json(e, k, gezeigt), ensure_ascii=False))
     elif form == "markdown":
@@ -3252,6 +3482,7 @@ def lauf_messen(lauf, alle, sha):
                                 f".{pfad.name}.lock cannot be opened)")
         if not gezeigt:
             ausgaben = messe(lauf, faelle, pfad, einstellungen, ausgaben, start)
+            einstellungen = mit_probe(lauf, pfad, einstellungen, faelle, ausgaben)
     return zeige(lauf, einstellungen, faelle, ausgaben, gezeigt)
 
 
@@ -3377,7 +3608,8 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
     per-case successes, what it did). With --streng, exit 3 when the last is worse beyond chance."""
     pfade = [gespeichert_pfad(lauf, t) for t in tags]
     gelesen = [lies_lauf(pfad, faelle)[:2] for pfad in pfade]  # (settings, outputs), each file read once
-    laeufe = [(e, kennzahlen(eigene, aus, lauf.katalog), erfolge_je_fall(eigene, aus), was_geschah(eigene, aus))
+    laeufe = [(e, kennzahlen(eigene, aus, lauf.katalog, e.get("probe")), erfolge_je_fall(eigene, aus),
+               was_geschah(eigene, aus))
               for e, eigene, aus in (pruefe_gespeichert(lauf, faelle, p, *g) for p, g in zip(pfade, gelesen))]
     halb = [e["tag"] for e, k, *_ in laeufe if not vollstaendig(e, k)]
     if streng and halb:

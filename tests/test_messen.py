@@ -138,7 +138,7 @@ def tgi(fall):
     if not fall["erwartet"]:
         return completion({"role": "assistant", "content": TEXT_ANTWORT}, "eos_token")
     return completion({"role": "assistant", "tool_calls": [
-        {"id": i, "type": "function", "function": {"name": a["name"], "description": None, "arguments": a["args"]}}
+        {"id": str(i), "type": "function", "function": {"name": a["name"], "description": None, "arguments": a["args"]}}
         for i, a in enumerate(fall["erwartet"])]}, "eos_token")
 
 
@@ -198,6 +198,15 @@ def zaun(aufrufe):
 
 
 NATIV = [vllm, llama_cpp, ollama, tgi, sglang, lm_studio, openai]
+GEMEINT = ("The figures grade the calls as the model wrote them; gelungen_nativ is what an agent on this server "
+           "gets done.")
+OBJEKT = (f"  protokoll argumente_objekt {SOLL_AUFRUFE}: calls whose arguments came as a JSON object, not as a string "
+          "of JSON; an OpenAI-API client's json.loads(arguments) fails on each (llama.cpp #20198, SGLang, TGI 2.x "
+          f"send them so). {GEMEINT}")
+ABWEICHEND = {tgi: OBJEKT, sglang: OBJEKT, lm_studio: (
+    f"  protokoll id_fehlt {SOLL_AUFRUFE}: calls without an id, or with an id another call of the same answer has; "
+    "an agent cannot send their results back, since a tool message names its call by id (llama.cpp #11992, "
+    f"LM Studio #830). {GEMEINT}")}
 TEXTFORMEN = [hermes, qwen3, mistral, llama3, nackt, zaun]
 
 
@@ -209,21 +218,25 @@ def test_jede_form_richtig_gelesen(cli, endpunkt, form):
     assert status == 0, err
     assert "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %." in out.splitlines()
     diagnose = out.split("\n\nDiagnosis")[1].splitlines()
-    if form in NATIV:
+    if form in NATIV and form not in ABWEICHEND:
         assert diagnose == [": all clear (every output an answer, calls from tool_calls)."]
+    elif form in NATIV:  # graded as meant, and named as the server's shape
+        assert diagnose == [": what the server did, not the model", ABWEICHEND[form]]
     elif form.__name__ == "zaun":  # no parser reads a fence: the model's format, and no server flag named
         assert diagnose == [": the server did its part; the model did not", EIGEN_ZEILE]
-    else:
+    else:  # the probe came back as text again: the parser is off
         assert diagnose == [": what the server did, not the model",
                             f"  aus_text       {SOLL_AUFRUFE}: calls were read from the answer text, not from "
-                            "tool_calls; the server's tool-call parser is off (vLLM: --enable-auto-tool-choice "
+                            'tool_calls (S1-1 asked again with tool_choice "required" at temperature 0 came back as '
+                            "text again); the server's tool-call parser is off (vLLM: --enable-auto-tool-choice "
                             "--tool-call-parser ...; llama.cpp: --jinja). The figures above measure that setting, "
                             "not the model."]
-    if form not in NATIV:  # shown whenever text calls change what succeeded
+    # shown whenever text calls or arguments a client cannot json.loads change what an agent gets done
+    if form not in NATIV or form in (tgi, sglang):
         assert "gelungen_nativ       33.3 %   (with every call from tool_calls: what an agent on this server gets " \
                "done)" in out.splitlines()
     else:
-        assert "gelungen_nativ" not in out
+        assert not [z for z in out.splitlines() if z.startswith("gelungen_nativ")]
 
 
 EIGEN_ZEILE = (f"  eigenes_format {SOLL_AUFRUFE}: calls were written in a format of the model's own (a ``` block, "

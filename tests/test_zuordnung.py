@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import BY_ID, completion, messung, openai_nachricht, prompt_tokens, richtig, zweiter_zug
+from conftest import BY_ID, completion, fall_von, messung, openai_nachricht, prompt_tokens, richtig, zweiter_zug
 from test_diagnose import HINWEIS, NICHT, NULL, diagnose_block, fehler_zeilen, gesund, in_faellen, json_lauf
 
 S3_8 = BY_ID["S3-8"]["erwartet"]  # three calls
@@ -31,11 +31,14 @@ def test_ein_abgeschnittener_auftrag_mit_fertigen_aufrufen_ist_abgeschnitten(cli
                                    f"  abgeschnitten  2: {HINWEIS['abgeschnitten']}. {NICHT}"]
 
 
-def test_ein_aufruf_in_s4_mit_length_ist_abgeschnitten(cli, endpunkt):
+def test_ein_aufruf_in_s4_mit_length_ist_ueberzaehlig(cli, endpunkt):
+    # the call was made before the limit came: the model's spare call, not the server's limit
     server = endpunkt(in_faellen({"S4-1": completion(openai_nachricht([{"name": "list_calendars", "args": {}}]),
+                                                     "length"),
+                                  "S5-1": completion({"role": "assistant", "content": '{"name": "delete_con'},
                                                      "length")}))
     k = json_lauf(cli, *messung(server.url))
-    assert (k["diagnose"]["abgeschnitten"], k["fehlerarten"]["ueberzaehlig"], k["stillgehalten"]) == (1, 0, 13 / 14)
+    assert (k["diagnose"]["abgeschnitten"], k["fehlerarten"]["ueberzaehlig"], k["stillgehalten"]) == (1, 1, 12 / 14)
 
 
 # ---------------------------------------------------------------------------
@@ -140,8 +143,10 @@ def test_pruefen_getaggt_ohne_native_ist_der_parser(cli, endpunkt):
     status, out, err = cli("--pruefen", *messung(server.url))
     assert status == 1
     assert fehler_zeilen(out) == ["  FAIL  a call comes back as tool_calls: in S1-1 calls were read from the answer "
-                                  "text, not from tool_calls; the server's tool-call parser is off (vLLM: "
-                                  "--enable-auto-tool-choice --tool-call-parser ...; llama.cpp: --jinja)"]
+                                  'text, not from tool_calls (S1-1 asked again with tool_choice "required" at '
+                                  "temperature 0 came back as text again); the server's tool-call parser is off "
+                                  "(vLLM: --enable-auto-tool-choice --tool-call-parser ...; llama.cpp: --jinja)"]
+    assert [b["tool_choice"] for _, b in server.anfragen if fall_von(b).get("id") == "S1-1"] == ["auto", "required"]
 
 
 def test_pruefen_jede_antwort_an_der_eigenen_grenze_abgeschnitten(cli, endpunkt):
