@@ -249,8 +249,11 @@ def werkzeug_template(server_dir, modell, ordner, pruefe, figures):
             k = json.loads(r.stdout)
             d = k["diagnose"]
             nativ = sum(bool(a["nachricht"].get("tool_calls")) for a in zeilen)
-            pruefe(nativ > 0 and d["aus_text"] == 0,
-                   f"calls read from tool_calls ({nativ} outputs), none blamed on the server's parser (aus_text 0)")
+            pruefe(nativ > 0 and d["aus_text"] == 0 and d["text_ungeklaert"] == 0,
+                   f"calls read from tool_calls ({nativ} outputs), none blamed on the server's parser (aus_text 0); "
+                   f"the probe: {d['probe'] or 'not needed, since calls came back as tool_calls'}; text calls the "
+                   f"model's own: eigenes_format {d['eigenes_format']}; teilweise_geparst {d['teilweise_geparst']}, "
+                   f"protokoll {d['protokoll'] or 'clear'}")
             pruefe((d["katalog_fehlt"], d["leer"], d["im_denken"]) == (False, 0, 0),
                    f"no server fault in the diagnosis ({d})")
             figures.append(("Qwen2.5 template", k))
