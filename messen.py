@@ -1779,13 +1779,36 @@ def zahl_oder_none(usage, feld):
     return x if type(x) is int and 0 < x <= TOKENS_HOECHSTENS else None
 
 
-def erfolge_je_fall(faelle, ausgaben):
-    """id -> (successes, outputs), in case order, for the cases that have outputs."""
+def erfolge_je_fall(faelle, ausgaben, ohne_server=False):
+    """id -> (successes, outputs), in case order, for the cases that have outputs; ohne_server: the
+    failed outputs the server explains (server_grund) left out of both counts."""
     je_fall = {f["id"]: [0, 0] for f in faelle}
     for a in ausgaben:
+        if ohne_server and server_grund(a):
+            continue
         je_fall[a["id"]][0] += gelungen(a)
         je_fall[a["id"]][1] += 1
     return {i: tuple(v) for i, v in je_fall.items() if v[1]}
+
+
+def server_grund(a):
+    """Why a failed output is the server's doing, in the diagnosis' terms, or None: an output that
+    is no answer (leer, abgeschnitten, im_denken), calls the parser lost, or a stream that broke it."""
+    if gelungen(a):
+        return None
+    if a["protokoll"].get("aufrufe_verloren"):
+        return "aufrufe_verloren"
+    return a["mangel"] or ("stream_defekt" if strom_defekt(a) else None)
+
+
+def server_gruende(ausgaben):
+    """id -> the server's reasons for the case's failed outputs (cases without any left out)."""
+    gruende = {}
+    for a in ausgaben:
+        grund = server_grund(a)
+        if grund and grund not in gruende.setdefault(a["id"], []):
+            gruende[a["id"]].append(grund)
+    return {i: g for i, g in gruende.items() if g}
 
 
 def wilson_ki(paare):
@@ -2663,11 +2686,30 @@ def bericht_markdown(e, k):
 
 
 def vergleiche(a, b):
-    """Per-case success rates of two runs, the flipped cases and the exact paired test.
+    """Per-case success rates of two runs, the flipped cases and the exact paired test; then the
+    same test on the model's own flips (ohne_server), without the failed outputs the server explains.
 
-    One output per case in both runs: the sign test on the flipped cases. More: the
-    permutation test of the per-case differences, which gains power from the repeats."""
+    a, b: (settings, figures, {"alle": id -> (successes, outputs), "modell": the same without the
+    server's failed outputs, "server": id -> the server's reasons})."""
     (ea, ka, ja), (eb, kb, jb) = a, b
+    alle, modell = paartest(ja["alle"], jb["alle"]), paartest(ja["modell"], jb["modell"])
+    geflippt = alle["besser"] + alle["schlechter"]
+    serverseitig = {i: ja["server"].get(i, []) + [g for g in jb["server"].get(i, []) if g not in ja["server"].get(i, [])]
+                    for i in geflippt if i in ja["server"] or i in jb["server"]}
+    return {"a": ea["tag"], "b": eb["tag"], **{f: alle[f] for f in ("besser", "schlechter", "p", "test")},
+            "aufloesung": aufloesung(alle["faelle"]), "faelle_verglichen": alle["faelle"],
+            "aenderung": alle["aenderung"], "jenseits_zufall": alle["p"] < 0.05, "richtung": alle["richtung"],
+            "serverseitig": list(serverseitig), "server_gruende": serverseitig,
+            "ohne_server": {f: modell[f] for f in ("besser", "schlechter", "p", "test", "richtung")} | {
+                "jenseits_zufall": modell["p"] < 0.05, "faelle_verglichen": modell["faelle"]},
+            "nicht_vergleichbar": nicht_vergleichbar(ea, ka, eb, kb),
+            "mit_weiter": ka["weiter"] is not None and kb["weiter"] is not None,  # S6 cases are in the test
+            "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
+
+
+def paartest(ja, jb):
+    """The paired test on the cases both runs have: one output per case in both, the sign test on the
+    flipped cases; more, the permutation test of the per-case differences, which gains power from repeats."""
     gemeinsam = [i for i in ja if i in jb]  # an incomplete run: only cases both have answered are compared
     differenzen = {i: fractions.Fraction(*jb[i]) - fractions.Fraction(*ja[i]) for i in gemeinsam}
     besser = [i for i in gemeinsam if differenzen[i] > 0]  # ids better in B, worse in B
@@ -2677,17 +2719,22 @@ def vergleiche(a, b):
     p = {"sign": lambda: vorzeichentest(len(besser), len(schlechter)),
          "permutation": lambda: permutationstest(differenzen.values()),
          "monte-carlo": lambda: permutationstest_mc(list(differenzen.values()))}[test]()
-    da, db = ka["diagnose"], kb["diagnose"]
-    anders = {n: [da[n], db[n]] for n in da if da[n] != db[n]}
     # the direction is the test's statistic, the summed per-case differences, never a count of cases
     aenderung = float(sum(differenzen.values()) / len(gemeinsam)) if gemeinsam else 0.0
-    return {"a": ea["tag"], "b": eb["tag"], "besser": besser, "schlechter": schlechter, "p": p,
-            "test": test, "diagnose_anders": anders,
-            "aufloesung": aufloesung(len(gemeinsam)), "faelle_verglichen": len(gemeinsam),
-            "aenderung": aenderung, "jenseits_zufall": p < 0.05,
-            "mit_weiter": ka["weiter"] is not None and kb["weiter"] is not None,  # S6 cases are in the test
-            "richtung": "besser" if aenderung > 0 else "schlechter" if aenderung < 0 else "gleich",
-            "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
+    return {"besser": besser, "schlechter": schlechter, "p": p, "test": test, "faelle": len(gemeinsam),
+            "aenderung": aenderung,
+            "richtung": "besser" if aenderung > 0 else "schlechter" if aenderung < 0 else "gleich"}
+
+
+def nicht_vergleichbar(ea, ka, eb, kb):
+    """A server setting that differs for a whole run, so that no flip can be put on the model: the
+    catalogue that reached the prompt in one run only, or a tool-call parser off in one only; or None."""
+    for e, k, anderer in ((ea, ka, kb), (eb, kb, ka)):
+        if k["diagnose"]["katalog_fehlt"] is True and anderer["diagnose"]["katalog_fehlt"] is not True:
+            return f"the catalogue never reached the prompt in {e['tag']} (katalog_fehlt), in the other run it did"
+        if k["diagnose"]["aus_text"] and not anderer["diagnose"]["aus_text"]:
+            return f"the server's tool-call parser was off in {e['tag']} (aus_text), in the other run it was on"
+    return None
 
 
 TESTS = {  # name -> (in the resolution sentence, in the verdict)
@@ -2699,15 +2746,32 @@ TESTS = {  # name -> (in the resolution sentence, in the verdict)
 
 
 def urteil(v):
-    """The verdict in one sentence: what flipped, which way the cases compared moved, and the test."""
+    """The verdict in one sentence: what flipped, which way the cases compared moved, and the test;
+    where the server explains flips, what is left for the model; where a whole run measured a server
+    setting, that no verdict on the model can be given."""
     b, s = len(v["besser"]), len(v["schlechter"])
     test = TESTS[v["test"]][1]
     satz = (f"{b} case{'s' * (b != 1)} better and {s} worse in {v['b']} than in {v['a']} "
             f"({figur(v)} over the {mal(v['faelle_verglichen'], 'case')} compared: "
-            f"{differenz('auftraege_gelungen', v['aenderung'])}); {test} p = {v['p']:.3g}: ")
+            f"{differenz('auftraege_gelungen', v['aenderung'])}); {test} p = {v['p']:.3g}")
+    if v.get("nicht_vergleichbar"):
+        return satz + f". Cannot tell whether the model changed: {v['nicht_vergleichbar']}."
+    if not v.get("serverseitig"):
+        return satz + ": " + schluss(v)
+    m = v["ohne_server"]
+    gruende = "; ".join(f"{grund}: {', '.join(i for i in v['serverseitig'] if grund in v['server_gruende'][i])}"
+                        for grund in dict.fromkeys(g for i in v["serverseitig"] for g in v["server_gruende"][i]))
+    eigene = len(m["besser"]) + len(m["schlechter"])
+    return (satz + f". {len(v['serverseitig'])} of the {b + s} flips are the server's ({gruende}); on the model's "
+            f"{eigene} ({len(m['besser'])} better, {len(m['schlechter'])} worse): {TESTS[m['test']][1]} "
+            f"p = {m['p']:.3g}: " + schluss(dict(m, b=v["b"])))
+
+
+def schluss(v):
+    """The end of a verdict: better or worse beyond chance, or not."""
     if v["jenseits_zufall"] and v["richtung"] != "gleich":
-        return satz + f"{v['b']} is {'better' if v['richtung'] == 'besser' else 'worse'} beyond chance at 5 %."
-    return satz + "the difference is not beyond chance at 5 %."
+        return f"{v['b']} is {'better' if v['richtung'] == 'besser' else 'worse'} beyond chance at 5 %."
+    return "the difference is not beyond chance at 5 %."
 
 
 def figur(v):
@@ -2728,16 +2792,11 @@ def aufloesung_satz(v):
 
 
 def schlechter_jenseits(v):
-    """The later run is worse than the first beyond chance at 5 %: what --streng stops on.
-    Worse is the sign of the summed per-case differences, the statistic the test is of."""
-    return v["jenseits_zufall"] and v["richtung"] == "schlechter"
-
-
-def diagnose_warnung(v):
-    teile = ", ".join(f"{n} {json.dumps(a)} in {v['a']} and {json.dumps(b)} in {v['b']}"
-                      for n, (a, b) in v["diagnose_anders"].items())
-    return (f"Warning: the diagnoses differ ({teile}): part of the difference may be the server's, "
-            "not the model's.")
+    """The later run's model is worse than the first's beyond chance at 5 %, on the flips the server
+    does not explain: what --streng stops on. Worse is the sign of the summed per-case differences,
+    the statistic the test is of."""
+    m = v["ohne_server"]
+    return m["jenseits_zufall"] and m["richtung"] == "schlechter"
 
 
 def differenz(name, d):
@@ -2757,11 +2816,12 @@ def vergleich_text(a, b, v, faelle):
     zeilen += ["", "A " + stufenzeile(ka["stufen"]), "B " + stufenzeile(kb["stufen"])]
     zeilen += [f"A {fehlerarten_zeile(ka['fehlerarten'])}", f"B {fehlerarten_zeile(kb['fehlerarten'])}"]
     zeilen += [""] + [f"{x} {z}" for x, k in (("A", ka), ("B", kb)) for z in diagnose_zeilen(k["diagnose"])]
-    zeilen += vergleich_hinweise(ea, eb, [v])[:-1]
+    zeilen += vergleich_hinweise(ea, eb)[:-1]
     for titel, ids in (("Better in B", v["besser"]), ("Worse in B", v["schlechter"])):
         if ids:
             zeilen += ["", f"{titel} ({len(ids)}):"]
-            zeilen += [f"  {i}  {faelle[i]['frage']}\n      A: {a[3][i]}\n      B: {b[3][i]}" for i in ids]
+            zeilen += [f"  {i}  {faelle[i]['frage']}{server_vermerk(v, i)}\n      A: {a[3][i]}\n      B: {b[3][i]}"
+                       for i in ids]
     zeilen += ["", urteil(v), aufloesung_satz(v)]
     return "\n".join(zeilen)
 
@@ -2778,7 +2838,7 @@ def vergleich_markdown(a, b, v):
                f"{kb['fehlerarten'][art] - ka['fehlerarten'][art]:+d} |" for art in FEHLERARTEN
                if ka["fehlerarten"][art] or kb["fehlerarten"][art]]
     zeilen += diagnose_markdown([ka, kb], differenz_spalte=True)
-    return "\n".join(zeilen + [""] + vergleich_hinweise(ea, eb, [v]) + [urteil(v), aufloesung_satz(v)])
+    return "\n".join(zeilen + [""] + vergleich_hinweise(ea, eb) + [urteil(v), aufloesung_satz(v)])
 
 
 def diagnose_markdown(ks, differenz_spalte=False):
@@ -2800,9 +2860,14 @@ def ja_nein(x):
     return {True: "yes", False: "no", None: "unknown"}[x] if x is None or isinstance(x, bool) else str(x)
 
 
-def vergleich_hinweise(ea, eb, vs):
-    """What the text of a comparison says beside the table: differing diagnoses, differing n."""
-    zeilen = [diagnose_warnung(v) for v in vs if v["diagnose_anders"]]
+def server_vermerk(v, i):
+    """'  (the server's: leer)' beside a flipped case the server explains."""
+    return f"  (the server's: {', '.join(v['server_gruende'][i])})" if i in v.get("server_gruende", {}) else ""
+
+
+def vergleich_hinweise(ea, eb):
+    """What the text of a comparison says beside the table: differing n, S6 in one run only."""
+    zeilen = []
     if ea["n"] != eb["n"]:
         zeilen.append(f"The runs have different n ({ea['n']} and {eb['n']}): cases are compared by their success "
                       "rates.")
@@ -2826,7 +2891,6 @@ def reihe_text(laeufe, vs):
     zeilen += [f"{art:<20}{spalten(k['fehlerarten'][art] for k in ks)}" for art in FEHLERARTEN
                if any(k["fehlerarten"][art] for k in ks)]
     zeilen += ["", "Each run against the first:"] + [f"  {urteil(v)}" for v in vs]
-    zeilen += [f"  {diagnose_warnung(v)}" for v in vs if v["diagnose_anders"]]
     return "\n".join(zeilen + ["", aufloesung_satz(vs[-1])])
 
 
@@ -2840,8 +2904,7 @@ def reihe_markdown(laeufe, vs):
     zeilen += [f"| {art} | " + " | ".join(str(k["fehlerarten"][art]) for k in ks) + " |" for art in FEHLERARTEN
                if any(k["fehlerarten"][art] for k in ks)]
     zeilen += diagnose_markdown(ks)
-    warnungen = [diagnose_warnung(v) for v in vs if v["diagnose_anders"]]
-    return "\n".join(zeilen + [""] + [urteil(v) for v in vs] + warnungen + [aufloesung_satz(vs[-1])])
+    return "\n".join(zeilen + [""] + [urteil(v) for v in vs] + [aufloesung_satz(vs[-1])])
 
 
 def komplett(laeufe, nur_ob=False):
@@ -3608,7 +3671,7 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
     per-case successes, what it did). With --streng, exit 3 when the last is worse beyond chance."""
     pfade = [gespeichert_pfad(lauf, t) for t in tags]
     gelesen = [lies_lauf(pfad, faelle)[:2] for pfad in pfade]  # (settings, outputs), each file read once
-    laeufe = [(e, kennzahlen(eigene, aus, lauf.katalog, e.get("probe")), erfolge_je_fall(eigene, aus),
+    laeufe = [(e, kennzahlen(eigene, aus, lauf.katalog, e.get("probe")), je_fall_beide(eigene, aus),
                was_geschah(eigene, aus))
               for e, eigene, aus in (pruefe_gespeichert(lauf, faelle, p, *g) for p, g in zip(pfade, gelesen))]
     halb = [e["tag"] for e, k, *_ in laeufe if not vollstaendig(e, k)]
@@ -3619,11 +3682,22 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
     zeige_vergleich(lauf.form, laeufe, vs, {f["id"]: f for f in faelle})
     if bild:
         zeichne(bild, [lf[:2] for lf in laeufe])
+    if streng and vs[-1]["nicht_vergleichbar"]:
+        print(f"messen: cannot tell whether the model of {vs[-1]['b']} is worse than {vs[-1]['a']}'s: "
+              f"{vs[-1]['nicht_vergleichbar']}; --streng exits 2", file=sys.stderr)
+        return 2
     if streng and schlechter_jenseits(vs[-1]):
-        print(f"messen: {vs[-1]['b']} is worse than {vs[-1]['a']} beyond chance at 5 % (p = {vs[-1]['p']:.3g}); "
-              "--streng exits 3", file=sys.stderr)
+        eigene = ", on the flips the server does not explain" if vs[-1]["serverseitig"] else ""
+        print(f"messen: {vs[-1]['b']} is worse than {vs[-1]['a']} beyond chance at 5 % "
+              f"(p = {vs[-1]['ohne_server']['p']:.3g}{eigene}); --streng exits 3", file=sys.stderr)
         return 3
     return 0
+
+
+def je_fall_beide(faelle, ausgaben):
+    """What the paired tests of a comparison read of one run (see vergleiche)."""
+    return {"alle": erfolge_je_fall(faelle, ausgaben), "modell": erfolge_je_fall(faelle, ausgaben, True),
+            "server": server_gruende(ausgaben)}
 
 
 def zeige_vergleich(form, laeufe, vs, faelle_by_id):

@@ -141,7 +141,7 @@ def test_ohne_usage_ist_der_katalog_unbekannt(cli, endpunkt):
     assert json_lauf(cli, "--bewerten", "m")["diagnose"]["katalog_fehlt"] is None
 
 
-def test_vergleich_zeigt_beide_diagnosen_und_warnt(cli, endpunkt):
+def test_ein_katalog_der_nur_in_einem_lauf_fehlt_laesst_kein_urteil_zu(cli, endpunkt):
     vorbereitet(cli, *messung(endpunkt(ohne_katalog).url, "--tag", "eigen"))
     vorbereitet(cli, *messung(endpunkt().url, "--tag", "passend"))
     status, out, err = cli("--vergleich", "eigen", "passend")
@@ -149,19 +149,20 @@ def test_vergleich_zeigt_beide_diagnosen_und_warnt(cli, endpunkt):
     zeilen = out.splitlines()
     assert f"A   katalog_fehlt  yes: {HINWEIS['katalog_fehlt']}. {NICHT}" in zeilen
     assert f"B {KLAR}" in zeilen
-    assert ("Warning: the diagnoses differ (katalog_fehlt true in eigen and false in passend): part of the "
-            "difference may be the server's, not the model's.") in zeilen
+    grund = "the catalogue never reached the prompt in eigen (katalog_fehlt), in the other run it did"
+    assert zeilen[-2].startswith("28 cases better and 0 worse in passend than in eigen ")
+    assert zeilen[-2].endswith(f"exact sign test p = 7.45e-09. Cannot tell whether the model changed: {grund}.")
+    assert "Warning" not in out
     md = cli("--vergleich", "eigen", "passend", "--markdown")[1].splitlines()
     assert "| diagnosis: katalog_fehlt | yes | no | |" in md
-    assert ("Warning: the diagnoses differ (katalog_fehlt true in eigen and false in passend): part of the "
-            "difference may be the server's, not the model's.") in md
+    assert md[-2].endswith(f"Cannot tell whether the model changed: {grund}.")
     reihe = cli("--vergleich", "eigen", "passend", "eigen", "--markdown")[1].splitlines()
     assert "| diagnosis: katalog_fehlt | yes | no | yes |" in reihe
-    assert ("Warning: the diagnoses differ (katalog_fehlt true in eigen and false in passend): part of the "
-            "difference may be the server's, not the model's.") in reihe
     v = json.loads(cli("--vergleich", "eigen", "passend", "--json")[1])
-    assert v["diagnose_anders"] == {"katalog_fehlt": [True, False]}
-    assert v["a_kennzahlen"]["diagnose"]["katalog_fehlt"] is True
+    assert (v["nicht_vergleichbar"], v["a_kennzahlen"]["diagnose"]["katalog_fehlt"]) == (grund, True)
+    status, _, err = cli("--vergleich", "eigen", "passend", "--streng")
+    assert (status, err) == (2, f"messen: cannot tell whether the model of passend is worse than eigen's: {grund}; "
+                                "--streng exits 2\n")
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,141 @@
+"""The verdict on the model: flips the server explains are set apart, over loopback HTTP.
+
+A is right everywhere; B's server answers some cases empty, cut off or with lost calls,
+and B's model gets other cases wrong. The verdict tests both, and --streng decides on
+the model's own flips.
+"""
+
+import json
+
+import pytest
+
+from conftest import completion, mit_fehlern, messung, openai_nachricht, richtig, vorbereitet, BY_ID
+
+LEER = completion({"role": "assistant", "content": None})
+ABGESCHNITTEN = completion({"role": "assistant", "content": "<tool_call>{\"name\": \"get_con"}, "length")
+VERLOREN = completion({"role": "assistant", "content": None}, "tool_calls")
+
+
+def mit_erfundenem_argument(ids):
+    """The model's own fault: an invented filter in each named case (S2, one call each)."""
+    return {i: [dict(s, args=dict(s["args"], company="Acme")) for s in BY_ID[i]["erwartet"]] for i in ids}
+
+
+def server_und_modell(server_faelle, modell_faelle):
+    """B: the server's answers in server_faelle (id -> body), the model's errors in modell_faelle."""
+    modell = mit_fehlern(mit_erfundenem_argument(modell_faelle))
+
+    def antwort(fall, body, nummer):
+        return server_faelle[fall["id"]] if fall["id"] in server_faelle else modell(fall, body, nummer)
+    return antwort
+
+
+def zwei_laeufe(cli, endpunkt, antwort_b, *extra):
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "a", *extra))
+    vorbereitet(cli, *messung(endpunkt(antwort_b).url, "--tag", "b", *extra))
+
+
+def test_drei_leere_antworten_sind_des_servers(cli, endpunkt):
+    zwei_laeufe(cli, endpunkt, server_und_modell({i: LEER for i in ("S2-1", "S2-2", "S2-3")},
+                                                 ["S2-4", "S2-5", "S2-6"]))
+    status, out, err = cli("--vergleich", "a", "b", "--streng")
+    assert (status, err) == (0, "")  # the model's three flips alone are no verdict
+    assert out.splitlines()[-2] == (
+        "0 cases better and 6 worse in b than in a (auftraege_gelungen over the 42 cases compared: -14.3 points); "
+        "exact sign test p = 0.0312. 3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3); on the model's 3 "
+        "(0 better, 3 worse): exact sign test p = 0.25: the difference is not beyond chance at 5 %.")
+    assert f"  S2-1  {BY_ID['S2-1']['frage']}  (the server's: leer)" in out.splitlines()
+    assert f"  S2-4  {BY_ID['S2-4']['frage']}" in out.splitlines()
+    assert "Warning" not in out
+    v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
+    assert v["serverseitig"] == ["S2-1", "S2-2", "S2-3"]
+    assert v["ohne_server"]["besser"] == [] and v["ohne_server"]["schlechter"] == ["S2-4", "S2-5", "S2-6"]
+    assert (v["ohne_server"]["p"], v["ohne_server"]["jenseits_zufall"]) == (0.25, False)
+    assert (v["p"], v["jenseits_zufall"]) == (2 / 2 ** 6, True)  # the flips as they stand, kept beside
+    md = cli("--vergleich", "a", "b", "--markdown")[1].splitlines()
+    assert md[-2].endswith("on the model's 3 (0 better, 3 worse): exact sign test p = 0.25: the difference is not "
+                           "beyond chance at 5 %.")
+
+
+def test_sechs_eigene_fehler_bleiben_ein_urteil(cli, endpunkt):
+    zwei_laeufe(cli, endpunkt, server_und_modell({}, ["S2-1", "S2-2", "S2-3", "S2-4", "S2-5", "S2-6"]))
+    status, out, err = cli("--vergleich", "a", "b", "--streng")
+    assert status == 3
+    assert err == "messen: b is worse than a beyond chance at 5 % (p = 0.0312); --streng exits 3\n"
+    assert out.splitlines()[-2].endswith("exact sign test p = 0.0312: b is worse beyond chance at 5 %.")
+    assert json.loads(cli("--vergleich", "a", "b", "--json")[1])["serverseitig"] == []
+
+
+@pytest.mark.parametrize("antwort, grund", [
+    (ABGESCHNITTEN, "abgeschnitten"), (VERLOREN, "aufrufe_verloren")])
+def test_jeder_grund_des_servers_wird_genannt(cli, endpunkt, antwort, grund):
+    zwei_laeufe(cli, endpunkt, server_und_modell({i: antwort for i in ("S2-1", "S2-2", "S2-3", "S2-4")},
+                                                 ["S2-5", "S2-6", "S2-7"]))
+    status, out, err = cli("--vergleich", "a", "b", "--streng")
+    assert (status, err) == (0, "")
+    assert f"4 of the 7 flips are the server's ({grund}: S2-1, S2-2, S2-3, S2-4); on the model's 3" in out
+
+
+def test_mit_wiederholungen_faellt_nur_die_ausgabe_des_servers_heraus(cli, endpunkt):
+    # B's S2-1 is empty in its first output and right in its second: without the server's output it is right
+    def b(fall, body, nummer):
+        if fall["id"] == "S2-1" and nummer == 1:
+            return LEER
+        if fall["id"] in ("S2-2", "S2-3") and nummer == 1:
+            return mit_fehlern(mit_erfundenem_argument([fall["id"]]))(fall, body, nummer)
+        return richtig(fall, body, nummer)
+    zwei_laeufe(cli, endpunkt, b, "--n", "2")
+    v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
+    assert (v["schlechter"], v["serverseitig"]) == (["S2-1", "S2-2", "S2-3"], ["S2-1"])
+    assert (v["ohne_server"]["schlechter"], v["ohne_server"]["test"]) == (["S2-2", "S2-3"], "permutation")
+    assert v["ohne_server"]["faelle_verglichen"] == 42
+
+
+def test_ein_fall_ganz_ohne_antwort_faellt_aus_dem_test(cli, endpunkt):
+    zwei_laeufe(cli, endpunkt, server_und_modell({"S2-1": LEER}, []))
+    v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
+    assert (v["faelle_verglichen"], v["ohne_server"]["faelle_verglichen"]) == (42, 41)
+    assert (v["ohne_server"]["schlechter"], v["ohne_server"]["p"]) == ([], 1.0)
+
+
+def test_ohne_flip_keine_warnung(cli, endpunkt):
+    # the diagnoses differ (calls in a fence in B), yet no case flipped: nothing to warn of
+    def zaun(fall, body, nummer):
+        soll = fall["erwartet"]
+        if not soll:
+            return richtig(fall, body, nummer)
+        return completion({"role": "assistant", "content": "```json\n" + json.dumps(
+            [{"name": s["name"], "arguments": s["args"]} for s in soll]) + "\n```"})
+    zwei_laeufe(cli, endpunkt, zaun)
+    status, out, err = cli("--vergleich", "a", "b", "--streng")
+    assert (status, err) == (0, "")
+    assert "Warning" not in out and "server's" not in out.split("\n\n")[-1]
+    assert out.splitlines()[-2].startswith("0 cases better and 0 worse in b than in a ")
+
+
+def test_ein_parser_der_nur_in_einem_lauf_aus_ist(cli, endpunkt):
+    def hermes(fall, body, nummer):
+        soll = fall["erwartet"]
+        if not soll:
+            return richtig(fall, body, nummer)
+        return completion({"role": "assistant", "content": "\n".join(
+            "<tool_call>" + json.dumps({"name": s["name"], "arguments": s["args"]}) + "</tool_call>" for s in soll)})
+    zwei_laeufe(cli, endpunkt, hermes)
+    status, out, err = cli("--vergleich", "a", "b", "--streng")
+    grund = "the server's tool-call parser was off in b (aus_text), in the other run it was on"
+    assert (status, err) == (2, f"messen: cannot tell whether the model of b is worse than a's: {grund}; "
+                                "--streng exits 2\n")
+    assert out.splitlines()[-2].endswith(f"Cannot tell whether the model changed: {grund}.")
+
+
+def test_eine_reihe_zeigt_das_urteil_ueber_das_modell_je_paar(cli, endpunkt):
+    zwei_laeufe(cli, endpunkt, server_und_modell({i: LEER for i in ("S2-1", "S2-2", "S2-3")},
+                                                 ["S2-4", "S2-5", "S2-6"]))
+    status, out, err = cli("--vergleich", "a", "b", "a")
+    assert status == 0, err
+    assert ("  0 cases better and 6 worse in b than in a (auftraege_gelungen over the 42 cases compared: -14.3 "
+            "points); exact sign test p = 0.0312. 3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3); on the "
+            "model's 3 (0 better, 3 worse): exact sign test p = 0.25: the difference is not beyond chance at 5 %."
+            ) in out.splitlines()
+    v = json.loads(cli("--vergleich", "a", "b", "a", "--json")[1])
+    assert [x["serverseitig"] for x in v["vergleiche"]] == [["S2-1", "S2-2", "S2-3"], []]
