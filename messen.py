@@ -930,6 +930,7 @@ def chat_antwort(r, latenz, strom=False):
 
 
 OHNE_STROM = "a plain answer to a streamed request"
+OHNE_USAGE = "no usage chunk"  # every streamed request asks for one (stream_options.include_usage)
 
 
 def ist_strom(r):
@@ -953,7 +954,8 @@ def strom_antwort(text, latenz):
     """The Antwort of a streamed chat completion (SSE), assembled as the OpenAI spec says: content
     deltas joined; calls keyed by index, their id, type and name taken once, argument fragments
     joined in order; reasoning kept apart; finish_reason from the last choice chunk that has one;
-    usage from the last chunk that has it. None when no chunk holds a choice (an error event)."""
+    usage from the last chunk that has it. None when no chunk holds a choice, or when any chunk is an
+    error event (vLLM sends {"error": ...} when its tool parser raises mid-stream): no answer."""
     teile = {"content": [], "reasoning_content": [], "refusal": []}
     rufe, defekte, weitere = {}, {}, set()  # rufe: index -> call; defekte: an ordered set
     finish, usage, chunks, fertig, gewaehlt = None, {}, 0, False, False
@@ -970,6 +972,8 @@ def strom_antwort(text, latenz):
             continue
         if not isinstance(chunk, dict):
             continue
+        if chunk.get("error") is not None:
+            return None  # fehlerbild names the server's words
         chunks += 1
         usage = chunk["usage"] if isinstance(chunk.get("usage"), dict) else usage
         for wahl in chunk.get("choices") if isinstance(chunk.get("choices"), list) else []:
@@ -983,6 +987,8 @@ def strom_antwort(text, latenz):
         return None
     if not fertig:
         defekte["no [DONE]"] = 1
+    if not usage:
+        defekte[OHNE_USAGE] = 1
     nachricht = {"role": "assistant", "content": "".join(teile["content"]) if teile["content"] else None}
     nachricht.update({f: "".join(t) for f, t in teile.items() if t and f != "content"})
     if rufe:
@@ -1036,9 +1042,15 @@ def sse_daten(text):
 
 
 def koerper_text(r):
-    """The body as text: UTF-8 unless the server names another charset; bad bytes replaced."""
+    """The body as text, bad bytes replaced: a stream (SSE) always as UTF-8, as its specification says;
+    anything else as UTF-8 (JSON's) unless the server names another charset.
+
+    subtle: requests takes ISO-8859-1 for any text/* without a charset, and llama.cpp and Ollama
+    send text/event-stream so: "Zürich" would arrive as "ZÃ¼rich"."""
+    typ = r.headers.get("Content-Type", "").lower()
+    kodierung = "utf-8" if "event-stream" in typ or "charset" not in typ else r.encoding or "utf-8"
     try:
-        return r.content.decode(r.encoding or "utf-8", errors="replace")
+        return r.content.decode(kodierung, errors="replace")
     except LookupError:
         return r.content.decode("utf-8", errors="replace")
 
@@ -1104,8 +1116,8 @@ def fehlerbild(fall, r, versuche, strom=False):
         return meldung[len(fall["id"]) + 2:]
     if strom and ist_strom(r):
         fehler = next((d for d in sse_daten(text) if '"error"' in d), None)
-        return f"the stream held no chat completion ({mal(versuche, 'attempt')})" + \
-            (f": {servermeldung(fehler)}" if fehler else "")
+        return (f"the stream ended in an error event ({mal(versuche, 'attempt')}): {servermeldung(fehler)}" if fehler
+                else f"the stream held no chat completion ({mal(versuche, 'attempt')})")
     if ist_strom(r):
         raise Anfragefehler(f"{fall['id']}: the server answered with a stream (SSE), not one chat completion; "
                             "the bench asks for one only with --stream, so the server or a proxy forces it")
@@ -1486,8 +1498,9 @@ def bewerte_gespeichert(fall, a, umbenennung=None):
     """Everything grading adds to a saved output: its answer, and the second turn if there was one."""
     b = bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"], umbenennung)
     zweite = a.get("zweite")
-    b["nach"] = None if not zweite or "nachricht" not in zweite else bewerte_ausgabe(
-        {"erwartet": fall["danach"]}, zweite["nachricht"], zweite.get("finish_reason"), umbenennung)
+    b["nach"] = None if not zweite or "nachricht" not in zweite else dict(bewerte_ausgabe(
+        {"erwartet": fall["danach"]}, zweite["nachricht"], zweite.get("finish_reason"), umbenennung),
+        nachricht=zweite["nachricht"], strom=zweite.get("strom"))
     return b
 
 
@@ -1623,13 +1636,13 @@ def anteil(zaehler, nenner):
     return zaehler / nenner if nenner else None
 
 
-def kennzahlen(faelle, ausgaben, katalog=STANDARD, probe=None):
+def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
     """The five metrics, the stages, and what repeated runs and costs add.
 
     The five are the chapter's, over S1-S5, so that a run with --weiter keeps them
     comparable with one without; S6 has its own figure, weiter. The per-case successes
-    (the comparisons' test) and the failure classes take every stage. probe: what the run's
-    settings line saved of the probe that settles whose text calls are (see diagnose)."""
+    (the comparisons' test) and the failure classes take every stage. einstellungen: the run's
+    settings line, which the diagnosis reads (the probe, the temperature)."""
     kapitel = [a for a in ausgaben if a["stufe"] != WEITER]
     mit = [a for a in kapitel if a["stufe"] not in STILL]
     still = [a for a in kapitel if a["stufe"] in STILL]
@@ -1654,7 +1667,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, probe=None):
                                     sum(stufe_von[i] == s for i in alle_faelle)) for s in stufen},
         "gelungen_ki": wilson_ki(list(je_fall.values())),
         "fehlgeschlagen": [i for i, (e, m) in alle_faelle.items() if e < m],
-        "diagnose": diagnose(ausgaben, katalog.schwelle_s1(faelle), probe),
+        "diagnose": diagnose(ausgaben, katalog.schwelle_s1(faelle), einstellungen),
         "nachfrage": nachfrage(ausgaben),
         "fehlerarten": fehlerarten(faelle, ausgaben),
     }
@@ -1693,34 +1706,45 @@ WENIGER_TOKENS = 50
 TOKENS_HOECHSTENS = 10 ** 9  # a count above this is no count a server measured
 
 
-def diagnose(ausgaben, schwelle=KATALOG_TOKENS, probe=None):
+def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     """What the server did, counted apart from the model's skill; all zero / False / empty when clear.
 
     Every answer counts, the second turns of --nachfrage too. Whose well-formed calls read
     from text in a parser's form are is settled by evidence: while any answer of the run came
     back as tool_calls, the parser is on and they are the model's own format (eigenes_format);
-    else by the probe (see probe_urteil): the parser's (aus_text), the model's, or, without an
-    answer that tells, text_ungeklaert. A malformed call lands in the text with the parser on
-    too, and is the model's fault."""
+    else by the probe the run saved (see probe_urteil): the parser's (aus_text), the model's, or,
+    without an answer that tells, text_ungeklaert. A malformed call lands in the text with the
+    parser on too, and is the model's fault. What a stream broke is a note in protokoll unless
+    the cross-check shows it changed the calls (stream_defekt)."""
+    e = einstellungen or {}
     alle = [b for a in ausgaben for b in (a, a.get("nach")) if b]
     nativ = any(b["nativ"] for b in alle)
     heil = lambda b: sum(c["args"] is not None for c in b["aufrufe"][b["nativ"]:])  # noqa: E731  from text
     text = sum(heil(b) for b in alle if b["form"] == "parser")
-    wessen = "modell" if nativ else probe_urteil(probe) if text else None
+    wessen = "modell" if nativ else probe_urteil(e.get("probe")) if text else None
+    protokoll = sum((collections.Counter(b["protokoll"]) + strom_notizen(b) for b in alle), collections.Counter())
     return {
         "leer": sum(b["mangel"] == "leer" for b in alle),
         "abgeschnitten": sum(b["mangel"] == "abgeschnitten" for b in alle),
         "aus_text": text if wessen == "server" else 0,
         "teilweise_geparst": sum(b["form"] == "teilweise" for b in alle),
-        "protokoll": dict(sum((collections.Counter(b["protokoll"]) for b in alle), collections.Counter())),
+        "protokoll": {art: protokoll[art] for art in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if protokoll[art]},
         "eigenes_format": sum(heil(b) for b in alle if b["form"] == "eigen") + (text if wessen == "modell" else 0),
         "text_ungeklaert": text if text and wessen is None else 0,
-        "probe": probe_text(probe) if text and not nativ else None,
+        "probe": probe_text(e.get("probe")) if text and not nativ else None,
         "im_denken": sum(b["mangel"] == "im_denken" for b in alle),
         "katalog_fehlt": katalog_fehlt(ausgaben, schwelle),
         "verworfen": sum(bool(a["verworfen"]) for a in ausgaben),
-        "stream_defekt": sum(map(strom_defekt, ausgaben)),
+        "stream_defekt": sum(map(strom_defekt, alle)),
+        "strom_ungeprueft": sum(map(strom_ungeprueft, alle)),
     }
+
+
+STROM_NOTIZEN = {  # what a stream broke of the protocol -> its kind in protokoll
+    "no [DONE]": "strom_ohne_done", OHNE_USAGE: "strom_ohne_usage", OHNE_STROM: "strom_ohne_strom",
+    "a call delta without index": "strom_ohne_index", "a name that changes within a call": "strom_name_wechselt",
+    "fragments after finish_reason": "strom_nach_ende", "data after [DONE]": "strom_nach_done",
+    "a chunk that is not JSON": "strom_kein_json"}
 
 
 PROBE_WIE = "asked again with tool_choice \"required\" at temperature 0"
@@ -1749,15 +1773,26 @@ def probe_text(probe):
 
 
 def strom_defekt(a):
-    """Did the stream break the protocol, or lose what the same case's plain answer has (a malformed
-    streamed call where the plain answer's calls are all well-formed)?"""
-    strom = a.get("strom")
-    if not strom:
-        return False
-    ohne = strom.get("ohne_strom", {}).get("nachricht")
-    ohne_aufrufe = lies_aufrufe(ohne)[0] if ohne is not None else []
-    return bool(strom["defekte"]) or bool(ohne_aufrufe) and all(c["args"] is not None and c["name"]
-                                                                 for c in ohne_aufrufe)
+    """Did the stream change what was graded: a failed output (or second turn) whose same request
+    without stream, at temperature 0, gave other calls?"""
+    ohne = (a.get("strom") or {}).get("ohne_strom", {}).get("nachricht")
+    return ohne is not None and not gelungen(a) and \
+        als_menge(lies_aufrufe(a["nachricht"])[0]) != als_menge(lies_aufrufe(ohne)[0])
+
+
+def als_menge(aufrufe):
+    """Calls as a comparable multiset: the order of calls and of their arguments does not matter."""
+    return sorted(json.dumps(c, sort_keys=True) for c in aufrufe)
+
+
+def strom_notizen(b):
+    """What one stream broke of the protocol, by kind (protokoll's strom_...)."""
+    return collections.Counter(STROM_NOTIZEN.get(d, "strom_sonst") for d in (b.get("strom") or {}).get("defekte", []))
+
+
+def strom_ungeprueft(b):
+    """A failed streamed output that has no plain answer beside it to cross-check against."""
+    return bool(b.get("strom")) and not gelungen(b) and "nachricht" not in b["strom"].get("ohne_strom", {})
 
 
 def katalog_fehlt(ausgaben, schwelle=KATALOG_TOKENS):
@@ -2015,7 +2050,7 @@ def ist_zweite(z):
         return True
     return isinstance(z, dict) and isinstance(z.get("nachricht"), dict) and \
         isinstance(z.get("usage", {}), dict) and zahl_ist(z.get("latenz_s", 0), bis=1e7) and \
-        isinstance(z.get("finish_reason"), (str, type(None)))
+        isinstance(z.get("finish_reason"), (str, type(None))) and (z.get("strom") is None or ist_strom_feld(z["strom"]))
 
 
 EINSTELLUNGEN = {  # field -> (check, what is wrong when it fails)
@@ -2162,27 +2197,31 @@ def frage_fall(endpunkt, fall, erste=None):
     second turn at once, so both are saved in one line. When the second turn fails,
     the first answer is kept and only the second is asked again later (erste: that
     first answer, saved); an output killed between the turns is asked again whole."""
-    antwort = erste or gegenprobe(endpunkt, fall, endpunkt.frage(fall))
+    antwort = erste or gegenprobe(endpunkt, fall, fall, anfrage(fall, endpunkt.lauf))
     if not endpunkt.lauf.nachfrage or "nachtrag" not in fall:
         return antwort, None, None
     aufrufe, _ = lies_aufrufe(antwort.nachricht)
     if aufrufe or mangel(antwort.nachricht, aufrufe, antwort.finish):
         return antwort, None, None  # no second turn: not done
     try:
-        return antwort, endpunkt.frage({"id": f"{fall['id']}, second turn"},
-                                       nachfrage_anfrage(fall, endpunkt.lauf, antwort.nachricht)), None
+        return antwort, gegenprobe(endpunkt, {"id": f"{fall['id']}, second turn"}, {"erwartet": fall["danach"]},
+                                   nachfrage_anfrage(fall, endpunkt.lauf, antwort.nachricht)), None
     except Serverfehler as e:
         return antwort, None, e
 
 
-def gegenprobe(endpunkt, fall, antwort):
-    """--stream: when a streamed call came malformed, the same case once more without stream at
-    temperature 0, saved beside it; a well-formed call there puts the fault on the stream."""
-    aufrufe, _ = lies_aufrufe(antwort.nachricht)
-    if antwort.strom is None or not any(c["args"] is None or not c["name"] for c in aufrufe):
+def gegenprobe(endpunkt, wer, fall, body):
+    """Ask one request; with --stream at temperature 0, a streamed answer that fails its case (fall:
+    what it is graded against) is asked once more without stream, saved beside it (ohne_strom): other
+    calls there put the fault on the stream. At a temperature above 0 a plain answer may differ by
+    sampling alone, so none is asked."""
+    lauf = endpunkt.lauf
+    antwort = endpunkt.frage(wer, body)
+    if antwort.strom is None or lauf.temp != 0 or gelungen(bewerte_ausgabe(fall, antwort.nachricht, antwort.finish,
+                                                                             lauf.katalog.umbenennung)):
         return antwort
     try:
-        ohne = endpunkt.frage(fall, anfrage(fall, dataclasses.replace(endpunkt.lauf, stream=False, temp=0.0)))
+        ohne = endpunkt.frage(wer, {k: v for k, v in body.items() if k not in ("stream", "stream_options")})
         probe = {"nachricht": ohne.nachricht, "finish_reason": ohne.finish}
     except Serverfehler as e:
         probe = {"fehlt": str(e)}
@@ -2335,9 +2374,9 @@ def ausgabe_von(lauf, fall, k, sitzung, antwort, zweite, fehler):
     if antwort.strom is not None:
         a["strom"] = antwort.strom
     if lauf.nachfrage and "nachtrag" in fall:
-        a["zweite"] = {"fehlt": str(fehler)} if fehler else zweite and {
+        a["zweite"] = {"fehlt": str(fehler)} if fehler else zweite and dict({
             "nachricht": zweite.nachricht, "usage": zweite.usage, "latenz_s": round(zweite.latenz, 4),
-            "finish_reason": zweite.finish}
+            "finish_reason": zweite.finish}, **({"strom": zweite.strom} if zweite.strom is not None else {}))
     a.update(bewerte_gespeichert(fall, a, lauf.katalog.umbenennung))
     return a
 
@@ -2418,9 +2457,8 @@ DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look
                   "(vLLM --reasoning-parser with --tool-call-parser; llama.cpp --reasoning-format)"),
     "verworfen": ("outputs held several choices: the one with index 0 was graded, the others dropped",
                   "the server or a proxy set n"),
-    "stream_defekt": ("outputs whose stream broke the protocol (a call delta without index, a name that "
-                      "changes within a call, fragments after finish_reason, no [DONE], a plain answer) or "
-                      "lost what the same case asked without stream gives (a well-formed call)",
+    "stream_defekt": ("failed outputs whose same request without stream, at temperature 0, gave other calls "
+                      "(both stand in the failed-case list)",
                       "the server's streamed tool-call parser is at fault, not the model: measure without "
                       "--stream to see the model, and update the server or report it (vLLM, SGLang, Ollama "
                       "and llama.cpp have each had such bugs)"),
@@ -2439,9 +2477,25 @@ PROTOKOLL_HINWEISE = {  # what a client sees of each protocol deviation, and whi
     "id_fehlt": ("calls without an id, or with an id another call of the same answer has",
                  "an agent cannot send their results back, since a tool message names its call by id "
                  "(llama.cpp #11992, LM Studio #830)"),
+    "strom_ohne_done": ("streams that ended without data: [DONE]", "a client that waits for it waits until its "
+                        "timeout (TGI before 2.2 sent none)"),
+    "strom_ohne_usage": ("streams without the usage chunk stream_options asked for", "a client cannot count the "
+                         "tokens, nor the diagnosis tell whether the catalogue reached the prompt"),
+    "strom_ohne_strom": ("plain answers to a streamed request", "a client that reads the stream finds none"),
+    "strom_ohne_index": ("streams with a call delta without index", "a client cannot tell which call a fragment "
+                         "belongs to"),
+    "strom_name_wechselt": ("streams whose call changed its name midway", "a client runs the first name or the last"),
+    "strom_nach_ende": ("streams with fragments after finish_reason", "a client that stops there loses them"),
+    "strom_nach_done": ("streams with data after [DONE]", "a client that stops there loses it"),
+    "strom_kein_json": ("streams with a chunk that is not JSON", "a client's parser fails on it"),
 }
+STROM_NOTIZ = ("A note on the stream: it changed what was graded only where stream_defekt counts an output.")
 NACH_DEM_GEMEINTEN = ("The figures grade the calls as the model wrote them; gelungen_nativ is what an agent on "
                       "this server gets done.")
+STROM_UNGEPRUEFT = ("failed streamed outputs were not cross-checked against the same request without stream: at a "
+                    "temperature above 0 none is asked, since a plain answer can differ by sampling alone (where one "
+                    "was asked and failed, its fault stands in the results file); whether the stream changed them "
+                    "cannot be told here: --pruefen checks the stream at temperature 0")
 TEXT_UNGEKLAERT = ("calls were read from the answer text in a form a tool-call parser reads, never from "
                    "tool_calls, and whose that is cannot be told ({probe}): either the server's tool-call parser is "
                    "off (vLLM: --enable-auto-tool-choice --tool-call-parser ...; llama.cpp: --jinja), or the model "
@@ -2513,7 +2567,8 @@ def diagnose_zeilen(d):
     server = [n for n in DIAGNOSE_HINWEISE if d[n]]
     zeilen = ["Diagnosis: what the server did, not the model" if server or d["protokoll"] else
               "Diagnosis: whose some calls are cannot be told" if d["text_ungeklaert"] else
-              "Diagnosis: the server did its part; the model did not"]
+              "Diagnosis: the server did its part; the model did not" if d["eigenes_format"] else
+              "Diagnosis: nothing blamed on the server; a note"]
     for name in server:
         was, einstellung = DIAGNOSE_HINWEISE[name]
         zahl = "yes" if d[name] is True else d[name]
@@ -2521,7 +2576,10 @@ def diagnose_zeilen(d):
         folge = NACH_DEM_GEMEINTEN if name == "teilweise_geparst" else NICHT_DAS_MODELL
         zeilen.append(f"  {name:<14} {zahl}: {was}; {einstellung}. {folge}")
     zeilen += [f"  protokoll {art} {zahl}: {PROTOKOLL_HINWEISE[art][0]}; {PROTOKOLL_HINWEISE[art][1]}. "
-               f"{NACH_DEM_GEMEINTEN}" for art, zahl in d["protokoll"].items()]
+               f"{STROM_NOTIZ if art in STROM_NOTIZEN.values() else NACH_DEM_GEMEINTEN}"
+               for art, zahl in d["protokoll"].items()]
+    if d["strom_ungeprueft"]:
+        zeilen.append(f"  strom_ungeprueft {d['strom_ungeprueft']}: {STROM_UNGEPRUEFT}.")
     if d["text_ungeklaert"]:
         zeilen.append(f"  text_ungeklaert {d['text_ungeklaert']}: {TEXT_UNGEKLAERT.format(probe=d['probe'])}.")
     if d["eigenes_format"]:
@@ -2621,8 +2679,10 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
     mehrere: the run has repeats, so each line names its output (#1, #2 ...)."""
     lauf = f" #{a['lauf'] + 1}" if mehrere else ""
     gruende = gruende_von(b, erwartet)
+    ohne = lies_aufrufe(b["strom"]["ohne_strom"]["nachricht"])[0] if strom_defekt(b) else None
     return [f"  {a['id']}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
             f"      came:     {aufrufe_text(b['aufrufe'], b['mangel'])}"] + \
+        ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: stream_defekt)"] if ohne else []) + \
         ([f"      differs:  {'; '.join(gruende)}"] if gruende else [])
 
 
@@ -3171,15 +3231,14 @@ def pruef_s3(endpunkt, lauf, faelle):
         body = anfrage(fall, lauf_, {"max_tokens": PRUEF_TOKENS, **lauf.extra, **mehr})
         return lies_aufrufe(endpunkt.frage(fall, body).nachricht)[0]
     try:
-        schlicht, strom = frage(), frage(stream=True)
-        ausdruecklich = frage(parallel_tool_calls=True) if "parallel_tool_calls" not in lauf.extra else None
+        schlicht = frage()
     except Serverfehler as e:
         return [(False, f"{was_strom}: {e}")]
-    return [pruef_strom(fall, was_strom, schlicht, strom), pruef_mehr(fall, was_mehr, schlicht, ausdruecklich)]
-
-
-def als_menge(aufrufe):
-    return sorted(json.dumps(c, sort_keys=True) for c in aufrufe)
+    try:
+        zeile_strom = pruef_strom(fall, was_strom, schlicht, frage(stream=True))
+    except Serverfehler as e:
+        zeile_strom = False, f"{was_strom}: the streamed request fails: {e}"
+    return [zeile_strom, pruef_mehr(lauf, fall, was_mehr, schlicht, frage)]
 
 
 def pruef_strom(fall, was, schlicht, strom):
@@ -3191,15 +3250,32 @@ def pruef_strom(fall, was, schlicht, strom):
     return True, f"{was} ({fall['id']}: {mal(len(schlicht), 'call')})"
 
 
-def pruef_mehr(fall, was, schlicht, ausdruecklich):
-    if ausdruecklich is None:
+def pruef_mehr(lauf, fall, was, schlicht, frage):
+    """Several calls in one answer, unasked; else asked with parallel_tool_calls: true, which a server
+    may refuse (then the bench, which never sends the field itself, has nothing to change)."""
+    gesetzt = lauf.extra.get("parallel_tool_calls")
+    if gesetzt is False:
+        return False, f"{was}: {PARALLEL_AUS}: leave it out"
+    if gesetzt is not None:
         return None, f"{was}: --extra sets parallel_tool_calls, so each request asks for it"
     if len(schlicht) > 1:
         return True, f"{was} ({fall['id']}: {len(schlicht)} calls)"
+    try:
+        ausdruecklich = frage(parallel_tool_calls=True)
+    except Anfragefehler as e:
+        return None, (f"{was}: cannot tell, {fall['id']} brought {mal(len(schlicht), 'call')}, and the server refuses "
+                      f"the field parallel_tool_calls ({e}); the bench never sends it, so a run is not affected: do "
+                      "not add it with --extra")
+    except Serverfehler as e:
+        return None, f"{was}: cannot tell, asked with parallel_tool_calls the request failed: {e}"
     if len(ausdruecklich) > 1:
         return False, (f"{was}: in {fall['id']} only when asked: this server sends one call per answer unless "
                        "asked: --extra '{\"parallel_tool_calls\": true}'")
     return None, f"{was}: cannot tell, {fall['id']} brought at most one call, asked for several or not"
+
+
+PARALLEL_AUS = ("--extra sets parallel_tool_calls false, so the S3 cases, which need several calls in one answer, "
+                "measure that setting, not the model")
 
 
 def pruef_felder(antworten):
@@ -3523,7 +3599,7 @@ def einstellungen_fuer(lauf, sha, faelle):
 
 def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
     """Print the summary of one run; return its figures."""
-    k, form = kennzahlen(faelle, ausgaben, lauf.katalog, e.get("probe")), lauf.form
+    k, form = kennzahlen(faelle, ausgaben, lauf.katalog, e), lauf.form
     if form == "json":
         print(json.dumps(bericht_json(e, k, gezeigt), ensure_ascii=False))
     elif form == "markdown":
@@ -3671,7 +3747,7 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
     per-case successes, what it did). With --streng, exit 3 when the last is worse beyond chance."""
     pfade = [gespeichert_pfad(lauf, t) for t in tags]
     gelesen = [lies_lauf(pfad, faelle)[:2] for pfad in pfade]  # (settings, outputs), each file read once
-    laeufe = [(e, kennzahlen(eigene, aus, lauf.katalog, e.get("probe")), je_fall_beide(eigene, aus),
+    laeufe = [(e, kennzahlen(eigene, aus, lauf.katalog, e), je_fall_beide(eigene, aus),
                was_geschah(eigene, aus))
               for e, eigene, aus in (pruefe_gespeichert(lauf, faelle, p, *g) for p, g in zip(pfade, gelesen))]
     halb = [e["tag"] for e, k, *_ in laeufe if not vollstaendig(e, k)]
@@ -3742,6 +3818,8 @@ def ausfuehren(args, lauf):
                             "(or --selbsttest, --bewerten TAG, --vergleich A B)")
     if args.pruefen:
         return pruefen(lauf, faelle_fuer(faelle, lauf.weiter, lauf.faelle))
+    if lauf.extra.get("parallel_tool_calls") is False:
+        print(f"messen: warning: {PARALLEL_AUS}", file=sys.stderr)
     lauf_messen(lauf, faelle, sha)
     return 0
 

@@ -29,7 +29,7 @@ HINWEIS = {
 }
 NULL = {"leer": 0, "abgeschnitten": 0, "aus_text": 0, "teilweise_geparst": 0, "protokoll": {}, "eigenes_format": 0,
         "text_ungeklaert": 0, "probe": None, "im_denken": 0, "katalog_fehlt": False,
-        "verworfen": 0, "stream_defekt": 0}
+        "verworfen": 0, "stream_defekt": 0, "strom_ungeprueft": 0}
 
 
 def json_lauf(cli, *argv):
@@ -190,13 +190,13 @@ def test_pruefen_auf_einem_gesunden_server(cli, endpunkt):
         "  ok    several calls come in one answer (S3-1: 2 calls)",
         "The server is set up for a measurement."]
     koerper = [b for _, b in server.anfragen]
-    assert len(koerper) == 3 + 3
-    assert [b.get("max_tokens") for b in koerper] == [1, 1, 512, 512, 512, 512]
-    assert ["tools" in b for b in koerper] == [False, True, True, True, True, True]
-    # S3-1 plain, streamed (with usage asked for), and with parallel_tool_calls, each at temperature 0
+    assert len(koerper) == 3 + 2
+    assert [b.get("max_tokens") for b in koerper] == [1, 1, 512, 512, 512]
+    assert ["tools" in b for b in koerper] == [False, True, True, True, True]
+    # S3-1 plain and streamed (with usage asked for), at temperature 0; several calls came unasked, so
+    # parallel_tool_calls is never sent
     assert [(b.get("stream"), b.get("stream_options"), b.get("parallel_tool_calls"), b["temperature"])
-            for b in koerper[3:]] == [(None, None, None, 0.0), (True, {"include_usage": True}, None, 0.0),
-                                      (None, None, True, 0.0)]
+            for b in koerper[3:]] == [(None, None, None, 0.0), (True, {"include_usage": True}, None, 0.0)]
 
 
 def fehler_zeilen(out):
