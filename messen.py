@@ -1774,10 +1774,21 @@ def probe_text(probe):
 
 def strom_defekt(a):
     """Did the stream change what was graded: a failed output (or second turn) whose same request
-    without stream, at temperature 0, gave other calls?"""
-    ohne = (a.get("strom") or {}).get("ohne_strom", {}).get("nachricht")
-    return ohne is not None and not gelungen(a) and \
-        als_menge(lies_aufrufe(a["nachricht"])[0]) != als_menge(lies_aufrufe(ohne)[0])
+    without stream, at temperature 0, gave other calls, while the stream asked again gave the same?"""
+    gestreamt, ohne, nochmal = gegengeprueft(a)
+    return ohne is not None and ohne != gestreamt and nochmal == gestreamt
+
+
+def gegengeprueft(a):
+    """The calls (as multisets) of a failed streamed output, of its plain request and of the stream asked
+    again; None for each that is not there. Saved before a repeat was asked: the stream's own stand in."""
+    ohne_strom = (a.get("strom") or {}).get("ohne_strom", {})
+    if "nachricht" not in ohne_strom or gelungen(a):
+        return None, None, None
+    gestreamt = als_menge(lies_aufrufe(a["nachricht"])[0])
+    nochmal = ohne_strom.get("nochmal", {"nachricht": a["nachricht"]})
+    return gestreamt, als_menge(lies_aufrufe(ohne_strom["nachricht"])[0]), \
+        als_menge(lies_aufrufe(nochmal["nachricht"])[0]) if "nachricht" in nochmal else None
 
 
 def als_menge(aufrufe):
@@ -1791,8 +1802,12 @@ def strom_notizen(b):
 
 
 def strom_ungeprueft(b):
-    """A failed streamed output that has no plain answer beside it to cross-check against."""
-    return bool(b.get("strom")) and not gelungen(b) and "nachricht" not in b["strom"].get("ohne_strom", {})
+    """A failed streamed output whose stream's part cannot be told: no plain answer beside it (a
+    temperature above 0, or the plain request failed), or the stream asked again gave calls of its own."""
+    if not b.get("strom") or gelungen(b):
+        return False
+    gestreamt, ohne, nochmal = gegengeprueft(b)
+    return ohne is None or ohne != gestreamt and nochmal not in (gestreamt, ohne)
 
 
 def katalog_fehlt(ausgaben, schwelle=KATALOG_TOKENS):
@@ -2098,11 +2113,16 @@ def ist_probe(x):
 
 
 def ist_strom_feld(x):
-    """{"chunks": n, "defekte": [text], "ohne_strom": {"nachricht": {...}} or {"fehlt": text} or absent}."""
+    """{"chunks": n, "defekte": [text], "ohne_strom": absent or an answer, which may hold "nochmal", an answer},
+    an answer being {"nachricht": {...}} or {"fehlt": text}."""
     ohne = x.get("ohne_strom", {"fehlt": ""}) if isinstance(x, dict) else None
     return isinstance(x, dict) and zahl_ist(x.get("chunks"), True) and isinstance(x.get("defekte"), list) and \
-        all(isinstance(d, str) for d in x["defekte"]) and isinstance(ohne, dict) and \
-        (isinstance(ohne.get("nachricht"), dict) or isinstance(ohne.get("fehlt"), str))
+        all(isinstance(d, str) for d in x["defekte"]) and ist_gefragt(ohne) and \
+        ("nochmal" not in ohne or ist_gefragt(ohne["nochmal"]))
+
+
+def ist_gefragt(x):
+    return isinstance(x, dict) and (isinstance(x.get("nachricht"), dict) or isinstance(x.get("fehlt"), str))
 
 
 def pruefe_einstellungen(pfad, alt, neu):
@@ -2212,20 +2232,32 @@ def frage_fall(endpunkt, fall, erste=None):
 
 def gegenprobe(endpunkt, wer, fall, body):
     """Ask one request; with --stream at temperature 0, a streamed answer that fails its case (fall:
-    what it is graded against) is asked once more without stream, saved beside it (ohne_strom): other
-    calls there put the fault on the stream. At a temperature above 0 a plain answer may differ by
-    sampling alone, so none is asked."""
+    what it is graded against) is asked once more without stream, saved beside it (ohne_strom). Where
+    that gives other calls, the stream is asked once more too (nochmal): the same calls again put the
+    fault on the stream; the plain answer's calls say the first answer was the model's noise.
+
+    subtle: a server with a prompt cache or several slots may answer a repeated prompt otherwise even
+    at temperature 0 (llama.cpp does); the repeated stream is as warm as the plain request. At a
+    temperature above 0 a plain answer may differ by sampling alone, so none is asked."""
     lauf = endpunkt.lauf
     antwort = endpunkt.frage(wer, body)
     if antwort.strom is None or lauf.temp != 0 or gelungen(bewerte_ausgabe(fall, antwort.nachricht, antwort.finish,
                                                                              lauf.katalog.umbenennung)):
         return antwort
-    try:
-        ohne = endpunkt.frage(wer, {k: v for k, v in body.items() if k not in ("stream", "stream_options")})
-        probe = {"nachricht": ohne.nachricht, "finish_reason": ohne.finish}
-    except Serverfehler as e:
-        probe = {"fehlt": str(e)}
+    probe = nochmal_gefragt(endpunkt, wer, {k: v for k, v in body.items() if k not in ("stream", "stream_options")})
+    if "nachricht" in probe and als_menge(lies_aufrufe(probe["nachricht"])[0]) != \
+            als_menge(lies_aufrufe(antwort.nachricht)[0]):
+        probe["nochmal"] = nochmal_gefragt(endpunkt, wer, body)
     return antwort._replace(strom=dict(antwort.strom, ohne_strom=probe))
+
+
+def nochmal_gefragt(endpunkt, wer, body):
+    """One more request of a cross-check: {"nachricht", "finish_reason"}, or {"fehlt": why}."""
+    try:
+        antwort = endpunkt.frage(wer, body)
+    except Serverfehler as e:
+        return {"fehlt": str(e)}
+    return {"nachricht": antwort.nachricht, "finish_reason": antwort.finish}
 
 
 def zweite_fehlt(a):
@@ -2492,10 +2524,11 @@ PROTOKOLL_HINWEISE = {  # what a client sees of each protocol deviation, and whi
 STROM_NOTIZ = ("A note on the stream: it changed what was graded only where stream_defekt counts an output.")
 NACH_DEM_GEMEINTEN = ("The figures grade the calls as the model wrote them; gelungen_nativ is what an agent on "
                       "this server gets done.")
-STROM_UNGEPRUEFT = ("failed streamed outputs were not cross-checked against the same request without stream: at a "
-                    "temperature above 0 none is asked, since a plain answer can differ by sampling alone (where one "
-                    "was asked and failed, its fault stands in the results file); whether the stream changed them "
-                    "cannot be told here: --pruefen checks the stream at temperature 0")
+STROM_UNGEPRUEFT = ("failed streamed outputs whose stream's part cannot be told: at a temperature above 0 no plain "
+                    "request is asked, since its answer can differ by sampling alone; where one was asked and "
+                    "failed, its fault stands in the results file; where the stream asked again gave calls of its "
+                    "own, the server answers a repeated prompt otherwise (a prompt cache, several slots). --pruefen "
+                    "checks the stream at temperature 0")
 TEXT_UNGEKLAERT = ("calls were read from the answer text in a form a tool-call parser reads, never from "
                    "tool_calls, and whose that is cannot be told ({probe}): either the server's tool-call parser is "
                    "off (vLLM: --enable-auto-tool-choice --tool-call-parser ...; llama.cpp: --jinja), or the model "
