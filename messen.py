@@ -258,9 +258,11 @@ class Katalog:
         return KATALOG_TOKENS * statistics.median(weg) / S1_WEGGELASSEN if weg else 0
 
     def beschreibung(self):
-        """What a results file records of the catalogue sent."""
+        """What a results file records of the catalogue sent: the variant, and a hash of the tools and
+        opening as sent, which a renaming map or the decoys change."""
+        gesendet = hashlib.sha256(json.dumps([self.werkzeuge, self.eroeffnung], sort_keys=True).encode()).hexdigest()
         return {"variante": self.variante, "seed": self.seed, "umbenennung": self.umbenennung,
-                "ablenkung": list(self.zusatz) or None}
+                "ablenkung": list(self.zusatz) or None, "gesendet_sha256": gesendet}
 
 
 def katalog_von(werkzeuge, eroeffnung, **mehr):
@@ -1978,10 +1980,11 @@ def aufloesung(faelle_verglichen, stufe=0.05):
 # ---------------------------------------------------------------------------
 
 VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "stream", "variante", "faelle_sha256",
-              "weiter_sha256", "katalog_sha256")  # must match to resume
+              "weiter_sha256", "katalog_sha256", "umbenennung", "ablenkung", "seed",
+              "gesendet_sha256")  # must match to resume; gesendet_sha256 only where a run saved it
 VORGABEN = {"nachfrage": False, "weiter": False, "stream": False, "variante": None, "seed": None, "umbenennung": None,
             "ablenkung": None, "faelle_datei": None, "katalog_datei": None,
-            "weiter_sha256": None, "probe": None}  # absent from runs saved before they were
+            "weiter_sha256": None, "probe": None, "gesendet_sha256": None}  # absent from runs saved before they were
 SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "aufrufe", "treffer", "offen",
                   "latenz_s", "usage", "ende", "finish_reason", "verworfen")
 NEUERE_FELDER = {"finish_reason": None, "verworfen": 0}  # absent from runs saved before they were
@@ -2089,6 +2092,10 @@ EINSTELLUNGEN = {  # field -> (check, what is wrong when it fails)
     "faelle_sha256": (lambda x: isinstance(x, str), "is not a string"),
     "katalog_sha256": (lambda x: isinstance(x, str), "is not a string"),
     "probe": (lambda x: x is None or ist_probe(x), "is not a probe's record"),
+    "gesendet_sha256": (lambda x: x is None or isinstance(x, str), "is not a string"),
+    "seed": (lambda x: x is None or zahl_ist(x, True), "is not a whole number"),
+    "ablenkung": (lambda x: x is None or isinstance(x, list) and all(isinstance(n, str) for n in x),
+                  "is not a list of tool names"),
 }
 AUSGABE = {
     "stufe": (lambda x: x in STUFEN, "is not a stage"),
@@ -2127,10 +2134,14 @@ def ist_gefragt(x):
 
 def pruefe_einstellungen(pfad, alt, neu):
     for feld in VERGLICHEN:
+        if feld == "gesendet_sha256" and feld not in alt:
+            continue  # a run saved before it was: its variant's map and decoys are compared by name
         wert = alt.get(feld, VORGABEN.get(feld))
         if wert != neu[feld]:
             was = {"faelle_sha256": "another case file", "katalog_sha256": "another catalogue or opening",
-                   "weiter_sha256": "other S6 cases"}
+                   "weiter_sha256": "other S6 cases", "umbenennung": "another renaming map (synonyme)",
+                   "ablenkung": "other decoys", "gesendet_sha256": "other tools or opening as sent (the "
+                   "renaming map or the decoys changed)"}
             anders = was.get(feld, f"{feld} {json.dumps(wert, ensure_ascii=False)}, not "
                                    f"{json.dumps(neu[feld], ensure_ascii=False)}")
             raise Eingabefehler(f"{pfad} was measured with {anders}; use another --tag, "
@@ -3703,12 +3714,7 @@ def gemessen_mit(lauf, tags, faelle_gegeben):
         if len({json.dumps(e.get(feld)) for e in es if feld != "weiter_sha256" or e.get(feld)}) > 1:
             raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
     katalog = finde_katalog(pfade[0], es[0], lauf.katalog if lauf.katalog.datei else None)
-    faelle_pfad = finde_faelle(pfade[0], es[0], faelle_gegeben)
-    faelle, sha = lade_faelle(faelle_pfad, katalog)
-    s6 = next((e["weiter_sha256"] for e in es if isinstance(e.get("weiter_sha256"), str)), None)
-    if s6 and s6 != weiter_hash(faelle):
-        raise Eingabefehler(f"{' and '.join(tags)} asked other S6 cases than {faelle_pfad} now holds; give the case "
-                            "file they were measured on with --faelle FILE")
+    faelle_pfad, faelle, sha = finde_faelle(pfade, es, faelle_gegeben, katalog)
     return dataclasses.replace(lauf, katalog=katalog, faelle=faelle_pfad), faelle, sha
 
 
@@ -3722,19 +3728,29 @@ def lies_einstellungen(pfad):
     return e if isinstance(e, dict) else {}
 
 
-def finde_faelle(pfad, e, gegeben):
-    sha = e.get("faelle_sha256")
-    orte = list(dict.fromkeys(o for o in (e.get("faelle_datei"), gegeben, faelle_standard()) if o))
+def finde_faelle(pfade, es, gegeben, katalog):
+    """The case file the runs were measured on, as (path, cases, sha256): every candidate (the paths the
+    runs saved, --faelle, the installed file) tried against every hash they saved (faelle_sha256, and
+    weiter_sha256 where a run asked S6); the first that matches all."""
+    sha = es[0].get("faelle_sha256")
     if not isinstance(sha, str):
-        return gegeben or faelle_standard()
+        ort = gegeben or faelle_standard()
+        return (Path(ort), *lade_faelle(ort, katalog))
+    s6 = next((e["weiter_sha256"] for e in es if isinstance(e.get("weiter_sha256"), str)), None)
+    orte = list(dict.fromkeys(str(o) for o in [*(e.get("faelle_datei") for e in es), gegeben, faelle_standard()]
+                              if isinstance(o, (str, Path))))
     for ort in orte:
         try:
-            if faelle_hash(Path(ort).read_bytes()) == sha:
-                return Path(ort)
-        except OSError:
-            continue
-    raise Eingabefehler(f"{pfad} was measured on a case file that is not found: {' and '.join(map(str, orte))} "
-                        "are gone or hold other cases; give the one it was measured on with --faelle FILE")
+            if faelle_hash(Path(ort).read_bytes()) != sha:
+                continue
+            faelle, gelesen = lade_faelle(ort, katalog)
+        except (OSError, Eingabefehler):
+            continue  # gone, or not a case file for this catalogue: the next place may hold it
+        if s6 is None or weiter_hash(faelle) == s6:
+            return Path(ort), faelle, gelesen
+    welche = "other cases (or other S6 cases)" if s6 else "other cases"
+    raise Eingabefehler(f"{pfade[0]} was measured on a case file that is not found: {' and '.join(orte)} are gone or "
+                        f"hold {welche}; give the one it was measured on with --faelle FILE")
 
 
 def finde_katalog(pfad, e, gegeben):

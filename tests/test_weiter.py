@@ -13,6 +13,7 @@ import pytest
 
 from conftest import (vorbereitet, BY_ID, FAELLE, ROOT, WEITER_FAELLE, completion, messung, openai_nachricht, richtig,
                       zeilen)
+import messen
 from messen import EROEFFNUNG, pruefe_fall
 
 WEITER_ZEILE = "weiter               {}   (S6 outputs that went on right after the tools' results)"
@@ -312,10 +313,31 @@ def test_andere_s6_faelle_werden_abgelehnt(cli, endpunkt, tmp_path):
     geaendert = dict(BY_ID["S6-7"], danach=[{"name": "list_calendars", "args": {}}])
     eigene.write_text("".join(json.dumps(f) + "\n" for f in [BY_ID["S2-7"], BY_ID["S6-1"], geaendert]))
     assert cli("--bewerten", "t") == (
-        2, "", f"messen: t asked other S6 cases than {eigene} now holds; give the case file they were measured on "
-               "with --faelle FILE\n")
+        2, "", f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} was measured on a case file that is not found: {eigene} "
+               f"and {messen.faelle_standard()} are gone or hold other cases (or other S6 cases); give the one it was "
+               "measured on with --faelle FILE\n")
+    # the file it was measured on, given: found though the saved path now holds other S6 cases
+    alt = tmp_path / "alt.jsonl"
+    alt.write_text("".join(json.dumps(f) + "\n" for f in [BY_ID["S2-7"], BY_ID["S6-1"], BY_ID["S6-7"]]))
+    status, out, err = cli("--bewerten", "t", "--faelle", str(alt), "--json")
+    assert (status, err, json.loads(out)["weiter"]) == (0, "", 2 / 2)
     server = endpunkt()
     assert cli(*messung(server.url, "--tag", "t", "--weiter", "--faelle", str(eigene)))[2] == (
         f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} was measured with other S6 cases; use another --tag, or "
         "--neu to measure anew (the old file is kept)\n")
     assert server.zahl() == 0
+
+
+def test_eine_basis_ohne_s6_vergleicht_mit_einem_weiter_lauf_in_beiden_reihenfolgen(cli, endpunkt, tmp_path):
+    # the base was measured on a file with all S6 cases, the fine-tune with --weiter on one with two of them:
+    # the same chapter's cases, so they compare, whichever comes first
+    alle, zwei = tmp_path / "alle.jsonl", tmp_path / "zwei.jsonl"
+    alle.write_text("".join(json.dumps(f) + "\n" for f in FAELLE + WEITER_FAELLE))
+    zwei.write_text("".join(json.dumps(f) + "\n" for f in FAELLE + [BY_ID["S6-1"], BY_ID["S6-7"]]))
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "basis", "--faelle", str(alle)))
+    vorbereitet(cli, *messung(endpunkt(weiter_mit(lambda f: f["danach"])).url, "--tag", "ft", "--weiter",
+                              "--faelle", str(zwei)))
+    for reihe in (["basis", "ft"], ["ft", "basis"]):
+        status, out, err = cli("--vergleich", *reihe, "--streng")
+        assert (status, err) == (0, ""), reihe
+        assert "0 cases better and 0 worse" in out
