@@ -282,24 +282,35 @@ def variante(katalog, name):
 
 
 def umbenannt(katalog):
-    """Every tool and parameter under its other name; the descriptions and the opening follow
-    where they name an identifier (a word with '_', such as contact_id). Enum values stay:
-    the opening and the questions use them."""
+    """Every tool and parameter under its other name; the descriptions and the opening follow where
+    they name one as a whole word (never inside another name): a tool's name in any style, a
+    parameter's where it looks like an identifier (contact_id, contactId, id2), since a parameter
+    such as `text` or `date` is a word of the prose too. Enum values stay: the opening and the
+    questions use them."""
     werkzeuge, argumente = katalog.synonyme["werkzeuge"], katalog.synonyme["argumente"]
-    namen = sorted((n for n in {**werkzeuge, **argumente} if "_" in n), key=len, reverse=True)
-    alt = re.compile(r"\b(" + "|".join(map(re.escape, namen)) + r")\b") if namen else None
-    text = lambda t: alt.sub(lambda m: {**werkzeuge, **argumente}[m.group()], t) if alt else t  # noqa: E731
+    karte = {**{n: v for n, v in argumente.items() if bezeichner(n)}, **werkzeuge}
+    namen = sorted(karte, key=len, reverse=True)
+    alt = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, namen)) + r")(?![\w-])") if namen else None
+
+    def text(t):
+        return alt.sub(lambda m: karte[m.group()], t) if alt and isinstance(t, str) else t
 
     def schema(p):
-        return dict(p, properties={argumente[k]: dict(v, description=text(v.get("description", "")))
+        return dict(p, properties={argumente[k]: dict(v, description=text(v["description"]))
                                    if "description" in v else v for k, v in p.get("properties", {}).items()},
                     required=[argumente[k] for k in p.get("required", [])])
     neu = [{"type": "function", "function": dict(w["function"], name=werkzeuge[w["function"]["name"]],
-                                                 description=text(w["function"].get("description", "")),
-                                                 parameters=schema(w["function"]["parameters"]))}
+                                                 parameters=schema(w["function"]["parameters"]),
+                                                 **({"description": text(w["function"]["description"])}
+                                                    if "description" in w["function"] else {}))}
            for w in katalog.werkzeuge]
     return dataclasses.replace(katalog, werkzeuge=neu, eroeffnung=text(katalog.eroeffnung), variante="synonyme",
                                umbenennung={"werkzeuge": dict(werkzeuge), "argumente": dict(argumente)})
+
+
+def bezeichner(name):
+    """Does a parameter's name look like an identifier rather than a word of prose?"""
+    return bool(re.search(r"[_\d]|[a-z][A-Z]", name))
 
 
 def umgeordnet(katalog):

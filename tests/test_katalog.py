@@ -278,3 +278,58 @@ def test_die_bibliothek_unter_ihren_synonymen(cli, endpunkt, tmp_path):
     assert (k["auftraege_gelungen"], k["stillgehalten"]) == (2 / 6, 2 / 2)
     assert namen(server.anfragen[0][1]) == ["lend_item", "extend_lending"]  # S1-1, narrowed in the new names
     assert len(FAELLE) == 42
+
+
+# ---------------------------------------------------------------------------
+# A variant's identity, and renaming in any style
+# ---------------------------------------------------------------------------
+
+def chapter_datei(tmp_path, **mehr):
+    """The chapter's catalogue as a file of one's own, with its synonyms and decoys (changed by mehr)."""
+    katalog = {"werkzeuge": messen.KATALOG, "eroeffnung": messen.EROEFFNUNG, "synonyme": messen.SYNONYME,
+               "ablenkung": messen.ABLENKUNG, **mehr}
+    (tmp_path / "kapitel.json").write_text(json.dumps(katalog))
+    return ["--katalog", str(tmp_path / "kapitel.json")]
+
+
+@pytest.mark.parametrize("variante, aenderung, was", [
+    ("synonyme", lambda: {"synonyme": {**messen.SYNONYME, "werkzeuge": {**messen.SYNONYME["werkzeuge"],
+                                                                       "get_contact": "look_up_person"}}},
+     "another renaming map (synonyme)"),
+    ("ablenkung", lambda: {"ablenkung": [dict(messen.ABLENKUNG[0], function=dict(
+        messen.ABLENKUNG[0]["function"], description="List all companies."))] + messen.ABLENKUNG[1:]},
+     "other tools or opening as sent (the renaming map or the decoys changed)"),
+])
+def test_ein_fortgesetzter_lauf_mit_geaenderter_karte_wird_abgelehnt(cli, endpunkt, tmp_path, variante, aenderung,
+                                                                    was):
+    kaputt = endpunkt(lambda fall, body, nummer: (400, {"error": {"message": "bad"}}, {})
+                      if fall["id"] == "S3-1" else umbenannt_richtig(fall, body, nummer))
+    vorbereitet(cli, *messung(kaputt.url, "--tag", "t", "--variante", variante, *chapter_datei(tmp_path)), status=1)
+    gut = endpunkt(umbenannt_richtig)
+    assert cli(*messung(gut.url, "--tag", "t", "--variante", variante, *chapter_datei(tmp_path, **aenderung()))) == (
+        2, "", f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} was measured with {was}; use another --tag, or --neu "
+               "to measure anew (the old file is kept)\n")
+    assert gut.zahl() == 0
+
+
+def test_namen_in_jeder_schreibweise_werden_umbenannt(tmp_path):
+    werkzeuge = [{"type": "function", "function": {"name": "lookupBook", "description": None, "parameters": {
+        "type": "object", "properties": {"bookId": {"type": "string", "description": "The bookId, as lookupBook "
+                                                                                      "takes it."},
+                                         "title": {"type": "string", "description": None}},
+        "required": ["bookId"]}}},
+        {"type": "function", "function": {"name": "lend", "parameters": {"type": "object", "properties": {}}}}]
+    eroeffnung = "Call lookupBook with a bookId, or lend; lookupBooks and lend-all are no tools. Give the title."
+    synonyme = {"werkzeuge": {"lookupBook": "findVolume", "lend": "borrow"},
+                "argumente": {"bookId": "volumeId", "title": "heading"}}
+    datei = tmp_path / "b.json"
+    datei.write_text(json.dumps({"werkzeuge": werkzeuge, "eroeffnung": eroeffnung, "synonyme": synonyme}))
+    k = messen.variante(messen.lade_katalog(datei), "synonyme")
+    assert k.eroeffnung == ("Call findVolume with a volumeId, or borrow; lookupBooks and lend-all are no tools. "
+                            "Give the title.")  # a prose word stays; a name inside another name stays
+    erstes = k.werkzeuge[0]["function"]
+    assert (erstes["name"], erstes["description"]) == ("findVolume", None)
+    assert erstes["parameters"]["properties"] == {
+        "volumeId": {"type": "string", "description": "The volumeId, as findVolume takes it."},
+        "heading": {"type": "string", "description": None}}
+    assert "description" not in k.werkzeuge[1]["function"]
