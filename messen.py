@@ -59,6 +59,7 @@ import fractions
 import functools
 import hashlib
 import http.client
+import io
 import json
 import math
 import os
@@ -67,6 +68,7 @@ import random
 import re
 import statistics
 import signal
+import socket
 import sys
 import threading
 import time
@@ -83,6 +85,8 @@ except ImportError:  # Windows
 import requests
 from requests.adapters import HTTPAdapter
 from requests.auth import AuthBase
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import DecodeError, LocationValueError, MaxRetryError, ProtocolError, ReadTimeoutError
 from urllib3.util.retry import Retry
 
@@ -775,8 +779,8 @@ class Endpunkt:
                 s.proxies = requests.utils.get_environ_proxies(self.lauf.url)
                 s.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
                 s.auth = requests.utils.get_netrc_auth(self.lauf.url)
-            s.mount("http://", HTTPAdapter(max_retries=0))
-            s.mount("https://", HTTPAdapter(max_retries=0))
+            s.mount("http://", FristAdapter(max_retries=0))
+            s.mount("https://", FristAdapter(max_retries=0))
         return s
 
     def frage(self, fall, body=None):
@@ -825,10 +829,16 @@ class Endpunkt:
         each read waiting only for what is left of --timeout, the deadline checked
         between reads: no thread per attempt."""
         start = time.perf_counter()
+        FRIST.ende = start + self.lauf.timeout  # the status line and headers too (FristSocket)
         try:
             r = self.session().post(self.lauf.url, json=body, auth=self.auth, timeout=self.lauf.timeout, stream=True)
         except requests.exceptions.ReadTimeout:
             raise zu_spaet(self.lauf.timeout) from None
+        laenge = r.headers.get("Content-Length", "")
+        if re.fullmatch(r"[0-9]{1,20}", laenge) and int(laenge) > GROESSTE_ANTWORT:
+            r.close()
+            raise ZuGross(f"the server announced {int(laenge):,} bytes, more than the {GROESSTE_ANTWORT >> 20} MB "
+                          "an answer may have")
         r._content = b"".join(lies_koerper(r, start + self.lauf.timeout, self.lauf.timeout))
         r._content_consumed = True
         r.close()  # read to its end: the connection goes back to the pool
@@ -836,13 +846,19 @@ class Endpunkt:
 
 
 LESEN = 1 << 16  # bytes a read of a body takes at most; it returns what has arrived
+GROESSTE_ANTWORT = 64 << 20  # bytes an answer may have (decoded); a larger one is a failure, never read to its end
+
+
+class ZuGross(requests.RequestException):
+    """An answer larger than GROESSTE_ANTWORT: asked again as any fault."""
 
 
 def lies_koerper(r, ende, timeout):
     """The pieces of a body as they arrive, until its end; requests.Timeout at the deadline `ende`
-    (perf_counter seconds), and requests' own errors for a body cut off or badly encoded. A body
-    not read to its end takes its connection with it."""
+    (perf_counter seconds), ZuGross past GROESSTE_ANTWORT bytes, and requests' own errors for a body
+    cut off or badly encoded. A body not read to its end takes its connection with it."""
     lies = getattr(r.raw, "read1", r.raw.read)  # read1 (urllib3 >= 2.2) returns what one recv brought
+    gelesen = 0
     try:
         while True:
             rest = ende - time.perf_counter()
@@ -854,6 +870,10 @@ def lies_koerper(r, ende, timeout):
             teil = lies(LESEN, decode_content=True)
             if not teil:
                 return
+            gelesen += len(teil)
+            if gelesen > GROESSTE_ANTWORT:
+                r.raw.close()
+                raise ZuGross(f"the answer grew past {GROESSTE_ANTWORT >> 20} MB; it was not read further")
             yield teil
     except ReadTimeoutError:
         r.raw.close()
@@ -869,6 +889,76 @@ def lies_koerper(r, ende, timeout):
         raise
 
 
+FRIST = threading.local()  # ende: the perf_counter deadline of the request this thread is asking
+
+
+class FristSocket:
+    """A socket whose every receive waits at most until the request's deadline (FRIST.ende): a server
+    that trickles its status line and headers a byte at a time is cut at --timeout, as a trickled
+    body is. requests' own timeout bounds each read alone."""
+
+    def __init__(self, sock, ende):
+        self._sock, self._ende = sock, ende
+
+    def recv_into(self, puffer, *args):
+        rest = self._ende - time.perf_counter()
+        if rest <= 0:
+            raise socket.timeout("the deadline passed")
+        self._sock.settimeout(rest)
+        return self._sock.recv_into(puffer, *args)
+
+    def makefile(self, mode="rb", buffering=None, **_):
+        self._sock._io_refs += 1  # as socket.makefile counts it, so that closing the file closes no more
+        return io.BufferedReader(socket.SocketIO(self, "rb"))
+
+    def __getattr__(self, name):
+        return getattr(self._sock, name)
+
+
+class MitFrist:
+    """Reads a response through FristSocket while FRIST holds a deadline (a mixin for urllib3's connections)."""
+
+    def getresponse(self):
+        echt, ende = self.sock, getattr(FRIST, "ende", None)
+        if echt is not None and ende is not None:
+            self.sock = FristSocket(echt, ende)
+        try:
+            return super().getresponse()
+        finally:
+            if isinstance(self.sock, FristSocket):
+                self.sock = echt  # a connection closed meanwhile has sock None, and keeps it
+
+
+class FristHTTPConnection(MitFrist, HTTPConnection):
+    pass
+
+
+class FristHTTPSConnection(MitFrist, HTTPSConnection):
+    pass
+
+
+class FristHTTPPool(HTTPConnectionPool):
+    ConnectionCls = FristHTTPConnection
+
+
+class FristHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = FristHTTPSConnection
+
+
+class FristAdapter(HTTPAdapter):
+    """requests' adapter, its connections bounded by the deadline (direct, or through an HTTP proxy)."""
+
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": FristHTTPPool, "https": FristHTTPSPool}
+
+    def proxy_manager_for(self, proxy, **kwargs):
+        manager = super().proxy_manager_for(proxy, **kwargs)
+        if not proxy.lower().startswith("socks"):
+            manager.pool_classes_by_scheme = {"http": FristHTTPPool, "https": FristHTTPSPool}
+        return manager
+
+
 def zu_spaet(timeout):
     return requests.Timeout(f"no complete answer within --timeout {timeout:g} s")
 
@@ -881,7 +971,7 @@ def wartezeit(r):
 
     Read here, not by urllib3, which caps the wait and raises on a header it cannot read."""
     wert = r.headers.get("Retry-After", "").strip() if r.status_code in Retry.RETRY_AFTER_STATUS_CODES else ""
-    if wert.isdigit():
+    if re.fullmatch(r"[0-9]{1,12}", wert):  # subtle: str.isdigit takes "¹", which float() refuses
         return float(wert)
     try:
         return max(0.0, email.utils.parsedate_to_datetime(wert).timestamp() - time.time()) if wert else None
@@ -1124,8 +1214,8 @@ def fehlerbild(fall, r, versuche, strom=False):
                             f"{ohne_geheimnis(r.url)} does not take a POST; check --url")
     if not 200 <= r.status_code < 300:
         meldung = f"{fall['id']}: the server answered {r.status_code}: {servermeldung(text, r.status_code)}"
-        if r.status_code not in RETRY_STATUS:
-            raise Anfragefehler(meldung)
+        if r.status_code not in RETRY_STATUS and not (r.status_code == 413 and wartezeit(r) is not None):
+            raise Anfragefehler(meldung)  # a 413 that names a wait is a server busy for now
         return meldung[len(fall["id"]) + 2:]
     if strom and ist_strom(r):
         fehler = next((d for d in sse_daten(text) if '"error"' in d), None)
@@ -1165,7 +1255,11 @@ def servermeldung(text, status=None):
 
 def grund(e):
     """The innermost reason of a requests exception, in one line."""
-    if isinstance(e, (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError)):
+    if isinstance(e, ZuGross):
+        return str(e)
+    if isinstance(e, requests.exceptions.ContentDecodingError):
+        return f"the body could not be decoded as its Content-Encoding says ({' '.join(str(e).split())[:200]})"
+    if isinstance(e, requests.exceptions.ChunkedEncodingError):
         return f"the body was cut off ({' '.join(str(e).split())[:200]})"
     innen = e.args[0] if e.args and not isinstance(e.args[0], str) else e
     innen = getattr(innen, "reason", None) or innen  # urllib3's MaxRetryError carries the cause

@@ -3,6 +3,7 @@ the URL and kept-alive connections a server closes, each over real loopback HTTP
 
 import base64
 import email.utils
+import gzip
 import importlib.util
 import json
 import os
@@ -273,3 +274,91 @@ def test_ein_gescheiterter_selbsttest_nennt_keine_geloeschte_datei(tmp_path):
     assert r.returncode == 1
     assert meldungen(r.stderr) == ["messen: the self-test failed: cannot write its results (File too large); this "
                                    "installation is broken"]
+
+
+# ---------------------------------------------------------------------------
+# The edges of an answer: trickled headers, an endless body, odd waits, a body no decoder reads
+# ---------------------------------------------------------------------------
+
+def tropfende_kopfzeilen(fall, body, nummer):
+    """The status line and headers a byte every 50 ms, without end, until the client gives up."""
+    def schreibe(handler):
+        zeilen_ = b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-Pad-%d: x\r\n" % i for i in range(10 ** 6))
+        for b in zeilen_:
+            handler.wfile.write(bytes([b]))
+            handler.wfile.flush()
+            time.sleep(0.05)
+    return schreibe
+
+
+def test_timeout_begrenzt_auch_die_kopfzeilen(endpunkt, tmp_path):
+    server = endpunkt(tropfende_kopfzeilen)
+    # without a deadline over the headers this run would never end: the subprocess's timeout fails the test
+    r = subprocess.run([sys.executable, str(ROOT / "messen.py"), *messung(server.url, "--timeout", "2",
+                                                                         "--versuche", "2"),
+                        "--ausgabe", str(tmp_path)], capture_output=True, text=True, timeout=30)
+    assert (r.returncode, r.stderr.splitlines()[0]) == (
+        1, "messen: S1-1: no answer from the server after 2 attempts: Timeout: no complete answer within "
+           "--timeout 2 s")
+    assert server.zahl() == 2
+
+
+def endloser_koerper(fall, body, nummer):
+    """A chunked body of a megabyte a chunk, without end."""
+    def schreibe(handler):
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        stueck = b"%x\r\n" % (1 << 20) + b" " * (1 << 20) + b"\r\n"
+        while True:
+            handler.wfile.write(stueck)
+    return schreibe
+
+
+@pytest.mark.parametrize("antwort, grund", [
+    (endloser_koerper, "the answer grew past 64 MB; it was not read further"),
+    (lambda fall, body, nummer: lambda handler: handler.wfile.write(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 68157440\r\n\r\n{"),
+     "the server announced 68,157,440 bytes, more than the 64 MB an answer may have"),
+], ids=["endlos", "angekuendigt"])
+def test_eine_zu_grosse_antwort_ist_ein_benannter_fehler(cli, endpunkt, antwort, grund):
+    server = endpunkt(antwort)
+    status, out, err = cli(*messung(server.url, "--versuche", "2"))
+    assert (status, err.splitlines()[0]) == (1, f"messen: S1-1: no answer from the server after 2 attempts: {grund}")
+    assert server.zahl() == 2
+
+
+def test_retry_after_mit_einer_hochgestellten_ziffer(cli, endpunkt):
+    def antwort(fall, body, nummer):
+        if fall["id"] == "S2-1" and nummer == 1:
+            return 429, {"error": {"message": "slow down"}}, {"Retry-After": "\u00b9"}  # "¹": isdigit, not float
+        return richtig(fall, body, nummer)
+    server = endpunkt(antwort)
+    status, out, err = cli(*messung(server.url))
+    assert (status, meldungen(err)) == (0, [])
+    assert server.zahl("S2-1") == 2
+
+
+def test_ein_413_mit_retry_after_wird_abgewartet(cli, endpunkt):
+    def antwort(fall, body, nummer):
+        if fall["id"] == "S2-1" and nummer == 1:
+            return 413, {"error": {"message": "too many tokens queued"}}, {"Retry-After": "0"}
+        return richtig(fall, body, nummer)
+    server = endpunkt(antwort)
+    status, out, err = cli(*messung(server.url))
+    assert (status, meldungen(err)) == (0, [])
+    assert server.zahl("S2-1") == 2
+    ohne = endpunkt(lambda fall, body, nummer: (413, {"error": {"message": "request too large"}}, {}))
+    status, out, err = cli(*messung(ohne.url, "--tag", "ohne"))
+    assert (status, ohne.zahl()) == (1, 1)  # without a wait named, too large stays too large
+
+
+def test_ein_unlesbarer_gzip_koerper_heisst_nicht_abgeschnitten(cli, endpunkt):
+    daten = bytearray(gzip.compress(json.dumps(completion(openai_nachricht([]))).encode()))
+    daten[12:20] = b"\xff" * 8  # whole, but its deflate stream broken
+    kopf = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n"
+
+    def antwort(fall, body, nummer):
+        return lambda handler: handler.wfile.write(kopf % len(daten) + bytes(daten))
+    status, out, err = cli(*messung(endpunkt(antwort).url, "--versuche", "1"))
+    assert status == 1
+    assert err.splitlines()[0].startswith("messen: S1-1: no answer from the server after 1 attempt: the body could "
+                                          "not be decoded as its Content-Encoding says (")
