@@ -2127,18 +2127,23 @@ def lies_lauf(pfad, faelle):
     if not isinstance(werte[0][1], dict) or not isinstance(werte[0][1].get("einstellungen"), dict):
         raise Eingabefehler(f"{pfad}:1: not a results file of messen.py (no settings line)")
     e = werte[0][1]["einstellungen"]
-    beschaedigt(pfad, werte[0][0], next((f"{feld} {was}" for feld, (pruefe, was) in EINSTELLUNGEN.items()
-                                         if feld in e or feld not in VORGABEN if not pruefe(e.get(feld))), None))
+    pruefe_einstellungszeile(pfad, werte[0][0], e)
     faelle_by_id = {f["id"]: f for f in faelle}
     ausgaben = {}  # (id, lauf) -> output; a later line (a second turn asked again) replaces an earlier one
     for nr, a in werte[1:]:
-        a = gelesene_ausgabe(pfad, nr, a, faelle_by_id, e["n"], e.get("umbenennung"))
+        a = gelesene_ausgabe(pfad, nr, a, faelle_by_id, e)
         ausgaben[(a["id"], a["lauf"])] = a
     return e, list(ausgaben.values()), gueltig
 
 
-def gelesene_ausgabe(pfad, nr, a, faelle_by_id, n, umbenennung=None):
-    """One saved output, checked and graded again: the current grader decides."""
+def pruefe_einstellungszeile(pfad, nr, e):
+    """Every field of a settings line as EINSTELLUNGEN says; the first at fault is named with file:line."""
+    beschaedigt(pfad, nr, next((f"{feld} {was}" for feld, (pruefe, was) in EINSTELLUNGEN.items()
+                                if feld in e or feld not in VORGABEN if not pruefe(e.get(feld))), None))
+
+
+def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
+    """One saved output, checked against the run's settings (e) and graded again: the current grader decides."""
     fall = faelle_by_id.get(a.get("id")) if isinstance(a, dict) and isinstance(a.get("id"), str) else None
     if fall is None:
         beschaedigt(pfad, nr, "not an output of a known case")
@@ -2147,11 +2152,15 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, n, umbenennung=None):
                                 if not pruefe(a.get(feld))), None))
     if a["stufe"] != fall["stufe"]:
         beschaedigt(pfad, nr, f"stufe {a['stufe']} for {fall['id']}, a case of {fall['stufe']}")
-    if a["lauf"] >= n:
-        beschaedigt(pfad, nr, f"lauf {a['lauf']} in a run of n {n}")
-    if a.get("zweite") and "danach" not in fall:
+    if a["lauf"] >= e["n"]:
+        beschaedigt(pfad, nr, f"lauf {a['lauf']} in a run of n {e['n']}")
+    if a["stufe"] == WEITER and not e.get("weiter"):
+        beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {WEITER}, in a run without --weiter")
+    if a.get("zweite") and "nachtrag" not in fall:
         beschaedigt(pfad, nr, f"a second turn in {fall['id']}, which has none")
-    a.update(bewerte_gespeichert(fall, a, umbenennung))
+    if a.get("zweite") and not e.get("nachfrage"):
+        beschaedigt(pfad, nr, f"a second turn in {fall['id']}, in a run without --nachfrage")
+    a.update(bewerte_gespeichert(fall, a, e.get("umbenennung")))
     return a
 
 
@@ -3168,13 +3177,15 @@ def zeichne(pfad, laeufe):
     gezeigte_stufen = stufen_von(*(k for _, k in laeufe))
     for i, (e, k) in enumerate(laeufe):
         versatz = (i - (len(laeufe) - 1) / 2) * breite
-        balken = stufen.bar([j + versatz for j in range(len(gezeigte_stufen))],
-                            [100 * (k["stufen"].get(s) or 0) for s in gezeigte_stufen], breite, label=e["tag"])
+        gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if k["stufen"].get(s) is not None]  # no bar at 0
+        balken = stufen.bar([j + versatz for j, _ in gemessen], [100 * k["stufen"][s] for _, s in gemessen], breite,
+                            label=e["tag"])
         stufen.bar_label(balken, fmt="%.0f", fontsize=7)
-        lo, hi = k["gelungen_ki"]
-        wert_ = 100 * k["auftraege_gelungen"]
-        fehler = [[max(0.0, wert_ - 100 * lo)], [max(0.0, 100 * hi - wert_)]]  # subtle: 0.9999... at 100 %
-        kopf.bar_label(kopf.bar(i, wert_, 0.6, yerr=fehler, capsize=4), fmt="%.1f", fontsize=7, padding=6)
+        if k["auftraege_gelungen"] is not None:  # a run of S6 alone has none of the chapter's tasks
+            lo, hi = k["gelungen_ki"]
+            wert_ = 100 * k["auftraege_gelungen"]
+            fehler = [[max(0.0, wert_ - 100 * lo)], [max(0.0, 100 * hi - wert_)]]  # subtle: 0.9999... at 100 %
+            kopf.bar_label(kopf.bar(i, wert_, 0.6, yerr=fehler, capsize=4), fmt="%.1f", fontsize=7, padding=6)
         anteile = [100 * k["fehlerarten"][a] / max(1, k["ausgaben"]) for a in gezeigt]
         arten.bar_label(arten.bar([j + versatz for j in range(len(gezeigt))], anteile, breite), fmt="%.0f",
                         fontsize=7)
@@ -3824,13 +3835,17 @@ def gemessen_mit(lauf, tags, faelle_gegeben):
 
 
 def lies_einstellungen(pfad):
-    """The settings line of a results file, or {} (lies_lauf says later what is wrong with it)."""
+    """The settings line of a results file, its fields checked; {} when the line is no settings line
+    (lies_lauf says later what is wrong with it)."""
     try:
         with open(pfad, "rb") as f:
             e = json.loads(f.readline()).get("einstellungen")
     except (OSError, ValueError, AttributeError, RecursionError):
         return {}
-    return e if isinstance(e, dict) else {}
+    if not isinstance(e, dict):
+        return {}
+    pruefe_einstellungszeile(pfad, 1, e)
+    return e
 
 
 def finde_faelle(pfade, es, gegeben, katalog):
@@ -3862,18 +3877,19 @@ def finde_katalog(pfad, e, gegeben):
     sha = e.get("katalog_sha256")
     if not isinstance(sha, str):
         return gegeben or STANDARD
-    gespeichert = e.get("katalog_datei")
+    gespeichert, orte = e.get("katalog_datei"), []  # orte: each place tried, with why it was not the one
     for katalog in (gespeichert, gegeben, STANDARD):
         try:
             katalog = lade_katalog(katalog) if isinstance(katalog, str) else katalog
         except Eingabefehler:
+            orte.append(f"{katalog} (gone or unreadable)")
             continue  # the saved file is gone or broken: the next place may still hold it
         if katalog is not None and katalog.sha == sha:
             return katalog
-    orte = " and ".join([str(o) for o in (gespeichert, gegeben and gegeben.datei) if o] + ["the built-in one"])
-    raise Eingabefehler(f"{pfad} was measured with a catalogue that is not found: {orte} "
-                        f"{'are' if ' and ' in orte else 'is'} another; give the one it was measured with as "
-                        "--katalog FILE")
+        if katalog is not None:
+            orte.append(f"{katalog.datei or 'the built-in one'} (another)")
+    raise Eingabefehler(f"{pfad} was measured with a catalogue that is not found: {', '.join(orte)}; give the one "
+                        "it was measured with as --katalog FILE")
 
 
 def pruefe_gespeichert(lauf, alle, pfad, e, ausgaben):

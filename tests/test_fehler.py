@@ -476,7 +476,7 @@ def test_bewerten_findet_die_falldatei_und_den_katalog_des_laufs(cli, endpunkt, 
     e["einstellungen"]["katalog_sha256"] = "0" * 64
     pfad.write_text("\n".join([json.dumps(e)] + z[1:]) + "\n")
     assert cli("--bewerten", "t", "--faelle", str(kopie)) == (
-        2, "", f"messen: {pfad} was measured with a catalogue that is not found: the built-in one is another; "
+        2, "", f"messen: {pfad} was measured with a catalogue that is not found: the built-in one (another); "
                "give the one it was measured with as --katalog FILE\n")
 
 

@@ -95,8 +95,9 @@ def test_der_verschobene_katalog(cli, endpunkt, tmp_path):
     (tmp_path / "bibliothek.json").rename(tmp_path / "woanders.json")
     pfad = tmp_path / "ergebnisse" / "a.jsonl"
     assert cli("--bewerten", "a") == (
-        2, "", f"messen: {pfad} was measured with a catalogue that is not found: {tmp_path / 'bibliothek.json'} and "
-               "the built-in one are another; give the one it was measured with as --katalog FILE\n")
+        2, "", f"messen: {pfad} was measured with a catalogue that is not found: {tmp_path / 'bibliothek.json'} "
+               "(gone or unreadable), the built-in one (another); give the one it was measured with as --katalog "
+               "FILE\n")
     k = json_lauf(cli, "--bewerten", "a", "--katalog", str(tmp_path / "woanders.json"))
     assert (k["faelle"], k["auftraege_gelungen"]) == (6, 6 / 6)
 

@@ -341,3 +341,25 @@ def test_eine_basis_ohne_s6_vergleicht_mit_einem_weiter_lauf_in_beiden_reihenfol
         status, out, err = cli("--vergleich", *reihe, "--streng")
         assert (status, err) == (0, ""), reihe
         assert "0 cases better and 0 worse" in out
+
+
+ACHSEN_NULL = 2  # ticks labelled 0: the stages and the headline (the failure classes start above it)
+
+
+def test_das_bild_zeichnet_nur_gemessene_stufen(cli, endpunkt, tmp_path):
+    nur_s6 = tmp_path / "s6.jsonl"
+    nur_s6.write_text("".join(json.dumps(f) + "\n" for f in WEITER_FAELLE))
+    vorbereitet(cli, *messung(endpunkt(weiter_mit(lambda f: f["danach"])).url, "--tag", "s6", "--weiter",
+                              "--faelle", str(nur_s6)))
+    svg = tmp_path / "s6.svg"
+    assert cli("--bewerten", "s6", "--bild", str(svg)) == (0, cli("--bewerten", "s6")[1], "")
+    bild = svg.read_text()
+    assert "after result" in bild and "narrowed" not in bild and ">100<" in bild
+    # a run without S6 beside one with it: no S6 bar at 0 for the first
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "a"))
+    vorbereitet(cli, *messung(endpunkt(weiter_mit(lambda f: f["danach"])).url, "--tag", "b", "--weiter"))
+    svg = tmp_path / "ab.svg"
+    assert cli("--vergleich", "a", "b", "--bild", str(svg))[0] == 0
+    bild = svg.read_text()
+    assert bild.count(">100<") == 2 + 5 + 6  # the two axes' top ticks, a's five stages, b's six
+    assert bild.count(">0<") == ACHSEN_NULL + 2  # the axes' zero ticks, and the failure-class panel's two bars
