@@ -125,6 +125,12 @@ def zweiter_zug(body):
 
 
 class StillerServer(ThreadingHTTPServer):
+    verbindungen = 0  # connections accepted, a request in them or not (a TLS handshake has none)
+
+    def process_request(self, request, client_address):
+        self.verbindungen += 1
+        super().process_request(request, client_address)
+
     def handle_error(self, request, client_address):
         """A client that gave up (a --timeout cut the answer) is no error of the test's server."""
         if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
@@ -142,6 +148,10 @@ class Endpunkt:
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_port}/v1/chat/completions"
         threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True).start()
+
+    @property
+    def verbindungen(self):
+        return self.server.verbindungen
 
     def zahl(self, fall_id=None):
         """Requests so far: all of them, or those of one case."""
@@ -251,6 +261,39 @@ def messung(endpunkt_url, *extra):
 
 def zeilen(pfad):
     return [json.loads(z) for z in Path(pfad).read_text(encoding="utf-8").splitlines()]
+
+
+class Halter:
+    """A request the test holds: its handler waits (until release, or 30 s) and then closes the connection
+    without an answer. A timeout provoked so never depends on how fast the machine answers the rest."""
+
+    def __init__(self):
+        self.los = threading.Event()
+
+    def __call__(self, *_):
+        def warte(handler):
+            self.los.wait(30)
+        return warte
+
+
+def tropfend(kopf, daten, pause=0.05, stueck=1):
+    """A response written by hand a piece at a time: its headers, then `stueck` bytes every `pause` seconds.
+    The returned function's `gesendet` lists, per request, how many body bytes went out before the client
+    gave up: a body cut short shows the client's deadline without timing anything."""
+    gesendet = []
+
+    def antwort(*_):
+        def schreibe(handler):
+            gesendet.append(0)
+            handler.wfile.write(kopf.encode() + b"\r\n\r\n")
+            for i in range(0, len(daten), stueck):
+                handler.wfile.write(daten[i:i + stueck])
+                handler.wfile.flush()
+                gesendet[-1] = i + stueck
+                time.sleep(pause)
+        return schreibe
+    antwort.gesendet = gesendet
+    return antwort
 
 
 def langsam(sekunden, antwort=richtig):

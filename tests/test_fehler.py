@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import ABBRECHEN, FAELLE, ROOT, meldungen, messung, richtig, vorbereitet, zeilen
+from conftest import ABBRECHEN, FAELLE, ROOT, Halter, meldungen, messung, richtig, vorbereitet, zeilen
 import messen
 
 ALLE_100 = "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %."
@@ -47,15 +47,13 @@ def freier_port():
 # ---------------------------------------------------------------------------
 
 def test_voruebergehende_fehler_werden_wiederholt(cli, endpunkt):
-    def zu_langsam(fall):
-        time.sleep(0.6)
-        return ABBRECHEN
+    halter = Halter()  # S1-7's first request is held: a timeout that no healthy answer can run into
     faelle = {
         "S1-3": (429, {"error": {"message": "rate limited"}}, {"Retry-After": "0"}),
         "S1-4": (503, "Service Unavailable", {"Content-Type": "text/plain"}),
         "S1-5": (502, "<html><body><h1>502 Bad Gateway</h1></body></html>", {"Content-Type": "text/html"}),
         "S1-6": ABBRECHEN,                                            # dropped connection
-        "S1-7": zu_langsam,                                           # a timeout
+        "S1-7": halter,                                               # a timeout
         "S2-1": "<html><title>Login</title></html>",                  # 200, not a chat completion
         "S2-2": (504, "Gateway Timeout", {}),
         "S2-3": (408, "", {}),
@@ -68,7 +66,8 @@ def test_voruebergehende_fehler_werden_wiederholt(cli, endpunkt):
             return f(fall) if callable(f) else f
         return richtig(fall, body, nummer)
     server = endpunkt(antwort)
-    status, out, err = cli(*messung(server.url, "--timeout", "0.3"))
+    status, out, err = cli(*messung(server.url, "--timeout", "2"))
+    halter.los.set()
     assert status == 0, err
     assert ALLE_100 in out.splitlines()
     assert server.zahl() == 42 + len(faelle)

@@ -75,7 +75,7 @@ def test_der_permutationstest_endet_bei_vielen_verschiedenen_zahlen():
     assert not messen.genau_machbar(differenzen)
     start = time.monotonic()
     p = messen.permutationstest_mc(differenzen)
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 60  # a guard: the exact count would not end at all
     assert 0 < p <= 1 / (1 + messen.MONTE_CARLO) * 2  # all one way: as extreme as it gets
     # where both can run, they agree
     klein = [Fraction(1, 3), Fraction(-2, 3), Fraction(1), Fraction(1, 2), Fraction(1, 3), Fraction(2, 3)] * 2

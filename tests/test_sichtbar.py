@@ -11,7 +11,7 @@ import json
 import pytest
 
 import messen
-from conftest import (FAELLE, completion, meldungen, messung, openai_nachricht, richtig, vorbereitet, zeilen,
+from conftest import (FAELLE, completion, meldungen, messung, openai_nachricht, richtig, vorbereitet,
                       zweiter_zug)
 
 

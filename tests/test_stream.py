@@ -3,15 +3,14 @@ answer, and every way a stream breaks counted in diagnose.stream_defekt."""
 
 import json
 import math
-import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import messen
-from conftest import (BY_ID, completion, gestreamt, messung, openai_nachricht, prompt_tokens, richtig, vorbereitet,
-                      zeilen)
+from conftest import (BY_ID, completion, gestreamt, messung, openai_nachricht, prompt_tokens, richtig, tropfend,
+                      vorbereitet, zeilen)
 
 ALLE_100 = "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %."
 
@@ -101,7 +100,7 @@ def test_ein_verlorenes_fragment_je_aufruf(cli, endpunkt, tmp_path):
         json.dumps(BY_ID["S1-1"]["erwartet"][0]["args"])
     assert f"  stream_defekt  {mit_aufruf}: failed outputs whose same request without stream, at temperature 0, " \
         "gave other calls" in out
-    assert (f'      plain:    list_contacts(status="lead") (the same request without stream: stream_defekt)'
+    assert ('      plain:    list_contacts(status="lead") (the same request without stream: stream_defekt)'
             in out.splitlines())
 
 
@@ -151,25 +150,14 @@ def test_die_defekte_stehen_in_der_datei(cli, endpunkt, tmp_path):
 
 
 def test_timeout_begrenzt_den_ganzen_strom(cli, endpunkt):
-    def tropfen(fall, body, nummer):
-        if fall["id"] != "S1-1":
-            return richtig(fall, body, nummer)
-        daten = gestreamt(completion(openai_nachricht(fall["erwartet"])), stueck=1).encode()
-
-        def schreibe(handler):
-            handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: "
-                                + str(len(daten)).encode() + b"\r\n\r\n")
-            for i in range(0, len(daten), 40):
-                handler.wfile.write(daten[i:i + 40])
-                handler.wfile.flush()
-                time.sleep(0.05)
-        return schreibe
+    daten = gestreamt(completion(openai_nachricht(BY_ID["S1-1"]["erwartet"])), stueck=1).encode()
+    tropfen = tropfend(f"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {len(daten)}",
+                       daten, stueck=40)  # 40 bytes every 50 ms: the whole stream would take over 10 s
     server = endpunkt(tropfen)
-    start = time.monotonic()
     status, out, err = cli(*messung(server.url, "--stream", "--timeout", "0.5", "--versuche", "1"))
-    assert time.monotonic() - start < 3  # the whole stream would take over 10 s
     assert (status, err.splitlines()[0]) == (1, "messen: S1-1: no answer from the server after 1 attempt: "
                                                 "Timeout: no complete answer within --timeout 0.5 s")
+    assert tropfen.gesendet[0] < len(daten)
 
 
 # ---------------------------------------------------------------------------

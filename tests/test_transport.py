@@ -43,7 +43,7 @@ def test_eine_lange_wartezeit_haelt_den_lauf_an(cli, endpunkt, tmp_path, wert, w
     server = endpunkt(antwort)
     start = time.monotonic()
     status, out, err = cli(*messung(server.url, "--tag", "t"))
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 60  # a guard: the wait asked is a day or more
     assert status == 1
     erste = meldungen(err)[0]
     assert erste.startswith("messen: S1-3: the server answered 429: Rate limit reached; the server asks to wait ")
@@ -118,9 +118,8 @@ def test_ein_socks_proxy(cli, endpunkt, monkeypatch):
 
 def test_tls_die_nicht_gelingt_wird_nicht_wiederholt(cli, endpunkt):
     server = endpunkt()  # plain HTTP: a TLS handshake with it fails as one with an untrusted certificate does
-    start = time.monotonic()
     status, out, err = cli(*messung(server.url.replace("http://", "https://")))
-    assert time.monotonic() - start < 3  # not retried with backoff
+    assert server.verbindungen == 1  # not retried
     assert status == 1
     assert meldungen(err)[0].startswith("messen: S1-1: the TLS connection to the server failed (")
     assert meldungen(err)[0].endswith("); for a self-signed certificate, set REQUESTS_CA_BUNDLE to the file of the "

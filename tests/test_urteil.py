@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import completion, mit_fehlern, messung, openai_nachricht, richtig, vorbereitet, BY_ID
+from conftest import completion, mit_fehlern, messung, richtig, vorbereitet, BY_ID
 
 LEER = completion({"role": "assistant", "content": None})
 ABGESCHNITTEN = completion({"role": "assistant", "content": "<tool_call>{\"name\": \"get_con"}, "length")
