@@ -275,7 +275,6 @@ def test_selbsttest_mit_weiter(cli):
 
 
 def test_das_bild_zeigt_s6(cli, endpunkt, tmp_path):
-    pytest.importorskip("matplotlib")
     vorbereitet(cli, *messung(endpunkt(weiter_mit(lambda f: f["danach"])).url, "--tag", "a", "--weiter"))
     vorbereitet(cli, *messung(endpunkt(weiter_mit(erfunden)).url, "--tag", "b", "--weiter"))
     svg = tmp_path / "b.svg"
