@@ -296,6 +296,14 @@ def tropfend(kopf, daten, pause=0.05, stueck=1):
     return antwort
 
 
+def warte_bis(bedingung, frist=30, was="the moment the test waits for"):
+    """Wait for a moment the test brings about (a guard: it comes in far less than `frist` seconds)."""
+    ende = time.monotonic() + frist
+    while not bedingung() and time.monotonic() < ende:
+        time.sleep(0.02)
+    assert bedingung(), f"{was} did not come within {frist} s"
+
+
 def langsam(sekunden, antwort=richtig):
     def a(fall, body, nummer):
         time.sleep(sekunden)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import ABBRECHEN, FAELLE, ROOT, Halter, meldungen, messung, richtig, vorbereitet, zeilen
+from conftest import ABBRECHEN, FAELLE, ROOT, Halter, meldungen, messung, richtig, vorbereitet, warte_bis, zeilen
 import messen
 
 ALLE_100 = "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %."
@@ -248,38 +248,41 @@ def test_beschaedigte_zeile_in_der_mitte(cli, endpunkt, tmp_path):
     assert server.zahl() == 42
 
 
-@pytest.mark.parametrize("parallel", ["1", "4"])
-def test_strg_c_behaelt_alles_und_sagt_wie_weiter(endpunkt, tmp_path, parallel):
+@pytest.mark.parametrize("parallel, beantwortet", [("1", 4), ("4", 11)])
+def test_strg_c_behaelt_alles_und_sagt_wie_weiter(endpunkt, tmp_path, parallel, beantwortet):
+    # S1-5 is held, and every request after the first `beantwortet` others: at the signal, what is in flight is
+    # known exactly, however slow the machine
+    los, gezaehlt, lock = threading.Event(), [], threading.Lock()
+
     def antwort(fall, body, nummer):
-        if fall["id"] == "S1-5":
-            time.sleep(5)
+        with lock:
+            halten = fall["id"] == "S1-5" or len(gezaehlt) >= beantwortet
+            gezaehlt.append(fall["id"]) if not halten else None
+        if halten:
+            los.wait(30)
         return richtig(fall, body, nummer)
     server = endpunkt(antwort)
+    pfad = tmp_path / "t.jsonl"
     # SIGINT at its default in the child, however the suite was started (nohup, a background job)
     proc = subprocess.Popen([sys.executable, str(ROOT / "messen.py"), *messung(server.url, "--tag", "t"),
                              "--parallel", parallel, "--ausgabe", str(tmp_path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    # with --parallel 4 the other slots go on meanwhile: wait until they have answered more
-    bis = 1 if parallel == "1" else 12
-    frist = time.monotonic() + 10
-    while (server.zahl("S1-5") == 0 or server.zahl() < bis) and time.monotonic() < frist:
-        time.sleep(0.02)
-    assert server.zahl("S1-5") == 1 and server.zahl() >= bis, "the run never reached S1-5"
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=10)
-    gespeichert = [a["id"] for a in zeilen(tmp_path / "t.jsonl")[1:]]
+    try:
+        gespeichert = lambda: len(pfad.read_bytes().split(b"\n")) - 2 if pfad.exists() else 0  # noqa: E731
+        in_flug = 1 + (int(parallel) - 1)  # S1-5, and each other worker's held request
+        warte_bis(lambda: gespeichert() == beantwortet and server.zahl() == beantwortet + in_flug,
+                  was="the answered outputs saved and every worker's request held")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        los.set()
+    ids = [a["id"] for a in zeilen(pfad)[1:]]
     assert proc.returncode == 130
-    assert err.splitlines()[-1] == (f"messen: interrupted; {len(gespeichert)} of 42 outputs are saved in "
-                                    f"{tmp_path / 't.jsonl'}; the same command again asks for the "
-                                    f"{42 - len(gespeichert)} missing")
+    assert err.splitlines()[-1] == (f"messen: interrupted; {beantwortet} of 42 outputs are saved in {pfad}; the same "
+                                    f"command again asks for the {42 - beantwortet} missing")
     assert "Traceback" not in err
-    if parallel == "1":
-        assert gespeichert == IDS[:4]
-    else:  # everything answered is there: all but S1-5 and whatever was still in flight
-        assert "S1-5" not in gespeichert and len(gespeichert) >= 4
-        # S1-5, and per other worker the request in flight and at most one taken as the signal came
-        assert server.zahl() - len(gespeichert) <= 1 + 2 * 3
+    assert sorted(ids) == sorted(gezaehlt) and "S1-5" not in ids  # everything answered is there, nothing else
 
 
 # ---------------------------------------------------------------------------

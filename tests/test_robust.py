@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import (FAELLE, ROOT, completion, meldungen, messung, openai_nachricht, richtig, tropfend,
-                      zeilen)
+                      warte_bis, zeilen)
 
 IDS = [f["id"] for f in FAELLE]
 ALLE_100 = "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %."
@@ -112,13 +112,6 @@ def test_ein_langer_wert_wird_in_der_liste_gekuerzt(cli, endpunkt):
 def starte(url, ordner, *extra):
     return subprocess.Popen([*MESSEN, *messung(url, "--tag", "t"), "--ausgabe", str(ordner), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def warte_bis(bedingung, frist=10, was="the moment the test waits for"):
-    ende = time.monotonic() + frist
-    while not bedingung() and time.monotonic() < ende:
-        time.sleep(0.02)
-    assert bedingung(), f"{was} did not come within {frist} s"
 
 
 def haelt_an(fall_id, frei):
