@@ -401,6 +401,7 @@ class Lauf:
     nachfrage: bool = False  # S5's second turn: the user's reply, then the calls after it
     weiter: bool = False  # S6: the calls after the tools' results
     stream: bool = False  # every request streamed, as an agent asks
+    timeout_nochmal: bool = True  # a request over --timeout is asked again (--pruefen: not, it would take as long)
     ohne_proxy: bool = False  # the self-test's loopback requests never go through a proxy
     katalog: Katalog = STANDARD  # the tools and the opening sent: --katalog, --variante
     form: str = "text"  # text, json or markdown
@@ -799,6 +800,9 @@ class Endpunkt:
                 if frei and verbindung_verloren(e):
                     frei = False
                     continue
+                if isinstance(e, requests.Timeout) and not self.lauf.timeout_nochmal:
+                    raise Serverfehler(f"{fall['id']}: {grund(e)}; not asked again, since at temperature 0 it would "
+                                       f"take as long again: {SCHLEIFE_HINWEIS}") from None
                 r, warum = None, f"no answer from the server after {mal(self.lauf.versuche, 'attempt')}: " \
                                  f"{grund(e)}{proxy_hinweis(self.lauf.url, self.session())}"
             else:
@@ -963,6 +967,8 @@ def zu_spaet(timeout):
     return requests.Timeout(f"no complete answer within --timeout {timeout:g} s")
 
 
+SCHLEIFE_HINWEIS = ("a model that repeats itself until its token limit is cut short by --extra "
+                    "'{\"max_tokens\": 256}'; a slow server needs a larger --timeout")
 WARTEN_HOECHSTENS = 60  # seconds of Retry-After a run waits; a longer wait stops it (the same command resumes)
 
 
@@ -3222,27 +3228,34 @@ PRUEF_TOKENS = 512  # per answer in the call check; --extra max_tokens overrides
 
 
 def pruefen(lauf, faelle):
-    """A handful of requests and a checklist; 0 when the server is set up for a measurement."""
+    """A handful of requests and a checklist, each line printed as its check ends (Ctrl-C keeps those);
+    0 when the server is set up for a measurement. A request that times out is not asked again:
+    at temperature 0 it would take as long again."""
+    lauf = dataclasses.replace(lauf, timeout_nochmal=False)
     endpunkt, antworten = Endpunkt(lauf), []
-    print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}:")
-    punkte = [pruef_modell(endpunkt, lauf, antworten)]
+    print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}:", flush=True)
+    punkte = zeige_punkte([pruef_modell(endpunkt, lauf, antworten)])
     if punkte[0][0]:
-        punkte.append(pruef_katalog(endpunkt, lauf, antworten))
-        punkte.append(pruef_aufruf(endpunkt, lauf, faelle, antworten))
-        punkte.append(pruef_felder(antworten))
-        punkte += pruef_s3(endpunkt, lauf, faelle)
-        if lauf.nachfrage:
-            punkte.append(pruef_nachfrage(endpunkt, lauf, faelle))
-        if lauf.weiter:
-            punkte.append(pruef_weiter(endpunkt, lauf, faelle))
-    for ok, text in punkte:
-        print(f"  {'ok' if ok else '?' if ok is None else 'FAIL':<5} {text}")
+        pruefungen = [lambda: [pruef_katalog(endpunkt, lauf, antworten)],
+                      lambda: [pruef_aufruf(endpunkt, lauf, faelle, antworten)],
+                      lambda: [pruef_felder(antworten)], lambda: pruef_s3(endpunkt, lauf, faelle)]
+        pruefungen += [lambda: [pruef_nachfrage(endpunkt, lauf, faelle)]] if lauf.nachfrage else []
+        pruefungen += [lambda: [pruef_weiter(endpunkt, lauf, faelle)]] if lauf.weiter else []
+        for pruefung in pruefungen:
+            punkte += zeige_punkte(pruefung())
     fehler = sum(ok is False for ok, _ in punkte)
     if fehler:
         print(f"{fehler} check{'s' * (fehler != 1)} failed: fix {'them' if fehler != 1 else 'it'} before a long run.")
         return 1
     print("The server is set up for a measurement.")
     return 0
+
+
+def zeige_punkte(punkte):
+    """Print checklist lines as they come: [(ok True/False/None, text)]."""
+    for ok, text in punkte:
+        print(f"  {'ok' if ok else '?' if ok is None else 'FAIL':<5} {text}", flush=True)
+    return punkte
 
 
 def pruef_anfrage(endpunkt, lauf, antworten, mit_katalog):

@@ -1,0 +1,69 @@
+"""--pruefen as a checklist that shows itself: each line as its check ends, kept on Ctrl-C, and a
+request that times out asked once."""
+
+import signal
+import subprocess
+import sys
+
+from conftest import ROOT, Halter, completion, messung, richtig, warte_bis
+
+
+def gesund(fall, body, nummer):
+    if fall is None:
+        return completion({"role": "assistant", "content": "OK"}, "length")
+    return richtig(fall, body, nummer)
+
+
+def starte_pruefen(url, *extra):
+    return subprocess.Popen([sys.executable, str(ROOT / "messen.py"), "--pruefen", *messung(url, *extra)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def test_jede_zeile_sobald_ihre_pruefung_endet_und_strg_c_behaelt_sie(endpunkt):
+    # the S3 requests are held: the lines before them must already stand, and stay when Ctrl-C comes
+    halter = Halter()
+    server = endpunkt(lambda fall, body, nummer: halter() if fall and fall["stufe"] == "S3"
+                      else gesund(fall, body, nummer))
+    proc = starte_pruefen(server.url)
+    try:
+        zeilen = [proc.stdout.readline() for _ in range(5)]  # blocks until each is printed
+        assert [z[:7] for z in zeilen] == ["Checkin", "  ok   ", "  ok   ", "  ok   ", "  ok   "]
+        warte_bis(lambda: server.zahl("S3-1") == 1, was="the held S3 request")
+        assert server.zahl() == 2 + 1 + 1  # the model and the catalogue, S1-1, and S3-1 held
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=10)
+    finally:
+        halter.los.set()
+    assert (proc.returncode, err) == (130, "messen: interrupted\n")
+    assert zeilen[4] == "  ok    usage and finish_reason are present\n" and rest == ""
+
+
+def test_ein_zeitueberschreitender_check_wird_nicht_wiederholt(cli, endpunkt):
+    halter = Halter()
+    server = endpunkt(lambda fall, body, nummer: halter() if fall and fall["id"] == "S1-1"
+                      else gesund(fall, body, nummer))
+    try:
+        status, out, err = cli("--pruefen", *messung(server.url, "--timeout", "1"))
+    finally:
+        halter.los.set()
+    assert status == 1
+    assert ("  FAIL  a call comes back as tool_calls: S1-1: Timeout: no complete answer within --timeout 1 s; not "
+            "asked again, since at temperature 0 it would take as long again: a model that repeats itself until its "
+            "token limit is cut short by --extra '{\"max_tokens\": 256}'; a slow server needs a larger --timeout"
+            ) in out.splitlines()
+    assert server.zahl("S1-1") == 1
+
+
+def test_ein_server_der_nie_antwortet(endpunkt):
+    halter = Halter()
+    server = endpunkt(halter)
+    try:
+        r = subprocess.run([sys.executable, str(ROOT / "messen.py"), "--pruefen", *messung(server.url, "--timeout",
+                                                                                           "3")],
+                           capture_output=True, text=True, timeout=60)
+    finally:
+        halter.los.set()
+    assert (r.returncode, server.zahl()) == (1, 1)
+    assert r.stdout.splitlines()[1].startswith("  FAIL  the endpoint answers and accepts the model name: Timeout: "
+                                               "no complete answer within --timeout 3 s; not asked again")
