@@ -405,6 +405,7 @@ class Lauf:
     ohne_proxy: bool = False  # the self-test's loopback requests never go through a proxy
     katalog: Katalog = STANDARD  # the tools and the opening sent: --katalog, --variante
     form: str = "text"  # text, json or markdown
+    alle: bool = False  # every failed output in the lists, not the first FEHLSCHLAEGE_GEZEIGT
 
 
 # ---------------------------------------------------------------------------
@@ -1598,7 +1599,8 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None):
             "soll": len(soll), "fehlerhaft": sum(a["args"] is None for a in aufrufe),
             "mangel": mangel(nachricht, aufrufe, finish, vollstaendig, fall.get("stufe") in STILL),
             "nativ": len(native_rohe(nachricht)),  # the first calls of aufrufe came as tool_calls
-            "protokoll": protokoll_von(nachricht, finish)}
+            "protokoll": protokoll_von(nachricht, finish), "text": erste_zeile(nachricht),
+            "schleife": finish == "length" and schleift(nachricht)}
 
 
 def soll_von(fall):
@@ -1644,6 +1646,26 @@ def mangel(nachricht, aufrufe, finish, vollstaendig=False, still=False):
     if aufrufe or SONDERTOKEN.sub("", ohne_denken(inhalt(nachricht))).strip():
         return None
     return "im_denken" if denk_text(nachricht) else "leer"
+
+
+def schleift(nachricht):
+    """Does the text end in one piece repeated three times or more (a model looping until its token limit)?
+
+    subtle: a periodic text equals itself shifted by its period; the piece being cut, the test compares the
+    last two periods with the two before them."""
+    text = (inhalt(nachricht) or nachricht.get("reasoning_content") or nachricht.get("reasoning") or "")[-1200:]
+    text = text if isinstance(text, str) else ""
+    return any(text[-3 * p:-p] == text[-2 * p:] for p in range(1, min(400, len(text) // 3) + 1)
+               if 3 * p >= SCHLEIFE_ZEICHEN)
+
+
+SCHLEIFE_ZEICHEN = 60  # a repeated tail shorter than this is no loop (a row of dashes, an ellipsis)
+
+
+def erste_zeile(nachricht, laenge=100):
+    """What the model wrote, its first line that says something, cut at `laenge` (for the failed-case list)."""
+    zeile = next((z.strip() for z in ohne_denken(inhalt(nachricht)).splitlines() if z.strip()), "")
+    return zeile if len(zeile) <= laenge else zeile[:laenge] + "..."
 
 
 def denk_text(nachricht):
@@ -1838,7 +1860,8 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     protokoll = sum((collections.Counter(b["protokoll"]) + strom_notizen(b) for b in alle), collections.Counter())
     return {
         "leer": sum(b["mangel"] == "leer" for b in alle),
-        "abgeschnitten": sum(b["mangel"] == "abgeschnitten" for b in alle),
+        "abgeschnitten": sum(b["mangel"] == "abgeschnitten" and not b["schleife"] for b in alle),
+        "schleife": sum(b["mangel"] == "abgeschnitten" and b["schleife"] for b in alle),
         "aus_text": text if wessen == "server" else 0,
         "teilweise_geparst": sum(b["form"] == "teilweise" for b in alle),
         "protokoll": {art: protokoll[art] for art in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if protokoll[art]},
@@ -2612,6 +2635,9 @@ DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look
                           "them", "the server's tool-call parser stopped after the first call (llama.cpp #14101 "
                           "and SGLang #18102 left <tool_call> blocks so): an agent receives only what came as "
                           "tool_calls; update the server or report it"),
+    "schleife": ("outputs cut off by the token limit while their text repeated one piece over and over",
+                 "the model loops: more max_tokens only makes it longer; cap it (--extra '{\"max_tokens\": 256}') "
+                 "and check the chat template, since a wrong one makes small models loop"),
     "aus_text": ("calls were read from the answer text, not from tool_calls",
                  "the server's tool-call parser is off (vLLM: --enable-auto-tool-choice --tool-call-parser ...; "
                  "llama.cpp: --jinja)"),
@@ -2653,6 +2679,7 @@ PROTOKOLL_HINWEISE = {  # what a client sees of each protocol deviation, and whi
     "strom_kein_json": ("streams with a chunk that is not JSON", "a client's parser fails on it"),
 }
 STROM_NOTIZ = ("A note on the stream: it changed what was graded only where stream_defekt counts an output.")
+SCHLEIFE_FOLGE = "No answer came: whether the model loops or its chat template makes it loop cannot be told here."
 NACH_DEM_GEMEINTEN = ("The figures grade the calls as the model wrote them; gelungen_nativ is what an agent on "
                       "this server gets done.")
 STROM_UNGEPRUEFT = ("failed streamed outputs whose stream's part cannot be told: at a temperature above 0 no plain "
@@ -2737,7 +2764,7 @@ def diagnose_zeilen(d):
         was, einstellung = DIAGNOSE_HINWEISE[name]
         zahl = "yes" if d[name] is True else d[name]
         was += f" ({d['probe']})" if name == "aus_text" and d["probe"] else ""
-        folge = NACH_DEM_GEMEINTEN if name == "teilweise_geparst" else NICHT_DAS_MODELL
+        folge = {"teilweise_geparst": NACH_DEM_GEMEINTEN, "schleife": SCHLEIFE_FOLGE}.get(name, NICHT_DAS_MODELL)
         zeilen.append(f"  {name:<14} {zahl}: {was}; {einstellung}. {folge}")
     zeilen += [f"  protokoll {art} {zahl}: {PROTOKOLL_HINWEISE[art][0]}; {PROTOKOLL_HINWEISE[art][1]}. "
                f"{STROM_NOTIZ if art in STROM_NOTIZEN.values() else NACH_DEM_GEMEINTEN}"
@@ -2752,7 +2779,7 @@ def diagnose_zeilen(d):
     return zeilen
 
 
-def bericht_text(e, k, faelle, ausgaben, gezeigt=False):
+def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     zeilen = [kopfzeile(e, k)] + ([gezeigt_zeile(e, ausgaben)] if gezeigt else []) + [""]
     for name in METRIKEN:
         zeile = f"{name:<20} {wert(name, k[name])}"
@@ -2778,8 +2805,12 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False):
     zeilen += ["", f"Latency {k['latenz_s']:.2f} s median per request; tokens {k['tokens']['prompt']} prompt, "
                f"{k['tokens']['completion']} completion; wall time {k['dauer_s']:.1f} s"]
     zeilen += [""] + diagnose_zeilen(k["diagnose"])
-    zeilen += fehlschlaege(faelle, ausgaben) + nach_dem_ergebnis(faelle, ausgaben) + nach_der_antwort(faelle, ausgaben)
+    zeilen += fehlschlaege(faelle, ausgaben, hoechstens) + nach_dem_ergebnis(faelle, ausgaben, hoechstens) + \
+        nach_der_antwort(faelle, ausgaben, hoechstens)
     return "\n".join(zeilen)
+
+
+FEHLSCHLAEGE_GEZEIGT = 10  # outputs a failed-case list shows unless --alle
 
 
 def kurz(text, laenge=120):
@@ -2803,38 +2834,43 @@ def aufrufe_text(liste, mangel_=None):
     return "; ".join(list(map(aufruf_text, liste[:20])) + mehr)
 
 
-def fehlschlaege(faelle, ausgaben):
+def fehlschlaege(faelle, ausgaben, hoechstens=None):
     faelle_by_id = {f["id"]: f for f in faelle}
     falsch = [a for a in ausgaben if not gelungen(a) and a["stufe"] != WEITER]
     mehrere = any(a["lauf"] for a in ausgaben)
-    return fall_liste(f"Failed ({len(falsch)}):", [
+    return fall_liste(f"Failed ({len(falsch)}):", hoechstens, [
         fall_zeilen(a, mehrere, faelle_by_id[a["id"]]["frage"], faelle_by_id[a["id"]]["erwartet"], a)
         for a in falsch])
 
 
-def nach_dem_ergebnis(faelle, ausgaben):
+def nach_dem_ergebnis(faelle, ausgaben, hoechstens=None):
     """S6 outputs that did not go on right after the tools' results: what the tools returned, what came."""
     faelle_by_id = {f["id"]: f for f in faelle}
     falsch = [a for a in ausgaben if a["stufe"] == WEITER and not gelungen(a)]
     mehrere = any(a["lauf"] for a in ausgaben)
-    return fall_liste(f"After the tool's result ({len(falsch)}):", [
+    return fall_liste(f"After the tool's result ({len(falsch)}):", hoechstens, [
         fall_zeilen(a, mehrere, f"{f['frage']}  /  {aufrufe_text(f['erwartet'])} returned "
                                 f"{kurz(' and '.join(json.dumps(x, ensure_ascii=False) for x in f['ergebnis']), 240)}",
                     f["danach"], a) for a in falsch for f in [faelle_by_id[a["id"]]]])
 
 
-def nach_der_antwort(faelle, ausgaben):
+def nach_der_antwort(faelle, ausgaben, hoechstens=None):
     """S5 outputs that held still but did not finish the job after the user's reply."""
     faelle_by_id = {f["id"]: f for f in faelle}
     offen = [a for a in ausgaben if a.get("nach") is not None and not gelungen(a["nach"])]
     mehrere = any(a["lauf"] for a in ausgaben)
-    return fall_liste(f"Not done after the reply ({len(offen)}):", [
+    return fall_liste(f"Not done after the reply ({len(offen)}):", hoechstens, [
         fall_zeilen(a, mehrere, f"{faelle_by_id[a['id']]['frage']}  /  reply: {faelle_by_id[a['id']]['nachtrag']}",
                     faelle_by_id[a["id"]]["danach"], a["nach"]) for a in offen])
 
 
-def fall_liste(titel, bloecke):
-    return ["", titel] + [z for block in bloecke for z in block] if bloecke else []
+def fall_liste(titel, hoechstens, bloecke):
+    """A failed-case list: its first `hoechstens` outputs (None: all), and how many more and how to see them."""
+    if not bloecke:
+        return []
+    mehr = len(bloecke) - hoechstens if hoechstens is not None and len(bloecke) > hoechstens else 0
+    return ["", titel] + [z for block in bloecke[:len(bloecke) - mehr] for z in block] + \
+        ([f"  ... and {mehr} more (--alle shows every one)"] if mehr else [])
 
 
 def fall_zeilen(a, mehrere, frage, erwartet, b):
@@ -2844,8 +2880,9 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
     lauf = f" #{a['lauf'] + 1}" if mehrere else ""
     gruende = gruende_von(b, erwartet)
     ohne = lies_aufrufe(b["strom"]["ohne_strom"]["nachricht"])[0] if strom_defekt(b) else None
+    geschrieben = f': "{kurz(b["text"], 100)}"' if not b["aufrufe"] and b.get("text") else ""  # what came instead
     return [f"  {a['id']}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
-            f"      came:     {aufrufe_text(b['aufrufe'], b['mangel'])}"] + \
+            f"      came:     {aufrufe_text(b['aufrufe'], b['mangel'])}{geschrieben}"] + \
         ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: stream_defekt)"] if ohne else []) + \
         ([f"      differs:  {'; '.join(gruende)}"] if gruende else [])
 
@@ -3709,6 +3746,8 @@ def parser():
     p.add_argument("--neu", action="store_true", help="measure anew; the old run is renamed, never deleted")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--markdown", action="store_true", help="print the summary as a Markdown table")
+    p.add_argument("--alle", action="store_true", help="list every failed output, not only the first "
+                                                       f"{FEHLSCHLAEGE_GEZEIGT}")
     p.add_argument("--bewerten", type=tag_arg, metavar="TAG",
                    help="grade the saved run TAG (in --ausgabe) again, no server")
     p.add_argument("--vergleich", type=tag_arg, nargs="+", metavar="TAG",
@@ -3755,7 +3794,7 @@ def lauf_aus(args):
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
                 nachfrage=args.nachfrage, weiter=args.weiter, stream=args.stream,
                 katalog=variante(katalog, args.variante),
-                form="json" if args.json else "markdown" if args.markdown else "text")
+                form="json" if args.json else "markdown" if args.markdown else "text", alle=args.alle)
 
 
 def einstellungen_fuer(lauf, sha, faelle):
@@ -3778,7 +3817,7 @@ def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
     elif form == "markdown":
         print(bericht_markdown(e, k))
     else:
-        print(bericht_text(e, k, faelle, ausgaben, gezeigt))
+        print(bericht_text(e, k, faelle, ausgaben, gezeigt, None if lauf.alle else FEHLSCHLAEGE_GEZEIGT))
     return k
 
 

@@ -27,7 +27,7 @@ HINWEIS = {
                  "the server's reasoning parser took it: check how its reasoning and tool parsers are paired (vLLM --reasoning-parser "
                  "with --tool-call-parser; llama.cpp --reasoning-format)",
 }
-NULL = {"leer": 0, "abgeschnitten": 0, "aus_text": 0, "teilweise_geparst": 0, "protokoll": {}, "eigenes_format": 0,
+NULL = {"leer": 0, "abgeschnitten": 0, "schleife": 0, "aus_text": 0, "teilweise_geparst": 0, "protokoll": {}, "eigenes_format": 0,
         "text_ungeklaert": 0, "probe": None, "im_denken": 0, "katalog_fehlt": False,
         "verworfen": 0, "stream_defekt": 0, "strom_ungeprueft": 0}
 

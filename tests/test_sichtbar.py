@@ -134,3 +134,38 @@ def test_eine_synonymkarte_die_einen_alten_namen_nimmt(cli, tmp_path):
     assert cli("--selbsttest", "--katalog", str(tmp_path / "k.json"), "--variante", "synonyme") == (
         2, "", f"messen: {tmp_path / 'k.json'}: \"synonyme\" gives 'list_contacts' in \"werkzeuge\" twice or as an "
                "old name\n")
+
+
+# ---------------------------------------------------------------------------
+# A newcomer's summary: ten failures, what the model wrote, a loop named as one
+# ---------------------------------------------------------------------------
+
+JAVASCRIPT = "```js\nfetch('/contacts').then(r => r.json())\n```"
+
+
+def test_die_liste_zeigt_zehn_und_sagt_wie_alle(cli, endpunkt):
+    server = endpunkt(lambda fall, body, nummer: completion({"role": "assistant", "content": JAVASCRIPT})
+                      if fall["erwartet"] else richtig(fall, body, nummer))
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    zeilen_ = out.splitlines()
+    assert "Failed (28):" in zeilen_ and zeilen_[-1] == "  ... and 18 more (--alle shows every one)"
+    assert sum(z.startswith("      came:     ") for z in zeilen_) == 10
+    assert "      came:     no call: \"```js\"" in zeilen_  # the first line of what the model wrote
+    status, out, err = cli("--bewerten", "m", "--alle")
+    assert sum(z.startswith("      came:     ") for z in out.splitlines()) == 28 and "more (--alle" not in out
+
+
+def test_ein_modell_das_sich_wiederholt_wird_benannt(cli, endpunkt):
+    schleife = completion({"role": "assistant", "content": "Here is the list:\n" + "<list-contact>\n" * 40}, "length")
+    abgeschnitten = completion({"role": "assistant", "content": "I will now look up the calendar and then"}, "length")
+    server = endpunkt(lambda fall, body, nummer: schleife if fall["id"] in ("S1-1", "S1-2", "S2-1") else
+                      abgeschnitten if fall["id"] == "S2-2" else richtig(fall, body, nummer))
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert ("  schleife       3: outputs cut off by the token limit while their text repeated one piece over and "
+            "over; the model loops: more max_tokens only makes it longer; cap it (--extra '{\"max_tokens\": 256}') "
+            "and check the chat template, since a wrong one makes small models loop. No answer came: whether the "
+            "model loops or its chat template makes it loop cannot be told here.") in out.splitlines()
+    k = json_lauf(cli, "--bewerten", "m")
+    assert (k["diagnose"]["schleife"], k["diagnose"]["abgeschnitten"], k["auftraege_gelungen"]) == (3, 1, 38 / 42)
