@@ -401,6 +401,7 @@ class Lauf:
     nachfrage: bool = False  # S5's second turn: the user's reply, then the calls after it
     weiter: bool = False  # S6: the calls after the tools' results
     stream: bool = False  # every request streamed, as an agent asks
+    stufen: tuple = None  # --stufen: only the cases of these stages; None: all a run asks
     timeout_nochmal: bool = True  # a request over --timeout is asked again (--pruefen: not, it would take as long)
     ohne_proxy: bool = False  # the self-test's loopback requests never go through a proxy
     katalog: Katalog = STANDARD  # the tools and the opening sent: --katalog, --variante
@@ -559,11 +560,16 @@ def weiter_hash(faelle):
 WELCHER_KATALOG = " (give your own tools with --katalog FILE)"
 
 
-def faelle_fuer(faelle, weiter, pfad):
-    """The cases a run asks: S6 only with --weiter, which then needs S6 cases."""
+def faelle_fuer(faelle, weiter, pfad, stufen=None):
+    """The cases a run asks: S6 only with --weiter, which then needs S6 cases; only the stages named
+    by --stufen, where it names some."""
     if weiter and not any(f["stufe"] == WEITER for f in faelle):
         raise Eingabefehler(f"{pfad}: no {WEITER} case in the file, so --weiter has nothing to measure")
-    gefragt = [f for f in faelle if weiter or f["stufe"] != WEITER]
+    if stufen and WEITER in stufen and not weiter:
+        raise Eingabefehler(f"--stufen names {WEITER}, which only --weiter asks; add --weiter")
+    gefragt = [f for f in faelle if (weiter or f["stufe"] != WEITER) and (not stufen or f["stufe"] in stufen)]
+    if not gefragt and stufen:
+        raise Eingabefehler(f"{pfad}: no case of {', '.join(stufen)} in the file, so --stufen leaves nothing to ask")
     if not gefragt:
         raise Eingabefehler(f"{pfad}: every case is of {WEITER}, which only --weiter asks; add --weiter")
     return gefragt
@@ -2114,11 +2120,12 @@ def aufloesung(faelle_verglichen, stufe=0.05):
 # ---------------------------------------------------------------------------
 
 VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "stream", "variante", "faelle_sha256",
-              "weiter_sha256", "katalog_sha256", "umbenennung", "ablenkung", "seed",
+              "weiter_sha256", "katalog_sha256", "umbenennung", "ablenkung", "seed", "stufen",
               "gesendet_sha256")  # must match to resume; gesendet_sha256 only where a run saved it
 VORGABEN = {"nachfrage": False, "weiter": False, "stream": False, "variante": None, "seed": None, "umbenennung": None,
             "ablenkung": None, "faelle_datei": None, "katalog_datei": None,
-            "weiter_sha256": None, "probe": None, "gesendet_sha256": None}  # absent from runs saved before they were
+            "weiter_sha256": None, "probe": None, "gesendet_sha256": None,
+            "stufen": None}  # absent from runs saved before they were
 SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "aufrufe", "treffer", "offen",
                   "latenz_s", "usage", "ende", "finish_reason", "verworfen")
 NEUERE_FELDER = {"finish_reason": None, "verworfen": 0}  # absent from runs saved before they were
@@ -2236,6 +2243,8 @@ EINSTELLUNGEN = {  # field -> (check, what is wrong when it fails)
     "katalog_sha256": (lambda x: isinstance(x, str), "is not a string"),
     "probe": (lambda x: x is None or ist_probe(x), "is not a probe's record"),
     "gesendet_sha256": (lambda x: x is None or isinstance(x, str), "is not a string"),
+    "stufen": (lambda x: x is None or isinstance(x, list) and x and all(s in STUFEN for s in x),
+               "is not a list of stages"),
     "seed": (lambda x: x is None or zahl_ist(x, True), "is not a whole number"),
     "ablenkung": (lambda x: x is None or isinstance(x, list) and all(isinstance(n, str) for n in x),
                   "is not a list of tool names"),
@@ -3132,10 +3141,17 @@ def vergleich_hinweise(ea, eb):
     if ea["n"] != eb["n"]:
         zeilen.append(f"The runs have different n ({ea['n']} and {eb['n']}): cases are compared by their success "
                       "rates.")
+    if ea.get("stufen") != eb.get("stufen"):
+        zeilen.append(f"The runs asked different stages ({stufen_wort(ea)} in {ea['tag']}, {stufen_wort(eb)} in "
+                      f"{eb['tag']}): the test compares the cases both have.")
     if ea.get("weiter", False) != eb.get("weiter", False):
         zeilen.append(f"Only {(ea if ea.get('weiter') else eb)['tag']} measured {WEITER} (--weiter): the test compares "
                       f"the cases both have, {WEITER} stays out of it.")
     return zeilen + [""] if zeilen else []
+
+
+def stufen_wort(e):
+    return ", ".join(e["stufen"]) if e.get("stufen") else "all"
 
 
 def reihe_text(laeufe, vs):
@@ -3578,7 +3594,7 @@ def selbsttest(lauf, faelle, sha):
     """Measure the built-in endpoint in a temporary folder; 0 only if every figure is 100 %."""
     import tempfile
 
-    faelle_fuer(faelle, lauf.weiter, lauf.faelle)  # a choice of cases that asks nothing is the user's fault
+    faelle_fuer(faelle, lauf.weiter, lauf.faelle, lauf.stufen)  # a choice of cases that asks nothing is the user's
     server, adresse = selbsttest_server(faelle, katalog=lauf.katalog)
     try:
         with tempfile.TemporaryDirectory() as ordner:
@@ -3647,6 +3663,14 @@ def url_arg(text):
     if pfad.endswith("/v1"):
         pfad += "/chat/completions"
     return urlunsplit(teile._replace(path=pfad))
+
+
+def stufen_arg(text):
+    stufen = tuple(dict.fromkeys(s.strip().upper() for s in text.split(",") if s.strip()))
+    fremd = [s for s in stufen if s not in STUFEN]
+    if not stufen or fremd:
+        raise argparse.ArgumentTypeError(f"{text!r}: name stages from {', '.join(STUFEN)}, separated by commas")
+    return tuple(s for s in STUFEN if s in stufen)
 
 
 def tag_arg(text):
@@ -3760,6 +3784,8 @@ def parser():
                                                             "user's reply and grade the calls that follow")
     p.add_argument("--weiter", action="store_true", help="also S6: send the tools' results after the first step "
                                                          "and grade the calls (or the text) that follow")
+    p.add_argument("--stufen", type=stufen_arg, metavar="S2,S6", help="ask only the cases of these stages (S6 "
+                                                                     "with --weiter)")
     p.add_argument("--stream", action="store_true", help="ask every request streamed, as an agent does; the "
                                                          "stream is assembled, graded, and checked for defects")
     p.add_argument("--pruefen", action="store_true", help="check the server's set-up with a few requests")
@@ -3792,7 +3818,7 @@ def lauf_aus(args):
     return Lauf(url=args.url, modell=args.modell, temp=args.temp, n=args.n, tag=tag, extra=args.extra,
                 ausgabe=args.ausgabe, faelle=args.faelle or faelle_standard(), parallel=args.parallel,
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
-                nachfrage=args.nachfrage, weiter=args.weiter, stream=args.stream,
+                nachfrage=args.nachfrage, weiter=args.weiter, stream=args.stream, stufen=args.stufen,
                 katalog=variante(katalog, args.variante),
                 form="json" if args.json else "markdown" if args.markdown else "text", alle=args.alle)
 
@@ -3802,6 +3828,7 @@ def einstellungen_fuer(lauf, sha, faelle):
     so that --bewerten and --vergleich find them again and anyone can see what was sent."""
     return {"modell": lauf.modell, "url": ohne_geheimnis(lauf.url), "temp": lauf.temp, "n": lauf.n,
             "extra": lauf.extra, "nachfrage": lauf.nachfrage, "weiter": lauf.weiter, "stream": lauf.stream,
+            "stufen": list(lauf.stufen) if lauf.stufen else None,
             "tag": lauf.tag,
             "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
             "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
@@ -3824,7 +3851,7 @@ def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
 def lauf_messen(lauf, alle, sha):
     """Measure (or resume) the run lauf.tag on the cases it asks of `alle`, print its summary,
     return its figures."""
-    pfad, faelle = lauf.ausgabe / f"{lauf.tag}.jsonl", faelle_fuer(alle, lauf.weiter, lauf.faelle)
+    pfad, faelle = lauf.ausgabe / f"{lauf.tag}.jsonl", faelle_fuer(alle, lauf.weiter, lauf.faelle, lauf.stufen)
     with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
         einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha, alle))
         gezeigt = fertig(ausgaben) == len(faelle) * lauf.n
@@ -3948,7 +3975,7 @@ def pruefe_gespeichert(lauf, alle, pfad, e, ausgaben):
     """A saved run as the reports take it: (its settings, the cases it asked, its outputs)."""
     if e is None or not ausgaben:
         raise Eingabefehler(f"{pfad} holds no output yet; run the command that measures it")
-    faelle = faelle_fuer(alle, e.get("weiter", False), lauf.faelle)
+    faelle = faelle_fuer(alle, e.get("weiter", False), lauf.faelle, e.get("stufen"))
     if fertig(ausgaben) < len(faelle) * e["n"]:
         print(f"messen: {pfad} is incomplete ({fertig(ausgaben)} of {len(faelle) * e['n']} outputs); "
               "the command that measured it, run again, asks for the rest", file=sys.stderr)
@@ -4039,7 +4066,7 @@ def ausfuehren(args, lauf):
         raise Eingabefehler("--url and --modell are needed to measure "
                             "(or --selbsttest, --bewerten TAG, --vergleich A B)")
     if args.pruefen:
-        return pruefen(lauf, faelle_fuer(faelle, lauf.weiter, lauf.faelle))
+        return pruefen(lauf, faelle_fuer(faelle, lauf.weiter, lauf.faelle, lauf.stufen))
     if lauf.extra.get("parallel_tool_calls") is False:
         print(f"messen: warning: {PARALLEL_AUS}", file=sys.stderr)
     lauf_messen(lauf, faelle, sha)

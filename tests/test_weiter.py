@@ -362,3 +362,31 @@ def test_das_bild_zeichnet_nur_gemessene_stufen(cli, endpunkt, tmp_path):
     bild = svg.read_text()
     assert bild.count(">100<") == 2 + 5 + 6  # the two axes' top ticks, a's five stages, b's six
     assert bild.count(">0<") == ACHSEN_NULL + 2  # the axes' zero ticks, and the failure-class panel's two bars
+
+
+# ---------------------------------------------------------------------------
+# --stufen: only the cases of the stages named
+# ---------------------------------------------------------------------------
+
+def test_nur_die_genannten_stufen(cli, endpunkt, tmp_path):
+    server = endpunkt(weiter_mit(lambda f: f["danach"]))
+    k = json_lauf(cli, *messung(server.url, "--tag", "s6", "--stufen", "S6", "--weiter"))
+    assert (server.zahl(), k["ausgaben"], k["weiter"], list(k["stufen"])) == (10, 10, 10 / 10, ["S6"])
+    assert zeilen(tmp_path / "ergebnisse" / "s6.jsonl")[0]["einstellungen"]["stufen"] == ["S6"]
+    k = json_lauf(cli, *messung(endpunkt().url, "--tag", "s2", "--stufen", "s2,S4"))
+    assert (k["ausgaben"], list(k["stufen"])) == (12 + 6, ["S2", "S4"])
+    # resumed with other stages: refused; S6 without --weiter: refused; an unknown stage: usage
+    assert cli(*messung(server.url, "--tag", "s2", "--stufen", "S2"))[2] == (
+        f"messen: {tmp_path / 'ergebnisse' / 's2.jsonl'} was measured with stufen [\"S2\", \"S4\"], not [\"S2\"]; use "
+        "another --tag, or --neu to measure anew (the old file is kept)\n")
+    assert cli(*messung(server.url, "--tag", "x", "--stufen", "S6")) == (
+        2, "", "messen: --stufen names S6, which only --weiter asks; add --weiter\n")
+    assert cli(*messung(server.url, "--tag", "x", "--stufen", "S9"))[2] == (
+        "messen: argument --stufen: 'S9': name stages from S1, S2, S3, S4, S5, S6, separated by commas\n")
+    # compared with a run of all stages: on the cases both have
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "alle"))
+    status, out, err = cli("--vergleich", "alle", "s2")
+    assert status == 0, err
+    assert "The runs asked different stages (all in alle, S2, S4 in s2): the test compares the cases both have." \
+        in out.splitlines()
+    assert "over the 18 cases compared" in out
