@@ -527,10 +527,31 @@ def lade_faelle(pfad, katalog=STANDARD):
             raise Eingabefehler(f"{pfad}:{nr}: {fehler}")
         gesehen[fall["id"]] = nr
         fall["_zeile"] = nr
+        mit_typen(fall, katalog)
         faelle.append(fall)
     if not faelle:
         raise Eingabefehler(f"{pfad}: no cases in the file")
     return faelle, faelle_hash(daten)
+
+
+TYPEN = ("number", "integer", "boolean")  # schema types whose values are compared as that type, not as text
+
+
+def mit_typen(fall, katalog):
+    """Each expected call of a tool with typed parameters carries their types (_typen: name -> type),
+    which passt compares by; the chapter's catalogue has none, so its cases stay as written."""
+    for soll in fall["erwartet"] + fall.get("danach", []):
+        typen = {k: p.get("type") for k, p in katalog.schema[soll["name"]].get("properties", {}).items()
+                 if isinstance(p, dict) and p.get("type") in TYPEN}
+        if typen:
+            soll["_typen"] = typen
+
+
+def intern_weg(wert):
+    """A case as the file has it: without what loading added (keys starting with '_'), at any depth."""
+    if isinstance(wert, dict):
+        return {k: intern_weg(v) for k, v in wert.items() if not k.startswith("_")}
+    return [intern_weg(v) for v in wert] if isinstance(wert, list) else wert
 
 
 def faelle_hash(daten):
@@ -553,7 +574,7 @@ def ist_s6(zeile):
 
 def weiter_hash(faelle):
     """sha256 of the S6 cases as read: a run with --weiter is resumed and compared only on the same ones."""
-    s6 = [{k: v for k, v in f.items() if k != "_zeile"} for f in faelle if f["stufe"] == WEITER]
+    s6 = [intern_weg(f) for f in faelle if f["stufe"] == WEITER]
     return hashlib.sha256(json.dumps(s6, sort_keys=True).encode()).hexdigest()
 
 
@@ -611,6 +632,27 @@ def pruefe_aufruf(soll, katalog):
     if gepolstert:  # passt strips the answer's value, never the expected one
         return (f"the expected value of '{gepolstert[0]}' in {soll['name']} has leading or trailing spaces; "
                 "a stripped answer can never equal it")
+    falsch = next((f for k, v in soll["args"].items() for f in [wert_fehler(k, v, parameter["properties"][k])] if f),
+                  None)
+    return f"the expected value of '{falsch[0]}' in {soll['name']} is {falsch[1]}" if falsch else None
+
+
+SCHEMA_TYPEN = {"string": str, "number": (int, float), "integer": int, "boolean": bool, "object": dict, "array": list}
+
+
+def wert_fehler(name, wert, schema):
+    """(name, what is wrong) when an expected value no answer can match: outside the parameter's enum, or of
+    another type than its schema says; else None."""
+    if not isinstance(schema, dict):
+        return None
+    if isinstance(schema.get("enum"), list) and wert not in schema["enum"]:
+        return name, f"{json.dumps(wert, ensure_ascii=False)}, not one of its enum " \
+                     f"({', '.join(json.dumps(e, ensure_ascii=False) for e in schema['enum'])})"
+    typ = schema.get("type")
+    erwartet = SCHEMA_TYPEN.get(typ) if isinstance(typ, str) else None
+    ganz = typ == "integer" and isinstance(wert, float) and wert.is_integer()
+    if erwartet and (not isinstance(wert, erwartet) or isinstance(wert, bool) and typ != "boolean") and not ganz:
+        return name, f"{json.dumps(wert, ensure_ascii=False)}, not of the type {typ} its schema says"
     return None
 
 
@@ -1571,10 +1613,25 @@ def passt(ist, soll):
         return False
     # Mandatory: every expected argument is there with the expected value.
     for k, v in soll["args"].items():
-        if str(ist["args"].get(k, "")).strip() != str(v):
+        if not wert_passt(ist["args"].get(k, ""), v, soll.get("_typen", {}).get(k)):
             return False
     # No extra, unexpected argument (invented filters count as wrong).
     return set(ist["args"]) == set(soll["args"])
+
+
+def wert_passt(ist, soll, typ=None):
+    """One value as the chapter compares it: as text, the answer's stripped, so that "1.5" is not "15".
+    Where the parameter's schema types it (typ: number, integer, boolean), as that type: 21.0 is 21,
+    the string "21" is not, and "true" is not true."""
+    if typ in ("number", "integer"):
+        return ist_zahl(ist) and ist_zahl(soll) and ist == soll
+    if typ == "boolean":
+        return isinstance(ist, bool) and ist is soll
+    return str(ist).strip() == str(soll)
+
+
+def ist_zahl(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def bewerte(ist_liste, soll_liste):
@@ -1743,7 +1800,8 @@ def fehlerarten_von(a, soll_liste, still):
         elif ist["args"] is None:
             arten["fehlerhaft"] += 1
         else:
-            werte = [str(ist["args"][k]).strip() != str(v) for k, v in soll["args"].items() if k in ist["args"]]
+            werte = [not wert_passt(ist["args"][k], v, soll.get("_typen", {}).get(k)) for k, v in soll["args"].items()
+                     if k in ist["args"]]
             arten["falscher_wert"] += any(werte)
             arten["fehlendes_argument"] += any(k not in ist["args"] for k in soll["args"])
             arten["erfundenes_argument"] += any(k not in soll["args"] for k in ist["args"])
@@ -1759,7 +1817,7 @@ def arg_abweichung(ist, soll):
     for k, v in soll["args"].items():
         if k not in ist["args"]:
             teile.append(f"{k} missing")
-        elif str(ist["args"][k]).strip() != str(v):
+        elif not wert_passt(ist["args"][k], v, soll.get("_typen", {}).get(k)):
             teile.append(f"{k} {kurz(json.dumps(ist['args'][k], ensure_ascii=False))} instead of "
                          f"{json.dumps(v, ensure_ascii=False)}")
     teile += [f"{kurz(k, 40)} not expected" for k in ist["args"] if k not in soll["args"]]

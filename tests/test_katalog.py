@@ -334,3 +334,50 @@ def test_namen_in_jeder_schreibweise_werden_umbenannt(tmp_path):
         "volumeId": {"type": "string", "description": "The volumeId, as findVolume takes it."},
         "heading": {"type": "string", "description": None}}
     assert "description" not in k.werkzeuge[1]["function"]
+
+
+# ---------------------------------------------------------------------------
+# Values by their schema: numbers as numbers, booleans as booleans, strings as the chapter compares them
+# ---------------------------------------------------------------------------
+
+HEIZUNG = {"werkzeuge": [{"type": "function", "function": {
+    "name": "set_heating", "description": "Set the heating.", "parameters": {"type": "object", "properties": {
+        "degrees": {"type": "number"}, "eco": {"type": "boolean"},
+        "room": {"type": "string", "enum": ["kitchen", "office"]}}, "required": ["degrees", "room"]}}}],
+    "eroeffnung": "You control the heating."}
+HEIZ_FALL = {"id": "S2-1", "stufe": "S2", "frage": "Heat the office to 21 degrees, in eco mode.",
+             "erwartet": [{"name": "set_heating", "args": {"degrees": 21, "eco": True, "room": "office"}}]}
+
+
+def heizung(tmp_path, fall=HEIZ_FALL):
+    (tmp_path / "h.json").write_text(json.dumps(HEIZUNG))
+    (tmp_path / "h.jsonl").write_text(json.dumps(fall) + "\n")
+    return ["--katalog", str(tmp_path / "h.json"), "--faelle", str(tmp_path / "h.jsonl")]
+
+
+@pytest.mark.parametrize("argumente, gelungen", [
+    ('{"degrees": 21.0, "eco": true, "room": "office"}', 1.0),   # 21.0 is 21
+    ('{"degrees": 21, "eco": true, "room": " office"}', 1.0),    # a string stripped, as the chapter's passt does
+    ('{"degrees": "21", "eco": true, "room": "office"}', 0.0),   # the string "21" is no number
+    ('{"degrees": 21, "eco": "true", "room": "office"}', 0.0),   # nor "true" a boolean
+    ('{"degrees": 21.5, "eco": true, "room": "office"}', 0.0),
+])
+def test_werte_nach_ihrem_schema(cli, endpunkt, tmp_path, argumente, gelungen):
+    server = endpunkt(lambda fall, body, nummer: completion({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c0", "type": "function", "function": {"name": "set_heating", "arguments": argumente}}]}, "tool_calls"))
+    k = json_lauf(cli, *messung(server.url, *heizung(tmp_path)))
+    assert k["auftraege_gelungen"] == gelungen
+    assert k["fehlerarten"]["falscher_wert"] == (1 - gelungen)
+
+
+@pytest.mark.parametrize("args, warum", [
+    ({"degrees": 21, "room": "garage"}, "the expected value of 'room' in set_heating is \"garage\", not one of its "
+                                        "enum (\"kitchen\", \"office\")"),
+    ({"degrees": "21", "room": "office"}, "the expected value of 'degrees' in set_heating is \"21\", not of the type "
+                                          "number its schema says"),
+    ({"degrees": 21, "eco": "yes", "room": "office"}, "the expected value of 'eco' in set_heating is \"yes\", not of "
+                                                      "the type boolean its schema says"),
+])
+def test_ein_erwarteter_wert_den_kein_modell_treffen_kann(cli, tmp_path, args, warum):
+    argv = heizung(tmp_path, dict(HEIZ_FALL, erwartet=[{"name": "set_heating", "args": args}]))
+    assert cli("--selbsttest", *argv) == (2, "", f"messen: {tmp_path / 'h.jsonl'}:1: {warum}\n")
