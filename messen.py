@@ -3177,6 +3177,11 @@ def diagnose_markdown(ks, differenz_spalte=False):
             for n in namen if any(d.get(n) for d in flach)]
 
 
+def diagnose_kurz(d):
+    """'katalog_fehlt yes, leer 3': the diagnosis in a few words; "" when all is clear."""
+    return ", ".join(f"{n} {'yes' if x is True else x}" for n, x in diagnose_flach(d) if x and n != "probe")
+
+
 def diagnose_flach(d):
     """The diagnosis as (name, value) rows: protokoll's kinds each a row of its own (protokoll.id_fehlt)."""
     return [zeile for n, x in d.items()
@@ -3315,7 +3320,10 @@ def zeichne(pfad, laeufe):
     arten.set(xticks=range(len(gezeigt)), ylabel="per 100 outputs", title="Failure classes")
     arten.set_xticklabels(gezeigt, rotation=30, ha="right")
     fig.suptitle(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" for e, _ in laeufe), fontsize=10)
-    fig.tight_layout()
+    notizen = [f"{e['tag']}: diagnosis: {diagnose_kurz(k['diagnose'])}" for e, k in laeufe if diagnose_kurz(k["diagnose"])]
+    if notizen:  # what the server did stands beside the bars, so that a fixed template never reads as a regression
+        fig.text(0.01, 0.005, "\n".join(notizen), fontsize=7, va="bottom")
+    fig.tight_layout(rect=(0, 0.03 * len(notizen), 1, 1))
     try:
         fig.savefig(pfad)
     except OSError as e:

@@ -509,3 +509,15 @@ def test_streng_folgt_der_summe_nicht_der_zahl_der_faelle(cli, endpunkt, reihe, 
     assert f"(auftraege_gelungen over the 42 cases compared: {punkte} points)" in out.splitlines()[-2]
     assert err == ("" if status == 0 else "messen: nachher is worse than vorher beyond chance at 5 % (p = 0.0269); "
                                           "--streng exits 3\n")
+
+
+def test_das_bild_traegt_die_diagnose(cli, endpunkt, tmp_path):
+    def leer_in_drei(fall, body, nummer):
+        return completion({"role": "assistant", "content": None}) if fall["id"] in IDS[:3] else \
+            richtig(fall, body, nummer)
+    vorbereitet(cli, *messung(endpunkt(leer_in_drei).url, "--tag", "vorher"))
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "nachher"))
+    svg = tmp_path / "b.svg"
+    assert cli("--vergleich", "vorher", "nachher", "--bild", str(svg))[0] == 0
+    bild = svg.read_text()
+    assert "vorher: diagnosis: leer 3" in bild and "nachher: diagnosis" not in bild
