@@ -1,4 +1,4 @@
-"""The series shown in the README and its picture, made by messen.py itself.
+"""The series shown in docs/vergleich.md and its picture, made by messen.py itself.
 
     python3 tests/readme_reihe.py     # prints the series; writes tests/reihe.png
 

@@ -1,7 +1,7 @@
 """Your own catalogue (--katalog) and the variants of a catalogue (--variante), over loopback HTTP.
 
-The catalogue and the six cases are the README's example, read from the README itself,
-so that what it shows is what is tested.
+The catalogue and the six cases are the example in docs/katalog.md, read from it, so that
+what it shows is what is tested.
 """
 
 import json
@@ -13,9 +13,9 @@ import messen
 from conftest import (BY_ID, FAELLE, ROOT, UNBEKANNT, completion, messung, openai_nachricht, richtig, vorbereitet,
                       zeilen)
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-KATALOG_TEXT = re.search(r"```json\n(\{\n  \"werkzeuge\".*?)\n```", README, re.S).group(1)
-FAELLE_TEXT = re.search(r"```\n(\{\"id\": \"S1-1\".*?)\n```", README, re.S).group(1) + "\n"
+BEISPIEL = (ROOT / "docs" / "katalog.md").read_text(encoding="utf-8")
+KATALOG_TEXT = re.search(r"```json\n(\{\n  \"werkzeuge\".*?)\n```", BEISPIEL, re.S).group(1)
+FAELLE_TEXT = re.search(r"```jsonl\n(\{\"id\": \"S1-1\".*?)\n```", BEISPIEL, re.S).group(1) + "\n"
 BIB = json.loads(KATALOG_TEXT)
 BIB_FAELLE = [json.loads(z) for z in FAELLE_TEXT.splitlines()]
 BIB_FRAGE = {f["frage"]: f for f in BIB_FAELLE}

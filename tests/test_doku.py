@@ -1,0 +1,113 @@
+"""The README and docs/ stay true: every `messen ...` example parses as the command line takes it,
+every quoted output is what the code prints (the block names the scenario that prints it), and the
+data shown is valid JSON.
+
+A quoted output block is preceded by `<!-- geprueft: NAME -->` (a scenario below, run over
+loopback) or `<!-- gemessen: COMMAND -->` (measured on a real server by a script of tests/)."""
+
+import json
+import re
+import shlex
+
+import pytest
+
+import messen
+from conftest import KAPITEL_FEHLER, ROOT, completion, falsch_in, messung, mit_fehlern, openai_nachricht, richtig, \
+    vorbereitet
+
+DATEIEN = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BLOCK = re.compile(r"(?:<!-- (geprueft|gemessen): ([^>]*?) -->\n)?```(\w*)\n(.*?)```", re.S)
+
+
+def bloecke():
+    """(file name, marker kind, marker value, language, text) of every fenced block."""
+    return [(pfad.name if pfad.name == "README.md" else f"docs/{pfad.name}", *m.groups())
+            for pfad in DATEIEN for m in BLOCK.finditer(pfad.read_text(encoding="utf-8"))]
+
+
+def befehle():
+    return [(datei, re.split(r"\s+# ", zeile)[0].strip()) for datei, _, _, sprache, text in bloecke() if sprache == "sh"
+            for zeile in text.splitlines() if zeile.startswith(("messen ", "python3 messen.py "))]
+
+
+def test_es_gibt_beispiele_und_ausgaben():
+    assert len(befehle()) >= 15 and sum(art == "geprueft" for _, art, *_ in bloecke()) >= 5
+
+
+@pytest.mark.parametrize("datei, befehl", befehle(), ids=lambda x: x if isinstance(x, str) and len(x) < 40 else None)
+def test_jedes_beispiel_ist_ein_gueltiger_aufruf(datei, befehl):
+    argv = shlex.split(befehl)
+    argv = argv[1:] if argv[0] == "messen" else argv[2:]
+    args = messen.parser().parse_args(argv)  # bad usage raises Eingabefehler, naming the option
+    assert args.url or args.selbsttest or args.bewerten or args.vergleich, befehl
+
+
+@pytest.mark.parametrize("datei, art, wert, sprache, text", [b for b in bloecke() if b[3] in ("json", "jsonl")],
+                         ids=lambda x: x if isinstance(x, str) and x.startswith(("docs", "README")) else None)
+def test_gezeigte_daten_sind_json(datei, art, wert, sprache, text):
+    if sprache == "json":
+        json.loads(text)
+    else:
+        assert all(isinstance(json.loads(z), dict) for z in text.splitlines() if z.strip())
+
+
+def test_jede_gezeigte_ausgabe_sagt_wie_sie_geprueft_wird():
+    ohne = [(datei, text[:60]) for datei, art, _, sprache, text in bloecke() if sprache in ("", "text") and not art]
+    assert ohne == []
+    for datei, art, wert, _, _ in bloecke():
+        if art == "gemessen":
+            assert (ROOT / wert.split()[-1]).is_file(), (datei, wert)
+
+
+# ---------------------------------------------------------------------------
+# The scenarios that print what the docs quote
+# ---------------------------------------------------------------------------
+
+def kapitel(cli, endpunkt):
+    return vorbereitet(cli, *messung(endpunkt(mit_fehlern(KAPITEL_FEHLER)).url, "--modell", "qwen3.8-27b",
+                                     "--tag", "gross"))[1]
+
+
+def klein(cli, endpunkt):
+    kapitel(cli, endpunkt)
+    vorbereitet(cli, *messung(endpunkt(mit_fehlern(dict(KAPITEL_FEHLER, **{"S2-1": []}))).url, "--modell",
+                              "qwen3.8-27b", "--tag", "klein"))
+    return vorbereitet(cli, "--vergleich", "gross", "klein")[1]
+
+
+def urteil(cli, endpunkt):
+    leer = completion({"role": "assistant", "content": None})
+    erfunden = {i: [dict(s, args=dict(s["args"], company="Acme")) for s in messen.soll_von(f)]
+                for i, f in ((i, next(f for f in messen.lade_faelle(ROOT / "faelle.jsonl")[0] if f["id"] == i))
+                             for i in ("S2-4", "S2-5", "S2-6"))}
+    modell = mit_fehlern(erfunden)
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "a"))
+    vorbereitet(cli, *messung(endpunkt(lambda fall, body, nummer: leer if fall["id"] in ("S2-1", "S2-2", "S2-3")
+                                       else modell(fall, body, nummer)).url, "--tag", "b"))
+    return vorbereitet(cli, "--vergleich", "a", "b")[1]
+
+
+def reihe(cli, endpunkt):
+    for tag, antwort in [("basis", falsch_in(["S1-1", "S2-2", "S2-9", "S3-3", "S4-1", "S5-8"])),
+                         ("ft-1", mit_fehlern(KAPITEL_FEHLER)), ("ft-2", richtig)]:
+        vorbereitet(cli, *messung(endpunkt(antwort).url, "--modell", "qwen3-1.7b-ft", "--tag", tag))
+    return vorbereitet(cli, "--vergleich", "basis", "ft-1", "ft-2")[1]
+
+
+def vllm400(cli, endpunkt):
+    meldung = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+    server = endpunkt(lambda fall, body, nummer: (400, {"object": "error", "message": meldung, "code": 400}, {}))
+    return cli(*messung(server.url))[2]
+
+
+SZENARIEN = {f.__name__: f for f in (kapitel, klein, urteil, reihe, vllm400)}
+DATUM = re.compile(r"measured \d{4}-\d{2}-\d{2}")
+
+
+@pytest.mark.parametrize("datei, art, wert, sprache, text", [b for b in bloecke() if b[1] == "geprueft"],
+                         ids=lambda x: x if isinstance(x, str) and x in SZENARIEN else None)
+def test_jede_gezeigte_ausgabe_ist_was_messen_druckt(cli, endpunkt, datei, art, wert, sprache, text):
+    gedruckt = {DATUM.sub("measured DATE", z) for z in SZENARIEN[wert](cli, endpunkt).splitlines()}
+    fehlt = [z for z in text.splitlines() if DATUM.sub("measured DATE", z) not in gedruckt]
+    assert fehlt == [], f"{datei}: lines the scenario {wert} does not print"
+    assert openai_nachricht  # the helpers the scenarios share stay imported
