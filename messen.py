@@ -51,6 +51,7 @@ field, and never grades a transport failure as an answer.
 import argparse
 import collections
 import contextlib
+import copy
 import dataclasses
 import datetime
 import email.utils
@@ -73,6 +74,7 @@ import sys
 import threading
 import time
 import unicodedata
+import uuid
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -187,9 +189,11 @@ Rules:
 - A contact is addressed only by its contact_id; a name is not enough.
 - When no tool fits, answer in text."""
 
-STUFEN = ("S1", "S2", "S3", "S4", "S5", "S6")
+STUFEN = ("S1", "S2", "S3", "S4", "S5", "S6", "S7")
 STILL = ("S4", "S5")  # stages where the right answer is no call at all
 WEITER = "S6"  # after the tool's result: measured with --weiter only; its first step is given, not asked
+GANZ = "S7"  # the whole job: measured with --ganz only, in a loop against its case's simulated CRM
+SPAETER = {WEITER: "--weiter", GANZ: "--ganz"}  # stages beyond the chapter's, and the flag that asks each
 DANACH_NEBEN = {"S5": "nachtrag", "S6": "ergebnis"}  # what precedes the calls expected after the first step
 
 # ---------------------------------------------------------------------------
@@ -400,6 +404,7 @@ class Lauf:
     neu: bool = False
     nachfrage: bool = False  # S5's second turn: the user's reply, then the calls after it
     weiter: bool = False  # S6: the calls after the tools' results
+    ganz: bool = False  # S7: whole jobs in a loop against the simulated CRM
     stream: bool = False  # every request streamed, as an agent asks
     stufen: tuple = None  # --stufen: only the cases of these stages; None: all a run asks
     timeout_nochmal: bool = True  # a request over --timeout is asked again (--pruefen: not, it would take as long)
@@ -540,11 +545,18 @@ TYPEN = ("number", "integer", "boolean")  # schema types whose values are compar
 def mit_typen(fall, katalog):
     """Each expected call of a tool with typed parameters carries their types (_typen: name -> type),
     which passt compares by; the chapter's catalogue has none, so its cases stay as written."""
-    for soll in fall["erwartet"] + fall.get("danach", []):
+    for soll in soll_aufrufe(fall):
         typen = {k: p.get("type") for k, p in katalog.schema[soll["name"]].get("properties", {}).items()
                  if isinstance(p, dict) and p.get("type") in TYPEN}
         if typen:
             soll["_typen"] = typen
+
+
+def soll_aufrufe(fall):
+    """Every call a case names: the expected ones and those after; in S7, every step of the reference."""
+    if fall["stufe"] == GANZ:
+        return [soll for schritt in fall["loesung"] for soll in schritt]
+    return fall["erwartet"] + fall.get("danach", [])
 
 
 def intern_weg(wert):
@@ -555,44 +567,54 @@ def intern_weg(wert):
 
 
 def faelle_hash(daten):
-    """sha256 of a case file's bytes without its S6 lines: what a run of the chapter's stages depends on.
+    """sha256 of a case file's bytes without its S6 and S7 lines: what a run of the chapter's stages
+    depends on.
 
-    A file that gained S6 cases keeps its hash, so a run measured before them still finds the file
-    and compares with runs measured after; the S6 cases a run with --weiter asked have a hash of
-    their own (weiter_hash)."""
+    A file that gained S6 or S7 cases keeps its hash, so a run measured before them still finds the
+    file and compares with runs measured after; the S6 cases a run with --weiter asked, and the S7
+    ones of --ganz, have hashes of their own (stufen_hash)."""
     zeilen = daten.splitlines(keepends=True)
-    return hashlib.sha256(b"".join(z for z in zeilen if b'"S6"' not in z or not ist_s6(z))).hexdigest()
+    return hashlib.sha256(b"".join(z for z in zeilen if not (b'"S6"' in z or b'"S7"' in z) or
+                                   not ist_spaeter(z))).hexdigest()
 
 
-def ist_s6(zeile):
+def ist_spaeter(zeile):
     try:
         fall = json.loads(zeile)
     except ValueError:
         return False  # lade_faelle names the line
-    return isinstance(fall, dict) and fall.get("stufe") == WEITER
+    return isinstance(fall, dict) and fall.get("stufe") in SPAETER
+
+
+def stufen_hash(faelle, stufe):
+    """sha256 of one later stage's cases as read: a run is resumed and compared only on the same ones."""
+    return hashlib.sha256(json.dumps([intern_weg(f) for f in faelle if f["stufe"] == stufe],
+                                     sort_keys=True).encode()).hexdigest()
 
 
 def weiter_hash(faelle):
-    """sha256 of the S6 cases as read: a run with --weiter is resumed and compared only on the same ones."""
-    s6 = [intern_weg(f) for f in faelle if f["stufe"] == WEITER]
-    return hashlib.sha256(json.dumps(s6, sort_keys=True).encode()).hexdigest()
+    return stufen_hash(faelle, WEITER)
 
 
 WELCHER_KATALOG = " (give your own tools with --katalog FILE)"
 
 
-def faelle_fuer(faelle, weiter, pfad, stufen=None):
-    """The cases a run asks: S6 only with --weiter, which then needs S6 cases; only the stages named
-    by --stufen, where it names some."""
-    if weiter and not any(f["stufe"] == WEITER for f in faelle):
-        raise Eingabefehler(f"{pfad}: no {WEITER} case in the file, so --weiter has nothing to measure")
-    if stufen and WEITER in stufen and not weiter:
-        raise Eingabefehler(f"--stufen names {WEITER}, which only --weiter asks; add --weiter")
-    gefragt = [f for f in faelle if (weiter or f["stufe"] != WEITER) and (not stufen or f["stufe"] in stufen)]
+def faelle_fuer(faelle, weiter, pfad, stufen=None, ganz=False):
+    """The cases a run asks: S6 only with --weiter and S7 only with --ganz, each of which then needs its
+    cases; only the stages named by --stufen, where it names some."""
+    an = {WEITER: weiter, GANZ: ganz}
+    for stufe, flagge in SPAETER.items():
+        if an[stufe] and not any(f["stufe"] == stufe for f in faelle):
+            raise Eingabefehler(f"{pfad}: no {stufe} case in the file, so {flagge} has nothing to measure")
+        if stufen and stufe in stufen and not an[stufe]:
+            raise Eingabefehler(f"--stufen names {stufe}, which only {flagge} asks; add {flagge}")
+    gefragt = [f for f in faelle if an.get(f["stufe"], True) and (not stufen or f["stufe"] in stufen)]
     if not gefragt and stufen:
         raise Eingabefehler(f"{pfad}: no case of {', '.join(stufen)} in the file, so --stufen leaves nothing to ask")
     if not gefragt:
-        raise Eingabefehler(f"{pfad}: every case is of {WEITER}, which only --weiter asks; add --weiter")
+        spaeter = sorted({f["stufe"] for f in faelle})
+        flaggen = " and ".join(SPAETER[st] for st in spaeter)
+        raise Eingabefehler(f"{pfad}: every case is of {', '.join(spaeter)}, which only {flaggen} asks; add {flaggen}")
     return gefragt
 
 
@@ -600,6 +622,8 @@ def pruefe_fall(fall, katalog=STANDARD):
     """Return what is wrong with one case, or None."""
     if not isinstance(fall, dict):
         return "a case must be a JSON object"
+    if fall.get("stufe") == GANZ:
+        return pruefe_ganz(fall, katalog)
     for feld, typ in FELDER.items():
         if not isinstance(fall.get(feld), typ) or (typ is str and not fall[feld].strip()):
             return f"field '{feld}' missing or not a {'list' if typ is list else 'non-empty string'}"
@@ -682,6 +706,35 @@ def pruefe_danach(fall, katalog):
     if not isinstance(fall["danach"], list) or (neben == "nachtrag" and not fall["danach"]):
         return f"'danach' must list the calls expected after the {'reply' if neben == 'nachtrag' else 'results'}"
     return next(filter(None, (pruefe_aufruf(soll, katalog) for soll in fall["danach"])), None)
+
+
+def pruefe_ganz(fall, katalog):
+    """An S7 case: id, frage, welt (the starting world: kontakte, termine, ausgang) and loesung (the reference
+    steps, each a list of calls, the last one [] for the closing text answer); optionally fehler, how many
+    of the reference's calls the world refuses on the way, and antwort, the values a job that ends in a
+    lookup must name in its closing answer (a value is in it or not: no judge)."""
+    for feld in ("id", "frage"):
+        if not isinstance(fall.get(feld), str) or not fall[feld].strip():
+            return f"field '{feld}' missing or not a non-empty string"
+    welt, loesung = fall.get("welt"), fall.get("loesung")
+    if not isinstance(welt, dict) or set(welt) - {"kontakte", "termine", "ausgang"} or \
+            not all(isinstance(welt.get(t, []), list) for t in ("kontakte", "termine", "ausgang")):
+        return "'welt' must be an object of the lists kontakte, termine and ausgang"
+    if not all(isinstance(k, dict) and isinstance(k.get("contact_id"), str) and isinstance(k.get("name"), str)
+               for k in welt.get("kontakte", [])):
+        return "each contact of 'welt' needs a contact_id and a name"
+    if not isinstance(loesung, list) or len(loesung) < 3 or loesung[-1] != [] or \
+            not all(isinstance(s, list) and s for s in loesung[:-1]):
+        return "'loesung' must list at least two steps of calls and end with [] (the closing text answer)"
+    if not isinstance(fall.get("fehler", 0), int) or isinstance(fall.get("fehler"), bool) or fall.get("fehler", 0) < 0:
+        return "'fehler' must be a whole number of at least 0"
+    antwort = fall.get("antwort", [])
+    if not isinstance(antwort, list) or not all(isinstance(a, str) and a.strip() for a in antwort):
+        return "'antwort' must list the values the closing answer has to name"
+    fremd = next((f for f in fall if f not in ("id", "stufe", "frage", "welt", "loesung", "fehler", "antwort")), None)
+    if fremd:
+        return f"'{fremd}' does not belong to {GANZ}"
+    return next(filter(None, (pruefe_aufruf(soll, katalog) for schritt in loesung for soll in schritt)), None)
 
 
 def pruefe_nur(fall, katalog):
@@ -1070,9 +1123,11 @@ def proxy_hinweis(url, session):
            f"NO_PROXY={urlsplit(url).hostname})" if proxy else ""
 
 
-Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere strom", defaults=(None,))
+Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere strom verlauf",
+                                 defaults=(None, None))
 # weitere: choices beyond the one graded (a server or proxy that set n);
-# strom: with --stream, {"chunks": n, "defekte": [what broke the protocol]} (and "ohne_strom", see frage_fall)
+# strom: with --stream, {"chunks": n, "defekte": [what broke the protocol]} (and "ohne_strom", see frage_fall);
+# verlauf: an S7 job's steps, each {"nachricht", "finish_reason", "usage", "latenz_s", "ergebnisse"}
 
 
 def chat_antwort(r, latenz, strom=False):
@@ -1604,6 +1659,194 @@ def json_folge(text):
 
 
 # ---------------------------------------------------------------------------
+# The simulated CRM: S7's world, the eleven tools as pure functions over plain data
+# ---------------------------------------------------------------------------
+
+KALENDER_NAMEN = {"team": "the team calendar", "vertrieb": "the sales calendar",
+                  "raum": "the room-booking calendar", "privat": "the user's private calendar"}
+DATUM_MUSTER, ZEIT_MUSTER = re.compile(r"\d{4}-\d{2}-\d{2}"), re.compile(r"([01]\d|2[0-3]):[0-5]\d")
+
+
+class CrmFehler(Exception):
+    """A tool call the CRM refuses: it changes nothing and returns {"error": ...}."""
+
+
+def welt_von(fall):
+    """A fresh copy of a case's starting world: {"kontakte": [...], "termine": [...], "ausgang": [...]}.
+    A contact is {contact_id, name, email, company, status, notizen}; an event {calendar, title, date,
+    start, end}, a room booking an event of the calendar raum titled with the room; a mail {to, subject, body}."""
+    w = copy.deepcopy(fall["welt"])
+    return {"kontakte": [dict({"email": None, "company": None, "status": "lead", "notizen": []}, **k)
+                         for k in w.get("kontakte", [])],
+            "termine": list(w.get("termine", [])), "ausgang": list(w.get("ausgang", []))}
+
+
+def kanonisch(welt):
+    """The world as one comparable value: contacts by id, events sorted, mails in the order sent."""
+    return {"kontakte": sorted(welt["kontakte"], key=lambda k: k["contact_id"]),
+            "termine": sorted(welt["termine"], key=lambda t: json.dumps(t, sort_keys=True)),
+            "ausgang": welt["ausgang"]}
+
+
+def fuehre_aus(welt, name, args):
+    """Execute one call against the world: its result as the CRM returns it, {"error": ...} for a call it
+    refuses (an unknown tool or argument, a missing or invalid value, an unknown id, a taken room); a
+    refused call changes nothing."""
+    if name not in CRM:
+        return {"error": f"there is no tool {name}"}
+    if not isinstance(args, dict):
+        return {"error": "the arguments are not a JSON object"}
+    schema = WERKZEUGE[name]
+    fremd = sorted(set(args) - set(schema["properties"]))
+    fehlt = [p for p in schema["required"] if p not in args]
+    falsch = next((k for k, v in args.items() if k in schema["properties"] and not isinstance(v, str)), None)
+    ausser = next((k for k, v in args.items() if v not in schema["properties"].get(k, {}).get("enum", [v])), None)
+    grund = (fremd and f"{name} has no argument {fremd[0]}") or (fehlt and f"{name} needs {fehlt[0]}") or \
+        (falsch and f"{falsch} must be a string") or (ausser and f"{ausser} must be one of "
+                                                      f"{', '.join(schema['properties'][ausser]['enum'])}")
+    if grund:
+        return {"error": grund}
+    try:
+        return CRM[name](welt, **args)
+    except CrmFehler as e:
+        return {"error": str(e)}
+
+
+def kontakt(welt, contact_id):
+    treffer = next((k for k in welt["kontakte"] if k["contact_id"] == contact_id), None)
+    if treffer is None:
+        raise CrmFehler(f"no contact has the id {contact_id}")
+    return treffer
+
+
+def neue_id(name, email, company):
+    """A new contact's id, derived from its content: two creations in another order give the same ids."""
+    return str(uuid.UUID(hashlib.sha256(json.dumps([name, email, company]).encode()).hexdigest()[:32]))
+
+
+def zeitraum(date, start, end):
+    if not DATUM_MUSTER.fullmatch(date):
+        raise CrmFehler(f"the date {date} is not YYYY-MM-DD")
+    for t in (start, end):
+        if not ZEIT_MUSTER.fullmatch(t):
+            raise CrmFehler(f"the time {t} is not HH:MM")
+    if start >= end:
+        raise CrmFehler(f"the start {start} is not before the end {end}")
+
+
+def crm_list_contacts(welt, company=None, status=None):
+    return {"contacts": [{"contact_id": k["contact_id"], "name": k["name"], "company": k["company"],
+                          "status": k["status"]}
+                         for k in sorted(welt["kontakte"], key=lambda k: k["name"])
+                         if (company is None or k["company"] == company) and (status is None or k["status"] == status)]}
+
+
+def crm_get_contact(welt, contact_id):
+    k = kontakt(welt, contact_id)
+    return {"contact_id": k["contact_id"], "name": k["name"], "email": k["email"], "company": k["company"],
+            "status": k["status"], "notes": list(k["notizen"])}
+
+
+def crm_create_contact(welt, name, email=None, company=None):
+    neu = neue_id(name, email, company)
+    if any(k["contact_id"] == neu for k in welt["kontakte"]):
+        raise CrmFehler(f"a contact {name} with these details exists: {neu}")
+    welt["kontakte"].append({"contact_id": neu, "name": name, "email": email, "company": company, "status": "lead",
+                             "notizen": []})
+    return {"contact_id": neu}
+
+
+def crm_update_contact(welt, contact_id, **felder):
+    k = kontakt(welt, contact_id)
+    if not felder:
+        raise CrmFehler("update_contact needs a field to change: status, email or company")
+    k.update(felder)
+    return {"contact_id": contact_id, "updated": sorted(felder)}
+
+
+def crm_delete_contact(welt, contact_id):
+    welt["kontakte"].remove(kontakt(welt, contact_id))
+    return {"deleted": contact_id}
+
+
+def crm_add_note(welt, contact_id, text):
+    kontakt(welt, contact_id)["notizen"].append(text)
+    return {"contact_id": contact_id, "notes": len(kontakt(welt, contact_id)["notizen"])}
+
+
+def crm_list_calendars(welt):
+    return {"calendars": [{"key": k, "name": n} for k, n in KALENDER_NAMEN.items()]}
+
+
+def crm_get_events(welt, calendar, date):
+    return {"events": [{"title": t["title"], "start": t["start"], "end": t["end"]}
+                       for t in sorted(welt["termine"], key=lambda t: t["start"])
+                       if t["calendar"] == calendar and t["date"] == date]}
+
+
+def crm_create_event(welt, calendar, title, date, start, end):
+    zeitraum(date, start, end)
+    termin = {"calendar": calendar, "title": title, "date": date, "start": start, "end": end}
+    welt["termine"].append(termin)
+    return {"created": termin}
+
+
+def crm_book_room(welt, room, date, start, end):
+    zeitraum(date, start, end)
+    belegt = next((t for t in welt["termine"] if t["calendar"] == "raum" and t["title"] == room and
+                   t["date"] == date and t["start"] < end and start < t["end"]), None)
+    if belegt:
+        raise CrmFehler(f"the room {room} is taken on {date} from {belegt['start']} to {belegt['end']}")
+    welt["termine"].append({"calendar": "raum", "title": room, "date": date, "start": start, "end": end})
+    return {"booked": {"room": room, "date": date, "start": start, "end": end}}
+
+
+def crm_send_email(welt, to, subject, body):
+    if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", to):
+        raise CrmFehler(f"{to} is not an email address")
+    welt["ausgang"].append({"to": to, "subject": subject, "body": body})
+    return {"sent": True}
+
+
+CRM = {"list_contacts": crm_list_contacts, "get_contact": crm_get_contact, "create_contact": crm_create_contact,
+       "update_contact": crm_update_contact, "delete_contact": crm_delete_contact, "add_note": crm_add_note,
+       "list_calendars": crm_list_calendars, "get_events": crm_get_events, "create_event": crm_create_event,
+       "book_room": crm_book_room, "send_email": crm_send_email}  # tool name -> function
+
+
+def welt_nach(fall):
+    """The world the reference leaves: loesung replayed on a fresh copy, never stored."""
+    welt = welt_von(fall)
+    for schritt in fall["loesung"]:
+        for soll in schritt:
+            fuehre_aus(welt, soll["name"], soll["args"])
+    return kanonisch(welt)
+
+
+def zustand_anders(ist, soll):
+    """Which part of an end state differs from the reference's, in words; None when they are equal."""
+    teile = []
+    ist_k, soll_k = ({k["contact_id"]: k for k in w["kontakte"]} for w in (ist, soll))
+    for i in sorted(set(ist_k) | set(soll_k)):
+        a, b = ist_k.get(i), soll_k.get(i)
+        if a is None:
+            teile.append(f"contact {b['name']} missing")
+        elif b is None:
+            teile.append(f"contact {a['name']} spare")
+        elif a != b:
+            felder = [f for f in a if a[f] != b.get(f)]
+            teile.append(f"contact {b['name']}: " + ", ".join(
+                f"{f} {kurz(json.dumps(a[f], ensure_ascii=False), 60)} instead of "
+                f"{kurz(json.dumps(b[f], ensure_ascii=False), 60)}" for f in felder))
+    for teil, wort in (("termine", "event"), ("ausgang", "mail")):
+        fehlen = [t for t in soll[teil] if t not in ist[teil]]
+        extra = [t for t in ist[teil] if t not in soll[teil]]
+        teile += [f"{wort} {kurz(json.dumps(t, ensure_ascii=False), 100)} missing" for t in fehlen]
+        teile += [f"{wort} {kurz(json.dumps(t, ensure_ascii=False), 100)} spare" for t in extra]
+    return "; ".join(teile) or None
+
+
+# ---------------------------------------------------------------------------
 # Grading: structural, never textual (the chapter's passt and bewerte)
 # ---------------------------------------------------------------------------
 
@@ -1660,20 +1903,53 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None):
     vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
     return {"aufrufe": aufrufe, "form": form, "treffer": treffer, "offen": offen,
             "soll": len(soll), "fehlerhaft": sum(a["args"] is None for a in aufrufe),
-            "mangel": mangel(nachricht, aufrufe, finish, vollstaendig, fall.get("stufe") in STILL),
+            "mangel": mangel(nachricht, aufrufe, finish, vollstaendig, fall.get("stufe") in STILL + (GANZ,)),
             "nativ": len(native_rohe(nachricht)),  # the first calls of aufrufe came as tool_calls
             "protokoll": protokoll_von(nachricht, finish), "text": erste_zeile(nachricht),
             "schleife": finish == "length" and schleift(nachricht)}
 
 
+def bewerte_ganz(fall, verlauf, umbenennung=None):
+    """Grade one S7 job on its end state. The calls of every step are executed again on a fresh copy of the
+    case's world (the tools are deterministic, so this is the world the loop left) and compared with the
+    world the reference leaves: every change made, no other (reads are free). erledigt (treffer 1) needs
+    that and a last answer without a call (naming the values antwort lists, for a job that ends in a lookup). The record has the keys every output's has, so the stage line,
+    the per-case test and the diagnosis take it: its calls (the native ones first), their form, the
+    answer that broke the job (mangel), and ganz: the steps, the reference's, and what differs."""
+    welt, schritte = welt_von(fall), [bewerte_ausgabe({"erwartet": [], "stufe": GANZ}, s["nachricht"],
+                                                      s["finish_reason"], umbenennung) for s in verlauf]
+    for b in schritte:
+        for c in b["aufrufe"]:
+            fuehre_aus(welt, c["name"], c["args"])
+    letzte = schritte[-1]
+    beendet = not letzte["aufrufe"] and letzte["mangel"] is None
+    fehlt = [w for w in fall.get("antwort", []) if w not in inhalt(verlauf[-1]["nachricht"])] if beendet else []
+    anders = zustand_anders(kanonisch(welt), welt_nach(fall)) or         (fehlt and f"the closing answer does not name {', '.join(fehlt)}") or None
+    nativ = [c for b in schritte for c in b["aufrufe"][:b["nativ"]]]
+    text = [c for b in schritte for c in b["aufrufe"][b["nativ"]:]]
+    return {"aufrufe": nativ + text, "form": next((b["form"] for b in schritte if b["form"] not in (None, "nativ")),
+                                                  "nativ" if nativ else None),
+            "treffer": int(beendet and anders is None), "offen": 0, "soll": 1, "nativ": len(nativ),
+            "fehlerhaft": sum(b["fehlerhaft"] for b in schritte), "mangel": letzte["mangel"],
+            "protokoll": dict(sum((collections.Counter(b["protokoll"]) for b in schritte), collections.Counter())),
+            "text": letzte["text"], "schleife": letzte["schleife"],
+            "ganz": {"schritte": len(verlauf), "referenz": len(fall["loesung"]), "zustand": anders,
+                     "grenze": not beendet and letzte["mangel"] is None and len(verlauf) >= schrittgrenze(fall),
+                     "aufrufe": [b["aufrufe"] for b in schritte]}}
+
+
 def soll_von(fall):
     """The calls an answer is graded against: in S6 those after the tools' results (its first
-    step was sent as done), elsewhere the expected calls of the first answer."""
-    return fall["danach"] if fall.get("stufe") == WEITER else fall["erwartet"]
+    step was sent as done), in S7 none (a job is graded on its end state), elsewhere the expected
+    calls of the first answer."""
+    return fall["danach"] if fall.get("stufe") == WEITER else [] if fall.get("stufe") == GANZ else fall["erwartet"]
 
 
 def bewerte_gespeichert(fall, a, umbenennung=None):
-    """Everything grading adds to a saved output: its answer, and the second turn if there was one."""
+    """Everything grading adds to a saved output: its answer, and the second turn if there was one;
+    for an S7 job, its end state."""
+    if fall["stufe"] == GANZ:
+        return dict(bewerte_ganz(fall, a["verlauf"], umbenennung), nach=None)
     b = bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"], umbenennung)
     zweite = a.get("zweite")
     b["nach"] = None if not zweite or "nachricht" not in zweite else dict(bewerte_ausgabe(
@@ -1776,7 +2052,8 @@ def abweichungen(ist_liste, soll_liste):
 
 
 FEHLERARTEN = ("kein_aufruf", "falsches_werkzeug", "falscher_wert", "fehlendes_argument", "erfundenes_argument",
-               "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "im_denken")
+               "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "im_denken", "falscher_zustand",
+               "schrittgrenze")
 
 
 def fehlerarten_von(a, soll_liste, still):
@@ -1791,6 +2068,9 @@ def fehlerarten_von(a, soll_liste, still):
     if a["mangel"]:
         arten[a["mangel"]] += 1
         return arten
+    if "ganz" in a:  # an S7 job fails once: at its step limit, or in its end state
+        arten["schrittgrenze" if a["ganz"]["grenze"] else "falscher_zustand"] += not gelungen(a)
+        return +arten
     paare, rest = paarung(a["aufrufe"], soll_liste)
     for soll, ist in paare:
         if ist is None:
@@ -1842,13 +2122,13 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
     comparable with one without; S6 has its own figure, weiter. The per-case successes
     (the comparisons' test) and the failure classes take every stage. einstellungen: the run's
     settings line, which the diagnosis reads (the probe, the temperature)."""
-    kapitel = [a for a in ausgaben if a["stufe"] != WEITER]
+    kapitel = [a for a in ausgaben if a["stufe"] not in SPAETER]
     mit = [a for a in kapitel if a["stufe"] not in STILL]
     still = [a for a in kapitel if a["stufe"] in STILL]
     stufe_von = {f["id"]: f["stufe"] for f in faelle}
     stufen = [s for s in STUFEN if s in stufe_von.values()]  # S6 only in a run that asks it
     alle_faelle = erfolge_je_fall(faelle, ausgaben)  # id -> (successes, outputs)
-    je_fall = {i: v for i, v in alle_faelle.items() if stufe_von[i] != WEITER}
+    je_fall = {i: v for i, v in alle_faelle.items() if stufe_von[i] not in SPAETER}
     k = {
         "faelle": len(faelle),
         "ausgaben": fertig(ausgaben),  # a first answer whose second turn is still to be asked is not one yet
@@ -1859,6 +2139,8 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         "schritte_je_auftrag": anteil(sum(len(a["aufrufe"]) for a in kapitel), len(kapitel)),
         "stillgehalten": anteil(sum(not a["aufrufe"] and a["mangel"] is None for a in still), len(still)),
         "weiter": weiter(ausgaben),
+        "erledigt": erledigt(ausgaben),
+        "anfragen_je_job": anfragen_je_job(ausgaben),
         "stufen": {s: anteil(sum(gelungen(a) for a in ausgaben if a["stufe"] == s),
                              sum(a["stufe"] == s for a in ausgaben)) for s in stufen},
         "alle_n": anteil(sum(e == m for e, m in je_fall.values()), len(je_fall)),
@@ -1886,6 +2168,20 @@ def weiter(ausgaben):
     spare (for danach []: answered without any call); None for a run without --weiter."""
     s6 = [a for a in ausgaben if a["stufe"] == WEITER]
     return anteil(sum(map(gelungen, s6)), len(s6)) if s6 else None
+
+
+def erledigt(ausgaben):
+    """Share of S7 jobs whose end state is the reference's and that ended with an answer without a call;
+    None for a run without --ganz."""
+    s7 = [a for a in ausgaben if a["stufe"] == GANZ]
+    return anteil(sum(map(gelungen, s7)), len(s7)) if s7 else None
+
+
+def anfragen_je_job(ausgaben):
+    """The median number of requests an S7 job took, beside the reference's; None without --ganz."""
+    s7 = [a["ganz"] for a in ausgaben if a["stufe"] == GANZ]
+    return {"median": statistics.median(g["schritte"] for g in s7),
+            "referenz": statistics.median(g["referenz"] for g in s7)} if s7 else None
 
 
 def nachfrage(ausgaben):
@@ -2096,7 +2392,8 @@ def kosten(ausgaben):
         anfang, ende = a["ende"] - a["latenz_s"], a["ende"]
         alt = sitzungen.get(a["sitzung"], (anfang, ende))
         sitzungen[a["sitzung"]] = (min(alt[0], anfang), max(alt[1], ende))
-    anfragen = [b for a in ausgaben for b in (a, a.get("zweite")) if b and "latenz_s" in b]
+    anfragen = [b for a in ausgaben for b in [a, a.get("zweite")] + (a.get("verlauf") or [None])[:-1]
+                if b and "latenz_s" in b]  # an S7 job's line sums its steps; the earlier steps count apart
     return {
         "latenz_s": statistics.median(b["latenz_s"] for b in anfragen) if anfragen else None,
         "tokens": {t: sum(zahl_oder_none(b["usage"], f"{t}_tokens") or 0 for b in anfragen)
@@ -2177,10 +2474,11 @@ def aufloesung(faelle_verglichen, stufe=0.05):
 # The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
 # ---------------------------------------------------------------------------
 
-VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "stream", "variante", "faelle_sha256",
+VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "ganz", "ganz_sha256", "stream", "variante",
+              "faelle_sha256",
               "weiter_sha256", "katalog_sha256", "umbenennung", "ablenkung", "seed", "stufen",
               "gesendet_sha256")  # must match to resume; gesendet_sha256 only where a run saved it
-VORGABEN = {"nachfrage": False, "weiter": False, "stream": False, "variante": None, "seed": None, "umbenennung": None,
+VORGABEN = {"nachfrage": False, "weiter": False, "ganz": False, "ganz_sha256": None, "stream": False, "variante": None, "seed": None, "umbenennung": None,
             "ablenkung": None, "faelle_datei": None, "katalog_datei": None,
             "weiter_sha256": None, "probe": None, "gesendet_sha256": None,
             "stufen": None}  # absent from runs saved before they were
@@ -2248,8 +2546,11 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
         beschaedigt(pfad, nr, f"stufe {a['stufe']} for {fall['id']}, a case of {fall['stufe']}")
     if a["lauf"] >= e["n"]:
         beschaedigt(pfad, nr, f"lauf {a['lauf']} in a run of n {e['n']}")
-    if a["stufe"] == WEITER and not e.get("weiter"):
-        beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {WEITER}, in a run without --weiter")
+    for stufe, flagge in SPAETER.items():
+        if a["stufe"] == stufe and not e.get(flagge[2:]):
+            beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {stufe}, in a run without {flagge}")
+    if (a["stufe"] == GANZ) != (a.get("verlauf") is not None):
+        beschaedigt(pfad, nr, f"{'no' if a['stufe'] == GANZ else 'a'} verlauf in {fall['id']}, a case of {a['stufe']}")
     if a.get("zweite") and "nachtrag" not in fall:
         beschaedigt(pfad, nr, f"a second turn in {fall['id']}, which has none")
     if a.get("zweite") and not e.get("nachfrage"):
@@ -2286,6 +2587,8 @@ EINSTELLUNGEN = {  # field -> (check, what is wrong when it fails)
     "extra": (lambda x: isinstance(x, dict), "is not an object"),
     "nachfrage": (lambda x: isinstance(x, bool), "is not true or false"),
     "weiter": (lambda x: isinstance(x, bool), "is not true or false"),
+    "ganz": (lambda x: isinstance(x, bool), "is not true or false"),
+    "ganz_sha256": (lambda x: x is None or isinstance(x, str), "is not a string"),
     "stream": (lambda x: isinstance(x, bool), "is not true or false"),
     "variante": (lambda x: x is None or isinstance(x, str) and x in VARIANTEN,
                  f"is not one of {', '.join(VARIANTEN)}"),
@@ -2319,7 +2622,16 @@ AUSGABE = {
     "verworfen": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
     "zweite": (ist_zweite, "is not a second turn"),
     "strom": (lambda x: x is None or ist_strom_feld(x), "is not a stream's record"),
+    "verlauf": (lambda x: x is None or ist_verlauf(x), "is not the steps of a job"),
 }
+
+
+def ist_verlauf(x):
+    """[{"nachricht": {...}, "finish_reason": str or null, "usage": {...}, "latenz_s": s, "ergebnisse": [...]}, ...]"""
+    return isinstance(x, list) and x != [] and all(
+        isinstance(s, dict) and isinstance(s.get("nachricht"), dict) and isinstance(s.get("usage", {}), dict) and
+        isinstance(s.get("finish_reason"), (str, type(None))) and zahl_ist(s.get("latenz_s", 0), bis=1e7) and
+        isinstance(s.get("ergebnisse"), list) for s in x)
 
 
 def ist_probe(x):
@@ -2349,7 +2661,8 @@ def pruefe_einstellungen(pfad, alt, neu):
         wert = alt.get(feld, VORGABEN.get(feld))
         if wert != neu[feld]:
             was = {"faelle_sha256": "another case file", "katalog_sha256": "another catalogue or opening",
-                   "weiter_sha256": "other S6 cases", "umbenennung": "another renaming map (synonyme)",
+                   "weiter_sha256": "other S6 cases", "ganz_sha256": "other S7 cases",
+                   "umbenennung": "another renaming map (synonyme)",
                    "ablenkung": "other decoys", "gesendet_sha256": "other tools or opening as sent (the "
                    "renaming map or the decoys changed)"}
             anders = was.get(feld, f"{feld} {json.dumps(wert, ensure_ascii=False)}, not "
@@ -2396,7 +2709,7 @@ def schreibe_neu(pfad, einstellungen, ausgaben):
 
 
 def speicherform(a):
-    return {f: a[f] for f in SPEICHERFELDER + ("zweite", "strom") if f in a}  # only with --nachfrage, --stream
+    return {f: a[f] for f in SPEICHERFELDER + ("zweite", "strom", "verlauf") if f in a}  # only where asked
 
 
 @contextlib.contextmanager
@@ -2438,6 +2751,8 @@ def frage_fall(endpunkt, fall, erste=None):
     second turn at once, so both are saved in one line. When the second turn fails,
     the first answer is kept and only the second is asked again later (erste: that
     first answer, saved); an output killed between the turns is asked again whole."""
+    if fall["stufe"] == GANZ:
+        return frage_ganz(endpunkt, fall), None, None
     antwort = erste or gegenprobe(endpunkt, fall, fall, anfrage(fall, endpunkt.lauf))
     if not endpunkt.lauf.nachfrage or "nachtrag" not in fall:
         return antwort, None, None
@@ -2449,6 +2764,52 @@ def frage_fall(endpunkt, fall, erste=None):
                                    nachfrage_anfrage(fall, endpunkt.lauf, antwort.nachricht)), None
     except Serverfehler as e:
         return antwort, None, e
+
+
+def frage_ganz(endpunkt, fall):
+    """S7: the whole job in a loop. Send the question; execute every call of the answer against the case's
+    own copy of the world (named back first under a variant); send the assistant's calls and one tool
+    message per call; ask again; stop at an answer without a call, or at the step limit. The job is one
+    output: the last answer, and every step (verlauf) with the results the world gave."""
+    lauf = endpunkt.lauf
+    welt, body, verlauf = welt_von(fall), anfrage(fall, lauf), []
+    for schritt in range(schrittgrenze(fall)):
+        antwort = endpunkt.frage({"id": f"{fall['id']}, step {schritt + 1}"}, body)
+        aufrufe, _ = lies_aufrufe(antwort.nachricht)
+        zurueck = zurueckbenannt(aufrufe, lauf.katalog.umbenennung) if lauf.katalog.umbenennung else aufrufe
+        ergebnisse = [fuehre_aus(welt, c["name"], c["args"]) for c in zurueck]
+        verlauf.append({"nachricht": antwort.nachricht, "finish_reason": antwort.finish, "usage": antwort.usage,
+                        "latenz_s": round(antwort.latenz, 4), "ergebnisse": ergebnisse})
+        if not aufrufe:
+            break
+        body["messages"] += schritt_nachrichten(fall, schritt, aufrufe, ergebnisse, lauf.katalog)
+    return Antwort(verlauf[-1]["nachricht"], summe_usage(s["usage"] for s in verlauf),
+                   sum(s["latenz_s"] for s in verlauf), verlauf[-1]["finish_reason"], 0, None, verlauf)
+
+
+def schrittgrenze(fall):
+    """Requests a job may take: twice the reference's, at least 6; a job still calling then has failed."""
+    return max(6, 2 * len(fall["loesung"]))
+
+
+def schritt_nachrichten(fall, schritt, aufrufe, ergebnisse, katalog):
+    """One step as the conversation goes on: the assistant's calls (as the model named them, with ids made
+    as S6 makes them) and one tool message per call, the result's keys in the names the catalogue sent."""
+    ids = [hashlib.sha256(f"{fall['id']}/{schritt}/{i}".encode()).hexdigest()[:9] for i in range(len(aufrufe))]
+    rufe = [{"id": i, "type": "function", "function": {"name": c["name"] or "?", "arguments": json.dumps(
+        c["args"] if c["args"] is not None else {}, ensure_ascii=False)}} for i, c in zip(ids, aufrufe)]
+    return [{"role": "assistant", "content": "", "tool_calls": rufe}] + [
+        {"role": "tool", "tool_call_id": i, "content": json.dumps(umbenannte_args(katalog, e), ensure_ascii=False)}
+        for i, e in zip(ids, ergebnisse)]
+
+
+def summe_usage(usages):
+    """The token counts of a job's requests, added up (what no server measured counts as none)."""
+    summe = {"prompt_tokens": 0, "completion_tokens": 0}
+    for u in usages:
+        for feld in summe:
+            summe[feld] += zahl_oder_none(u, feld) or 0
+    return summe
 
 
 def gegenprobe(endpunkt, wer, fall, body):
@@ -2626,6 +2987,8 @@ def ausgabe_von(lauf, fall, k, sitzung, antwort, zweite, fehler):
          "ende": round(time.time(), 4), "finish_reason": antwort.finish, "verworfen": antwort.weitere}
     if antwort.strom is not None:
         a["strom"] = antwort.strom
+    if antwort.verlauf is not None:
+        a["verlauf"] = antwort.verlauf
     if lauf.nachfrage and "nachtrag" in fall:
         a["zweite"] = {"fehlt": str(fehler)} if fehler else zweite and dict({
             "nachricht": zweite.nachricht, "usage": zweite.usage, "latenz_s": round(zweite.latenz, 4),
@@ -2863,6 +3226,10 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     if k["weiter"] is not None:
         zeilen.append(f"{'weiter':<20} {prozent(k['weiter'])}   (S6 outputs that went on right after the tools' "
                       "results)")
+    if k["erledigt"] is not None:
+        j = k["anfragen_je_job"]
+        zeilen.append(f"{'erledigt':<20} {prozent(k['erledigt'])}   (S7 jobs done: the reference's end state, then an "
+                      f"answer; {j['median']:g} requests per job, the reference {j['referenz']:g}, medians)")
     if e["n"] > 1:
         zeilen.append(f"{'alle_n':<20} {prozent(k['alle_n'])}   (cases whose {e['n']} outputs all succeeded)")
     zeilen += ["", stufenzeile(k["stufen"])]
@@ -2873,7 +3240,7 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
                f"{k['tokens']['completion']} completion; wall time {k['dauer_s']:.1f} s"]
     zeilen += [""] + diagnose_zeilen(k["diagnose"])
     zeilen += fehlschlaege(faelle, ausgaben, hoechstens) + nach_dem_ergebnis(faelle, ausgaben, hoechstens) + \
-        nach_der_antwort(faelle, ausgaben, hoechstens)
+        nach_der_antwort(faelle, ausgaben, hoechstens) + ganze_jobs(faelle, ausgaben, hoechstens)
     return "\n".join(zeilen)
 
 
@@ -2903,7 +3270,7 @@ def aufrufe_text(liste, mangel_=None):
 
 def fehlschlaege(faelle, ausgaben, hoechstens=None):
     faelle_by_id = {f["id"]: f for f in faelle}
-    falsch = [a for a in ausgaben if not gelungen(a) and a["stufe"] != WEITER]
+    falsch = [a for a in ausgaben if not gelungen(a) and a["stufe"] not in SPAETER]
     mehrere = any(a["lauf"] for a in ausgaben)
     return fall_liste(f"Failed ({len(falsch)}):", hoechstens, [
         fall_zeilen(a, mehrere, faelle_by_id[a["id"]]["frage"], faelle_by_id[a["id"]]["erwartet"], a)
@@ -2919,6 +3286,29 @@ def nach_dem_ergebnis(faelle, ausgaben, hoechstens=None):
         fall_zeilen(a, mehrere, f"{f['frage']}  /  {aufrufe_text(f['erwartet'])} returned "
                                 f"{kurz(' and '.join(json.dumps(x, ensure_ascii=False) for x in f['ergebnis']), 240)}",
                     f["danach"], a) for a in falsch for f in [faelle_by_id[a["id"]]]])
+
+
+def ganze_jobs(faelle, ausgaben, hoechstens=None):
+    """S7 jobs not done: the reference's steps, what each step called, and why the job failed."""
+    faelle_by_id = {f["id"]: f for f in faelle}
+    falsch = [a for a in ausgaben if a["stufe"] == GANZ and not gelungen(a)]
+    mehrere = any(a["lauf"] for a in ausgaben)
+    return fall_liste(f"The whole job ({len(falsch)}):", hoechstens, [
+        ganz_zeilen(a, mehrere, faelle_by_id[a["id"]]) for a in falsch])
+
+
+def ganz_zeilen(a, mehrere, fall):
+    """One failed S7 job: the question, the reference step by step, the steps that came, why it failed."""
+    g = a["ganz"]
+    schritte = lambda liste: " | ".join(aufrufe_text(s) if s else "an answer" for s in liste)  # noqa: E731
+    warum = f"no answer ({a['mangel']}: see the diagnosis)" if a["mangel"] else \
+        f"still calling after {g['schritte']} requests, the step limit" if g["grenze"] else \
+        f"the end state differs: {g['zustand']}" if g["zustand"] else "no closing answer"
+    lauf = f" #{a['lauf'] + 1}" if mehrere else ""
+    return [f"  {a['id']}{lauf}  {fall['frage']}",
+            f"      reference: {schritte(fall['loesung'])}",
+            f"      came:      {schritte(g['aufrufe'])}",
+            f"      differs:   {warum}"]
 
 
 def nach_der_antwort(faelle, ausgaben, hoechstens=None):
@@ -2968,7 +3358,7 @@ def bericht_json(e, k, gezeigt=False):
             "nur_gezeigt": gezeigt}
 
 
-JSON_FELDER = ("gelungen_nativ", "nachfrage", "weiter", "stufen", "alle_n", "alle_n_stufen", "gelungen_ki",
+JSON_FELDER = ("gelungen_nativ", "nachfrage", "weiter", "erledigt", "anfragen_je_job", "stufen", "alle_n", "alle_n_stufen", "gelungen_ki",
                "fehlerarten", "fehlgeschlagen", "diagnose", "latenz_s", "tokens", "dauer_s")  # beside the five metrics
 
 
@@ -2981,7 +3371,7 @@ def metriken(*ks):
     """The five metrics, gelungen_nativ where text calls made a difference, and nachfrage and weiter
     where a run measured them."""
     return METRIKEN + (("gelungen_nativ",) if any(map(nativ_anders, ks)) else ()) + \
-        tuple(m for m in ("nachfrage", "weiter") if any(k[m] is not None for k in ks))
+        tuple(m for m in ("nachfrage", "weiter", "erledigt") if any(k[m] is not None for k in ks))
 
 
 def stufen_von(*ks):
@@ -3032,6 +3422,7 @@ def vergleiche(a, b):
                 "jenseits_zufall": modell["p"] < 0.05, "faelle_verglichen": modell["faelle"]},
             "nicht_vergleichbar": nicht_vergleichbar(ea, ka, eb, kb),
             "mit_weiter": ka["weiter"] is not None and kb["weiter"] is not None,  # S6 cases are in the test
+            "mit_ganz": ka["erledigt"] is not None and kb["erledigt"] is not None,  # and S7's
             "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
 
 
@@ -3103,8 +3494,9 @@ def schluss(v):
 
 
 def figur(v):
-    """What the per-case test of a comparison counts: the chapter's tasks, and S6's where both runs have them."""
-    return "auftraege_gelungen and weiter" if v.get("mit_weiter") else "auftraege_gelungen"
+    """What the per-case test of a comparison counts: the chapter's tasks, S6's and S7's where both runs have them."""
+    return " and ".join(["auftraege_gelungen"] + ["weiter"] * bool(v.get("mit_weiter")) +
+                        ["erledigt"] * bool(v.get("mit_ganz")))
 
 
 def aufloesung_satz(v):
@@ -3207,9 +3599,10 @@ def vergleich_hinweise(ea, eb):
     if ea.get("stufen") != eb.get("stufen"):
         zeilen.append(f"The runs asked different stages ({stufen_wort(ea)} in {ea['tag']}, {stufen_wort(eb)} in "
                       f"{eb['tag']}): the test compares the cases both have.")
-    if ea.get("weiter", False) != eb.get("weiter", False):
-        zeilen.append(f"Only {(ea if ea.get('weiter') else eb)['tag']} measured {WEITER} (--weiter): the test compares "
-                      f"the cases both have, {WEITER} stays out of it.")
+    for stufe, flagge in SPAETER.items():
+        if ea.get(flagge[2:], False) != eb.get(flagge[2:], False):
+            zeilen.append(f"Only {(ea if ea.get(flagge[2:]) else eb)['tag']} measured {stufe} ({flagge}): the test "
+                          f"compares the cases both have, {stufe} stays out of it.")
     return zeilen + [""] if zeilen else []
 
 
@@ -3286,7 +3679,7 @@ def pyplot():
 
 
 STUFEN_WORTE = {"S1": "S1\nnarrowed", "S2": "S2\none call", "S3": "S3\nseveral", "S4": "S4\nno tool fits",
-                "S5": "S5\nvalue missing", "S6": "S6\nafter result"}
+                "S5": "S5\nvalue missing", "S6": "S6\nafter result", "S7": "S7\nwhole job"}
 
 
 def zeichne(pfad, laeufe):
@@ -3597,9 +3990,10 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
     """
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    antworten = {f["frage"]: f["erwartet"] for f in faelle}
+    antworten = {f["frage"]: f["erwartet"] for f in faelle if f["stufe"] != GANZ}
     antworten.update({f["nachtrag"]: f["danach"] for f in faelle if "nachtrag" in f})
     nach_ergebnis = {f["frage"]: f["danach"] for f in faelle if "ergebnis" in f}  # S6: asked by its question
+    jobs = {f["frage"]: f for f in faelle if f["stufe"] == GANZ}  # S7: the step after as many answers
     frei = threading.BoundedSemaphore(plaetze)
 
     class Handler(BaseHTTPRequestHandler):
@@ -3611,13 +4005,17 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with frei:
                 time.sleep(verzoegerung)
-            letzte = body["messages"][-1]
-            erwartet = nach_ergebnis.get(body["messages"][1]["content"], []) if letzte["role"] == "tool" \
-                else antworten.get(letzte["content"], [])
+            letzte, frage = body["messages"][-1], body["messages"][1]["content"]
+            text = "Which one do you mean?"
+            if frage in jobs:
+                erwartet = jobs[frage]["loesung"][sum(m["role"] == "assistant" for m in body["messages"])]
+                text = " ".join(jobs[frage].get("antwort", [])) or "Done."
+            else:
+                erwartet = nach_ergebnis.get(frage, []) if letzte["role"] == "tool" else antworten.get(letzte["content"], [])
             rufe = [{"id": f"call_{i}", "type": "function", "function": {
                 "name": neuer_name(katalog, s["name"]), "arguments": json.dumps(umbenannte_args(katalog, s["args"]))}}
                 for i, s in enumerate(erwartet)]
-            nachricht = {"role": "assistant", "content": None if rufe else "Which one do you mean?"}
+            nachricht = {"role": "assistant", "content": None if rufe else text}
             if rufe:
                 nachricht["tool_calls"] = rufe
             finish = "tool_calls" if rufe else "stop"
@@ -3660,7 +4058,7 @@ def selbsttest(lauf, faelle, sha):
     """Measure the built-in endpoint in a temporary folder; 0 only if every figure is 100 %."""
     import tempfile
 
-    faelle_fuer(faelle, lauf.weiter, lauf.faelle, lauf.stufen)  # a choice of cases that asks nothing is the user's
+    faelle_fuer(faelle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)  # a choice of cases that asks nothing is the user's
     server, adresse = selbsttest_server(faelle, katalog=lauf.katalog)
     try:
         with tempfile.TemporaryDirectory() as ordner:
@@ -3689,7 +4087,7 @@ def selbsttest_schuld(datei, faelle):
     erste = {}  # question -> first case asking it
     for f in faelle:
         anderer = erste.setdefault(f["frage"], f)
-        if anderer["erwartet"] != f["erwartet"]:
+        if soll_aufrufe(anderer) != soll_aufrufe(f):
             return (f"{datei}:{anderer['_zeile']} ({anderer['id']}) and {datei}:{f['_zeile']} ({f['id']}) ask the "
                     "same question but expect different calls; the case file is at fault")
     return "this installation is broken"
@@ -3850,6 +4248,8 @@ def parser():
                                                             "user's reply and grade the calls that follow")
     p.add_argument("--weiter", action="store_true", help="also S6: send the tools' results after the first step "
                                                          "and grade the calls (or the text) that follow")
+    p.add_argument("--ganz", action="store_true", help="also S7: whole jobs, each in a loop against a simulated CRM, "
+                                                       "graded on the end state (erledigt)")
     p.add_argument("--stufen", type=stufen_arg, metavar="S2,S6", help="ask only the cases of these stages (S6 "
                                                                      "with --weiter)")
     p.add_argument("--stream", action="store_true", help="ask every request streamed, as an agent does; the "
@@ -3876,6 +4276,9 @@ def lauf_aus(args):
     if args.variante and (args.bewerten or args.vergleich):
         raise Eingabefehler("--variante chooses what a measurement sends; --bewerten and --vergleich read it "
                             "from the saved run")
+    if args.ganz and args.katalog:
+        raise Eingabefehler(f"--ganz runs {GANZ} against a simulated CRM of the chapter's eleven tools; {args.katalog} "
+                            "has no simulation: measure your own tools without --ganz")
     bringt = {"synonyme": katalog.synonyme, "ablenkung": katalog.ablenkung}.get(args.variante, True)
     if not bringt:
         was = {"synonyme": "\"synonyme\": {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}",
@@ -3884,7 +4287,7 @@ def lauf_aus(args):
     return Lauf(url=args.url, modell=args.modell, temp=args.temp, n=args.n, tag=tag, extra=args.extra,
                 ausgabe=args.ausgabe, faelle=args.faelle or faelle_standard(), parallel=args.parallel,
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
-                nachfrage=args.nachfrage, weiter=args.weiter, stream=args.stream, stufen=args.stufen,
+                nachfrage=args.nachfrage, weiter=args.weiter, ganz=args.ganz, stream=args.stream, stufen=args.stufen,
                 katalog=variante(katalog, args.variante),
                 form="json" if args.json else "markdown" if args.markdown else "text", alle=args.alle)
 
@@ -3898,7 +4301,8 @@ def einstellungen_fuer(lauf, sha, faelle):
             "tag": lauf.tag,
             "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
             "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
-            "weiter_sha256": weiter_hash(faelle) if lauf.weiter else None,
+            "weiter_sha256": weiter_hash(faelle) if lauf.weiter else None, "ganz": lauf.ganz,
+            "ganz_sha256": stufen_hash(faelle, GANZ) if lauf.ganz else None,
             "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei}
 
 
@@ -3917,7 +4321,7 @@ def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
 def lauf_messen(lauf, alle, sha):
     """Measure (or resume) the run lauf.tag on the cases it asks of `alle`, print its summary,
     return its figures."""
-    pfad, faelle = lauf.ausgabe / f"{lauf.tag}.jsonl", faelle_fuer(alle, lauf.weiter, lauf.faelle, lauf.stufen)
+    pfad, faelle = lauf.ausgabe / f"{lauf.tag}.jsonl", faelle_fuer(alle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)
     with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
         einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha, alle))
         gezeigt = fertig(ausgaben) == len(faelle) * lauf.n
@@ -3971,8 +4375,8 @@ def gemessen_mit(lauf, tags, faelle_gegeben):
     pfade = [gespeichert_pfad(lauf, t) for t in tags]
     es = [lies_einstellungen(p) for p in pfade]
     for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings"),
-                      ("weiter_sha256", "S6 cases")):
-        if len({json.dumps(e.get(feld)) for e in es if feld != "weiter_sha256" or e.get(feld)}) > 1:
+                      ("weiter_sha256", "S6 cases"), ("ganz_sha256", "S7 cases")):
+        if len({json.dumps(e.get(feld)) for e in es if feld in ("faelle_sha256", "katalog_sha256") or e.get(feld)}) > 1:
             raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
     katalog = finde_katalog(pfade[0], es[0], lauf.katalog if lauf.katalog.datei else None)
     faelle_pfad, faelle, sha = finde_faelle(pfade, es, faelle_gegeben, katalog)
@@ -4001,7 +4405,9 @@ def finde_faelle(pfade, es, gegeben, katalog):
     if not isinstance(sha, str):
         ort = gegeben or faelle_standard()
         return (Path(ort), *lade_faelle(ort, katalog))
-    s6 = next((e["weiter_sha256"] for e in es if isinstance(e.get("weiter_sha256"), str)), None)
+    spaeter = {stufe: next((e[feld] for e in es if isinstance(e.get(feld), str)), None)
+               for stufe, feld in ((WEITER, "weiter_sha256"), (GANZ, "ganz_sha256"))}  # the later stages' hashes
+    s6 = spaeter[WEITER] or spaeter[GANZ]
     orte = list(dict.fromkeys(str(o) for o in [*(e.get("faelle_datei") for e in es), gegeben, faelle_standard()]
                               if isinstance(o, (str, Path))))
     for ort in orte:
@@ -4011,9 +4417,9 @@ def finde_faelle(pfade, es, gegeben, katalog):
             faelle, gelesen = lade_faelle(ort, katalog)
         except (OSError, Eingabefehler):
             continue  # gone, or not a case file for this catalogue: the next place may hold it
-        if s6 is None or weiter_hash(faelle) == s6:
+        if all(h is None or stufen_hash(faelle, stufe) == h for stufe, h in spaeter.items()):
             return Path(ort), faelle, gelesen
-    welche = "other cases (or other S6 cases)" if s6 else "other cases"
+    welche = "other cases (or other S6 or S7 cases)" if s6 else "other cases"
     raise Eingabefehler(f"{pfade[0]} was measured on a case file that is not found: {' and '.join(orte)} are gone or "
                         f"hold {welche}; give the one it was measured on with --faelle FILE")
 
@@ -4041,7 +4447,7 @@ def pruefe_gespeichert(lauf, alle, pfad, e, ausgaben):
     """A saved run as the reports take it: (its settings, the cases it asked, its outputs)."""
     if e is None or not ausgaben:
         raise Eingabefehler(f"{pfad} holds no output yet; run the command that measures it")
-    faelle = faelle_fuer(alle, e.get("weiter", False), lauf.faelle, e.get("stufen"))
+    faelle = faelle_fuer(alle, e.get("weiter", False), lauf.faelle, e.get("stufen"), e.get("ganz", False))
     if fertig(ausgaben) < len(faelle) * e["n"]:
         print(f"messen: {pfad} is incomplete ({fertig(ausgaben)} of {len(faelle) * e['n']} outputs); "
               "the command that measured it, run again, asks for the rest", file=sys.stderr)
@@ -4132,7 +4538,7 @@ def ausfuehren(args, lauf):
         raise Eingabefehler("--url and --modell are needed to measure "
                             "(or --selbsttest, --bewerten TAG, --vergleich A B)")
     if args.pruefen:
-        return pruefen(lauf, faelle_fuer(faelle, lauf.weiter, lauf.faelle, lauf.stufen))
+        return pruefen(lauf, faelle_fuer(faelle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz))
     if lauf.extra.get("parallel_tool_calls") is False:
         print(f"messen: warning: {PARALLEL_AUS}", file=sys.stderr)
     lauf_messen(lauf, faelle, sha)

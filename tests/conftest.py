@@ -28,8 +28,9 @@ sys.path.insert(0, str(ROOT))
 import messen  # noqa: E402
 
 ALLE_FAELLE = [json.loads(z) for z in (ROOT / "faelle.jsonl").read_text(encoding="utf-8").splitlines() if z.strip()]
-FAELLE = [f for f in ALLE_FAELLE if f["stufe"] != "S6"]  # the chapter's 42: what a run without --weiter asks
+FAELLE = [f for f in ALLE_FAELLE if f["stufe"] not in ("S6", "S7")]  # the chapter's 42: what a plain run asks
 WEITER_FAELLE = [f for f in ALLE_FAELLE if f["stufe"] == "S6"]
+GANZ_FAELLE = [f for f in ALLE_FAELLE if f["stufe"] == "S7"]
 BY_ID = {f["id"]: f for f in ALLE_FAELLE}
 BY_FRAGE = {f["frage"]: f for f in ALLE_FAELLE}
 ABBRECHEN = object()
@@ -85,7 +86,12 @@ def openai_nachricht(aufrufe):
 
 
 def richtig(fall, body, nummer):
-    """Every case answered with its expected calls (in S6, those after the tools' results)."""
+    """Every case answered with its expected calls (in S6, those after the tools' results; in S7, the
+    reference's step after as many answers as the conversation holds)."""
+    if fall["stufe"] == "S7":
+        soll = fall["loesung"][sum(m["role"] == "assistant" for m in body["messages"])]
+        text = {"role": "assistant", "content": " ".join(fall.get("antwort", [])) or "Done."}
+        return completion(openai_nachricht(soll) if soll else text, "tool_calls" if soll else "stop")
     soll = messen.soll_von(fall)
     return completion(openai_nachricht(soll), "tool_calls" if soll else "stop")
 

@@ -101,7 +101,7 @@ def fall(**aenderung):
      "{p}:1: field 'frage' missing or not a non-empty string"),
     (fall(erwartet={}).encode(), "{p}:1: field 'erwartet' missing or not a list"),
     (f"{GUT}\n\n{GUT}".encode(), "{p}:3: duplicate id S2-1 (first on line 1)"),
-    (fall(stufe="S7").encode(), "{p}:1: unknown stage 'S7' (known: S1, S2, S3, S4, S5, S6)"),
+    (fall(stufe="S8").encode(), "{p}:1: unknown stage 'S8' (known: S1, S2, S3, S4, S5, S6, S7)"),
     (fall(erwartet=[{"name": "fly", "args": {}}]).encode(), "{p}:1: expected tool 'fly' is not in the built-in catalogue (give your own tools with --katalog FILE)"),
     (fall(erwartet=[{"name": "list_contacts"}]).encode(),
      '{p}:1: each expected call must be {{"name": string, "args": object}}'),

@@ -288,7 +288,8 @@ def test_laeufe_von_vor_s6_bleiben_vergleichbar(cli, endpunkt, tmp_path):
     """The case file's hash leaves its S6 lines out: a run saved before they existed still finds the
     file and compares with a run measured after; a --weiter run keeps its S6 cases' own hash."""
     vorbereitet(cli, *messung(endpunkt().url, "--tag", "neu"))
-    kapitel = b"".join(z for z in (ROOT / "faelle.jsonl").read_bytes().splitlines(keepends=True) if b'"S6"' not in z)
+    kapitel = b"".join(z for z in (ROOT / "faelle.jsonl").read_bytes().splitlines(keepends=True)
+                       if b'"S6"' not in z and b'"S7"' not in z)
     pfad = tmp_path / "ergebnisse" / "neu.jsonl"
     e = zeilen(pfad)[0]["einstellungen"]
     assert e["faelle_sha256"] == hashlib.sha256(kapitel).hexdigest() and e["weiter_sha256"] is None
@@ -313,7 +314,7 @@ def test_andere_s6_faelle_werden_abgelehnt(cli, endpunkt, tmp_path):
     eigene.write_text("".join(json.dumps(f) + "\n" for f in [BY_ID["S2-7"], BY_ID["S6-1"], geaendert]))
     assert cli("--bewerten", "t") == (
         2, "", f"messen: {tmp_path / 'ergebnisse' / 't.jsonl'} was measured on a case file that is not found: {eigene} "
-               f"and {messen.faelle_standard()} are gone or hold other cases (or other S6 cases); give the one it was "
+               f"and {messen.faelle_standard()} are gone or hold other cases (or other S6 or S7 cases); give the one it was "
                "measured on with --faelle FILE\n")
     # the file it was measured on, given: found though the saved path now holds other S6 cases
     alt = tmp_path / "alt.jsonl"
@@ -382,7 +383,7 @@ def test_nur_die_genannten_stufen(cli, endpunkt, tmp_path):
     assert cli(*messung(server.url, "--tag", "x", "--stufen", "S6")) == (
         2, "", "messen: --stufen names S6, which only --weiter asks; add --weiter\n")
     assert cli(*messung(server.url, "--tag", "x", "--stufen", "S9"))[2] == (
-        "messen: argument --stufen: 'S9': name stages from S1, S2, S3, S4, S5, S6, separated by commas\n")
+        "messen: argument --stufen: 'S9': name stages from S1, S2, S3, S4, S5, S6, S7, separated by commas\n")
     # compared with a run of all stages: on the cases both have
     vorbereitet(cli, *messung(endpunkt().url, "--tag", "alle"))
     status, out, err = cli("--vergleich", "alle", "s2")
