@@ -15,7 +15,7 @@ messen.py:
    fault in the diagnosis; without the key it stops with 401 and the hint; the S6
    requests of --weiter (tool_calls, then one tool message per call) are accepted;
    a few cases asked with --stream give the calls the plain run gives, with no
-   stream defect;
+   stream defect; two S7 jobs (--ganz) run in their loop to their end or their limit;
 3. --no-jinja and a context too small: exit 1 with the server's words and the hint.
 
 Every server it starts is stopped by its PID; every wait is bounded; it exits 1
@@ -56,6 +56,7 @@ CMAKE_FLAGS = [  # AVX2 only: a native build dies with "Illegal instruction" on 
 MAX_TOKENS = '{"max_tokens": 256}'  # SmolLM2 at temp 0 can repeat itself until its context is full
 SCHLUESSEL = "messen-ci-schluessel"
 STROM_FAELLE = ["S1-1", "S1-2", "S2-1", "S2-7", "S3-1", "S3-2"]  # asked plain and streamed
+GANZ_FAELLE = ["S7-1", "S7-3"]  # whole jobs, each in a loop against the simulated CRM
 
 
 class Baufehler(Exception):
@@ -258,6 +259,7 @@ def werkzeug_template(server_dir, modell, ordner, pruefe, figures):
                    f"no server fault in the diagnosis ({d})")
             figures.append(("Qwen2.5 template", k))
         nach_dem_ergebnis(s.url, ordner, pruefe, figures)
+        ganze_jobs(s.url, ordner, pruefe, figures)
         gestreamt(s.url, ordner, pruefe)
 
 
@@ -298,6 +300,22 @@ def nach_dem_ergebnis(url, ordner, pruefe, figures):
         figures.append(("Qwen2.5 template, S6 alone", k))
 
 
+def ganze_jobs(url, ordner, pruefe, figures):
+    """--ganz on two S7 jobs: the loop runs each to its closing answer or its step limit against the real server."""
+    datei = ordner / "s7.jsonl"
+    datei.write_text("".join(z + "\n" for z in (ROOT / "faelle.jsonl").read_text().splitlines()
+                             if json.loads(z)["id"] in GANZ_FAELLE))
+    r, dauer = messen(*lauf_argv(url, "ganz", ordner), "--faelle", str(datei), "--ganz", "--json", key=SCHLUESSEL)
+    k = json.loads(r.stdout) if r.returncode == 0 else {}
+    jobs = [json.loads(z) for z in (ordner / "ganz.jsonl").read_text().splitlines()[1:]] if k else []
+    schritte = {a["id"]: len(a["verlauf"]) for a in jobs}
+    pruefe(k.get("ausgaben") == len(GANZ_FAELLE) and all(n >= 1 for n in schritte.values()),
+           f"--ganz: the jobs {', '.join(GANZ_FAELLE)} ran to their end or their limit in {dauer:.0f} s "
+           f"(requests per job {schritte}, erledigt {k.get('erledigt')}){fehlertext(r)}")
+    if k:
+        figures.append(("Qwen2.5 template, S7 alone", k))
+
+
 def getoetet_und_fortgesetzt(url, ordner, pruefe):
     """Start the run, SIGKILL it once ten outputs are saved; return how many were."""
     pfad = ordner / "passend.jsonl"
@@ -332,7 +350,8 @@ def zahlen(figures):
     for name, k in figures:
         stufen = ", ".join(f"{s} {k['stufen'][s] * 100:.1f} %" for s in k["stufen"])
         d = ", ".join(f"{n} {v}" for n, v in k["diagnose"].items() if v)
-        kopf = f"weiter {k['weiter'] * 100:.1f} %" if k["auftraege_gelungen"] is None else \
+        kopf = f"erledigt {k['erledigt'] * 100:.1f} %" if k.get("erledigt") is not None and \
+            k["auftraege_gelungen"] is None else f"weiter {k['weiter'] * 100:.1f} %" if k["auftraege_gelungen"] is None else \
             f"auftraege_gelungen {k['auftraege_gelungen'] * 100:.1f} %, stillgehalten {k['stillgehalten'] * 100:.1f} %"
         print(f"  {name}: {kopf}; {stufen}; diagnosis: {d or 'all clear'}; wall time {k['dauer_s']:.0f} s", flush=True)
 
