@@ -2474,9 +2474,8 @@ def aufloesung(faelle_verglichen, stufe=0.05):
 # The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
 # ---------------------------------------------------------------------------
 
-VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "ganz", "ganz_sha256", "stream", "variante",
-              "faelle_sha256",
-              "weiter_sha256", "katalog_sha256", "umbenennung", "ablenkung", "seed", "stufen",
+VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "ganz", "stream", "variante", "stufen",
+              "faelle_sha256", "weiter_sha256", "ganz_sha256", "katalog_sha256", "umbenennung", "ablenkung", "seed",
               "gesendet_sha256")  # must match to resume; gesendet_sha256 only where a run saved it
 VORGABEN = {"nachfrage": False, "weiter": False, "ganz": False, "ganz_sha256": None, "stream": False, "variante": None, "seed": None, "umbenennung": None,
             "ablenkung": None, "faelle_datei": None, "katalog_datei": None,

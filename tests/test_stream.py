@@ -288,7 +288,7 @@ UMLAUTE = [
 ]
 
 
-def ohne_zeichensatz(fall, body, nummer):
+def ohne_zeichensatz(fall, body, nummer, strom_typ="text/event-stream"):
     """UTF-8 bytes, and a Content-Type without charset, as llama.cpp and Ollama send a stream."""
     eigener = next(f for f in UMLAUTE if f["frage"] == body["messages"][1]["content"])
     nachricht = openai_nachricht(eigener["erwartet"])
@@ -300,15 +300,18 @@ def ohne_zeichensatz(fall, body, nummer):
         text = gestreamt(antwort)
         roh = "".join(f"data: {json.dumps(json.loads(z[6:]), ensure_ascii=False)}\n\n" if z.startswith("data: {")
                       else z + "\n\n" for z in text.split("\n\n") if z)
-        return 200, roh.encode(), {"Content-Type": "text/event-stream"}
+        return 200, roh.encode(), {"Content-Type": strom_typ}
     return 200, json.dumps(antwort, ensure_ascii=False).encode(), {"Content-Type": "text/plain"}
 
 
-@pytest.mark.parametrize("strom", [["--stream"], []], ids=["gestreamt", "schlicht"])
-def test_umlaute_ohne_zeichensatz(cli, endpunkt, tmp_path, strom):
+@pytest.mark.parametrize("strom, typ", [(["--stream"], "text/event-stream"), ([], None),
+                                       (["--stream"], "text/event-stream; charset=ISO-8859-1")],
+                         ids=["gestreamt", "schlicht", "gestreamt-falscher-zeichensatz"])
+def test_umlaute_ohne_zeichensatz(cli, endpunkt, tmp_path, strom, typ):
+    # SSE is UTF-8 by its specification, whatever the header says
     datei = tmp_path / "umlaute.jsonl"
     datei.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in UMLAUTE), encoding="utf-8")
-    server = endpunkt(ohne_zeichensatz)
+    server = endpunkt(lambda fall, body, nummer: ohne_zeichensatz(fall, body, nummer, typ))
     k = json_lauf(cli, *messung(server.url, "--faelle", str(datei), *strom))
     assert (k["auftraege_gelungen"], k["fehlerarten"]["falscher_wert"]) == (3 / 3, 0)
     gespeichert = zeilen(tmp_path / "ergebnisse" / "m.jsonl")[1]
