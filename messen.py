@@ -1913,9 +1913,10 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
     """Grade one S7 job on its end state. The calls of every step are executed again on a fresh copy of the
     case's world (the tools are deterministic, so this is the world the loop left) and compared with the
     world the reference leaves: every change made, no other (reads are free). erledigt (treffer 1) needs
-    that and a last answer without a call (naming the values antwort lists, for a job that ends in a lookup). The record has the keys every output's has, so the stage line,
-    the per-case test and the diagnosis take it: its calls (the native ones first), their form, the
-    answer that broke the job (mangel), and ganz: the steps, the reference's, and what differs."""
+    that and a last answer without a call (naming the values antwort lists, for a job that ends in a
+    lookup). The record has the keys every output's has, so the stage line, the per-case test and the
+    diagnosis take it: its calls (the native ones first), their form, the answer that broke the job
+    (mangel), and ganz: the steps, the reference's, and what differs."""
     welt, schritte = welt_von(fall), [bewerte_ausgabe({"erwartet": [], "stufe": GANZ}, s["nachricht"],
                                                       s["finish_reason"], umbenennung) for s in verlauf]
     for b in schritte:
@@ -1924,7 +1925,8 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
     letzte = schritte[-1]
     beendet = not letzte["aufrufe"] and letzte["mangel"] is None
     fehlt = [w for w in fall.get("antwort", []) if w not in inhalt(verlauf[-1]["nachricht"])] if beendet else []
-    anders = zustand_anders(kanonisch(welt), welt_nach(fall)) or         (fehlt and f"the closing answer does not name {', '.join(fehlt)}") or None
+    anders = zustand_anders(kanonisch(welt), welt_nach(fall)) or \
+        (fehlt and f"the closing answer does not name {', '.join(fehlt)}") or None
     nativ = [c for b in schritte for c in b["aufrufe"][:b["nativ"]]]
     text = [c for b in schritte for c in b["aufrufe"][b["nativ"]:]]
     return {"aufrufe": nativ + text, "form": next((b["form"] for b in schritte if b["form"] not in (None, "nativ")),
@@ -2477,7 +2479,8 @@ def aufloesung(faelle_verglichen, stufe=0.05):
 VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "ganz", "stream", "variante", "stufen",
               "faelle_sha256", "weiter_sha256", "ganz_sha256", "katalog_sha256", "umbenennung", "ablenkung", "seed",
               "gesendet_sha256")  # must match to resume; gesendet_sha256 only where a run saved it
-VORGABEN = {"nachfrage": False, "weiter": False, "ganz": False, "ganz_sha256": None, "stream": False, "variante": None, "seed": None, "umbenennung": None,
+VORGABEN = {"nachfrage": False, "weiter": False, "ganz": False, "ganz_sha256": None,
+            "stream": False, "variante": None, "seed": None, "umbenennung": None,
             "ablenkung": None, "faelle_datei": None, "katalog_datei": None,
             "weiter_sha256": None, "probe": None, "gesendet_sha256": None,
             "stufen": None}  # absent from runs saved before they were
@@ -3357,7 +3360,8 @@ def bericht_json(e, k, gezeigt=False):
             "nur_gezeigt": gezeigt}
 
 
-JSON_FELDER = ("gelungen_nativ", "nachfrage", "weiter", "erledigt", "anfragen_je_job", "stufen", "alle_n", "alle_n_stufen", "gelungen_ki",
+JSON_FELDER = ("gelungen_nativ", "nachfrage", "weiter", "erledigt", "anfragen_je_job",
+               "stufen", "alle_n", "alle_n_stufen", "gelungen_ki",
                "fehlerarten", "fehlgeschlagen", "diagnose", "latenz_s", "tokens", "dauer_s")  # beside the five metrics
 
 
@@ -3411,8 +3415,8 @@ def vergleiche(a, b):
     (ea, ka, ja), (eb, kb, jb) = a, b
     alle, modell = paartest(ja["alle"], jb["alle"]), paartest(ja["modell"], jb["modell"])
     geflippt = alle["besser"] + alle["schlechter"]
-    serverseitig = {i: ja["server"].get(i, []) + [g for g in jb["server"].get(i, []) if g not in ja["server"].get(i, [])]
-                    for i in geflippt if i in ja["server"] or i in jb["server"]}
+    serverseitig = {i: list(dict.fromkeys(ja["server"].get(i, []) + jb["server"].get(i, [])))
+                    for i in geflippt if i in ja["server"] or i in jb["server"]}  # the reasons of both runs, once
     return {"a": ea["tag"], "b": eb["tag"], **{f: alle[f] for f in ("besser", "schlechter", "p", "test")},
             "aufloesung": aufloesung(alle["faelle"]), "faelle_verglichen": alle["faelle"],
             "aenderung": alle["aenderung"], "jenseits_zufall": alle["p"] < 0.05, "richtung": alle["richtung"],
@@ -3712,7 +3716,8 @@ def zeichne(pfad, laeufe):
     arten.set(xticks=range(len(gezeigt)), ylabel="per 100 outputs", title="Failure classes")
     arten.set_xticklabels(gezeigt, rotation=30, ha="right")
     fig.suptitle(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" for e, _ in laeufe), fontsize=10)
-    notizen = [f"{e['tag']}: diagnosis: {diagnose_kurz(k['diagnose'])}" for e, k in laeufe if diagnose_kurz(k["diagnose"])]
+    notizen = [f"{e['tag']}: diagnosis: {diagnose_kurz(k['diagnose'])}" for e, k in laeufe
+               if diagnose_kurz(k["diagnose"])]
     if notizen:  # what the server did stands beside the bars, so that a fixed template never reads as a regression
         fig.text(0.01, 0.005, "\n".join(notizen), fontsize=7, va="bottom")
     fig.tight_layout(rect=(0, 0.03 * len(notizen), 1, 1))
@@ -4010,7 +4015,8 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
                 erwartet = jobs[frage]["loesung"][sum(m["role"] == "assistant" for m in body["messages"])]
                 text = " ".join(jobs[frage].get("antwort", [])) or "Done."
             else:
-                erwartet = nach_ergebnis.get(frage, []) if letzte["role"] == "tool" else antworten.get(letzte["content"], [])
+                erwartet = nach_ergebnis.get(frage, []) if letzte["role"] == "tool" else \
+                    antworten.get(letzte["content"], [])
             rufe = [{"id": f"call_{i}", "type": "function", "function": {
                 "name": neuer_name(katalog, s["name"]), "arguments": json.dumps(umbenannte_args(katalog, s["args"]))}}
                 for i, s in enumerate(erwartet)]
@@ -4057,7 +4063,7 @@ def selbsttest(lauf, faelle, sha):
     """Measure the built-in endpoint in a temporary folder; 0 only if every figure is 100 %."""
     import tempfile
 
-    faelle_fuer(faelle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)  # a choice of cases that asks nothing is the user's
+    faelle_fuer(faelle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)  # a choice that asks nothing: the user's
     server, adresse = selbsttest_server(faelle, katalog=lauf.katalog)
     try:
         with tempfile.TemporaryDirectory() as ordner:
@@ -4320,7 +4326,8 @@ def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
 def lauf_messen(lauf, alle, sha):
     """Measure (or resume) the run lauf.tag on the cases it asks of `alle`, print its summary,
     return its figures."""
-    pfad, faelle = lauf.ausgabe / f"{lauf.tag}.jsonl", faelle_fuer(alle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)
+    pfad = lauf.ausgabe / f"{lauf.tag}.jsonl"
+    faelle = faelle_fuer(alle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)
     with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
         einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha, alle))
         gezeigt = fertig(ausgaben) == len(faelle) * lauf.n
