@@ -195,3 +195,16 @@ def test_der_selbsttest_und_der_vergleich_mit_s7(cli, endpunkt):
     assert (v["schlechter"], v["mit_ganz"], v["b_kennzahlen"]["erledigt"]) == (["S7-1"], True, 9 / 10)
     status, out, err = cli("--vergleich", "a", "b")
     assert "over the 52 cases compared" in out and "auftraege_gelungen and erledigt" in out
+
+
+def test_wiederholt_parallel_gemischt_abgelehnt_bild_und_markdown(cli, endpunkt, tmp_path):
+    server = endpunkt()
+    k = json_lauf(cli, *messung(server.url, "--ganz", "--stufen", "S7", "--n", "2", "--parallel", "3"))
+    assert (k["erledigt"], k["ausgaben"], server.zahl()) == (1.0, 20, 2 * REFERENZ_ANFRAGEN)  # steps of a job in order
+    status, out, err = cli(*messung(server.url, "--n", "2"))  # the same tag without --ganz
+    assert status == 2 and "was measured with ganz true, not false" in err
+    status, md, err = cli("--bewerten", "m", "--markdown")
+    assert "| erledigt | 100 % |" in md.splitlines() and "| S7 | 100 % |" in md.splitlines()
+    svg = tmp_path / "s7.svg"
+    assert cli("--bewerten", "m", "--bild", str(svg))[0] == 0
+    assert "whole job" in svg.read_text()
