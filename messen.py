@@ -1994,8 +1994,8 @@ def schleift(nachricht):
 
     subtle: a periodic text equals itself shifted by its period; the piece being cut, the test compares the
     last two periods with the two before them."""
-    text = (inhalt(nachricht) or nachricht.get("reasoning_content") or nachricht.get("reasoning") or "")[-1200:]
-    text = text if isinstance(text, str) else ""
+    text = next((t for t in (inhalt(nachricht), nachricht.get("reasoning_content"), nachricht.get("reasoning"))
+                 if isinstance(t, str) and t), "")[-1200:]  # whatever the model wrote, in any field, a string
     return any(text[-3 * p:-p] == text[-2 * p:] for p in range(1, min(400, len(text) // 3) + 1)
                if 3 * p >= SCHLEIFE_ZEICHEN)
 

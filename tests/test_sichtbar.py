@@ -169,3 +169,11 @@ def test_ein_modell_das_sich_wiederholt_wird_benannt(cli, endpunkt):
             "model loops or its chat template makes it loop cannot be told here.") in out.splitlines()
     k = json_lauf(cli, "--bewerten", "m")
     assert (k["diagnose"]["schleife"], k["diagnose"]["abgeschnitten"], k["auftraege_gelungen"]) == (3, 1, 38 / 42)
+
+
+@pytest.mark.parametrize("nachricht", [{"reasoning_content": True}, {"content": None, "reasoning": 5},
+                                       {"content": [], "reasoning_content": ["x"]}])
+def test_eine_abgeschnittene_antwort_mit_fremden_feldern(nachricht):
+    # found by the property on another hypothesis version: a reasoning field that is no string, cut at the limit
+    b = messen.bewerte_ausgabe(FAELLE[0], nachricht, "length")
+    assert (b["mangel"], b["schleife"]) == ("abgeschnitten", False)
