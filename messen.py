@@ -12,10 +12,12 @@ structurally (passt, bewerte) and prints five metrics and the line per stage:
     stillgehalten        share of S4/S5 outputs that answer without any call
 
 With --weiter, ten S6 cases more: the first step is sent as done, with the tools'
-results, and weiter is the share that then goes on right. --katalog FILE measures
-your own tools and opening; --variante renames them (synonyme), reorders them
-(reihenfolge) or adds decoys (ablenkung); --stream asks as an agent does and checks
-the stream.
+results, and weiter is the share that then goes on right. With --ganz, ten S7 jobs:
+each runs in a loop against a simulated CRM until the model answers without a call,
+and erledigt is the share whose end state is the reference's. --stufen asks only
+some stages. --katalog FILE measures your own tools and opening; --variante renames
+them (synonyme), reorders them (reihenfolge) or adds decoys (ablenkung); --stream
+asks as an agent does and cross-checks the stream.
 
 Usage:
     python3 messen.py --url http://localhost:8009/v1/chat/completions \\
@@ -28,24 +30,30 @@ Usage:
 
 Exit status: 0 a complete measurement (--pruefen: the server is set up right),
 1 the run failed (server, network, a full disk; --pruefen: a check failed), 2 bad
-usage or bad input, 3 --vergleich --streng: the last run is worse beyond chance,
-130 interrupted, 143 terminated. Every answered output is kept in
+usage or bad input (--streng: runs that a server setting makes incomparable), 3
+--vergleich --streng: the last run's model is worse beyond chance, 130 interrupted,
+143 terminated. Every answered output is kept in
 ergebnisse/<tag>.jsonl; the same command again asks only for what is missing.
 
-Beside the figures stands a diagnosis of what the server did (an empty answer, one
-cut off by the token limit, calls left as text by a parser that is off or put into
-a reasoning field, a catalogue the chat template dropped) and of calls the model
-wrote in a format of its own, which no server turns into tool_calls: an output that
-is no answer never succeeds, none of it is credited to the model as restraint, and
-gelungen_nativ shows what an agent on the server gets done; with --stream, what the
-stream broke (stream_defekt).
+Beside the figures stands a diagnosis of whose a failure is: what the server did (an
+empty answer, one cut off by the token limit, calls left as text by a parser that is
+off or stopped after the first call, arguments encoded twice or sent as an object,
+calls lost, a catalogue the chat template dropped, a stream that changed the calls),
+what the model did (a format of its own, a loop), and what cannot be told, and why.
+Where the text alone cannot tell, one more request settles it (the probe, the
+stream's cross-check). An output that is no answer never succeeds, none of it is
+credited to the model as restraint, gelungen_nativ shows what an agent on the server
+gets done, and a comparison tests the model's flips apart from the server's.
 
-What it deliberately does not do: it never executes a tool (one answer per case;
-a second turn only with --nachfrage, only in S5, with the user's reply written in
-the case file; S6's results are written there too), never compares text (a call
-is a name plus a dictionary), never normalises values beyond stripping whitespace
-("1.5" is not "15", "Kunde" is not "kunde"), never grades calls found in a reasoning
-field, and never grades a transport failure as an answer.
+What it deliberately does not do: it never executes a tool against anything real
+(one answer per case; a second turn only with --nachfrage, only in S5, with the
+user's reply written in the case file; S6's results are written there too; S7's
+calls run against a CRM in memory, copied fresh for each job), never compares text
+(a call is a name plus a dictionary; an S7 answer is checked only for the values its
+case names), never normalises values beyond stripping whitespace ("1.5" is not "15",
+"Kunde" is not "kunde"; a parameter your schema types as number or boolean is
+compared as one), never grades calls found in a reasoning field, and never grades a
+transport failure as an answer.
 """
 
 import argparse
@@ -4210,14 +4218,15 @@ examples:
 --bewerten and --vergleich read the runs saved in ergebnisse/ of the current folder (or --ausgabe).
 
 exit status: 0 a complete measurement (--pruefen: set up right), 1 the run failed (server, network, disk;
---pruefen: a check failed), 2 bad usage or input, 3 --streng: the last run is worse beyond chance,
-130 interrupted, 143 terminated. The same command again asks only for what is missing."""
+--pruefen: a check failed), 2 bad usage or input (--streng: not comparable), 3 --streng: the last run's
+model is worse beyond chance, 130 interrupted, 143 terminated. The same command again asks only for what
+is missing."""
 
 
 def parser():
     p = Parser(prog="messen", description="Measure how well a model behind an OpenAI-compatible "
                                           "chat endpoint calls tools (42 cases, five stages; S6 with "
-                                          "--weiter).",
+                                          "--weiter, S7 with --ganz).",
                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", type=url_arg, help="chat-completions URL (a base URL ending in /v1 is completed)")
     p.add_argument("--modell", help="model name, sent as 'model'")

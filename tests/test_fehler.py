@@ -491,7 +491,7 @@ def test_hilfe_nennt_beispiele_exit_status_und_den_ort_der_laeufe():
            "worse" in hilfe
     assert "--bewerten and --vergleich read the runs saved in ergebnisse/ of the current folder (or --ausgabe)." \
         in hilfe
-    assert hilfe[-3].startswith("exit status: 0 a complete measurement")
+    assert hilfe[-4].startswith("exit status: 0 a complete measurement") and hilfe[-1] == "is missing."
     # the --faelle default names the file it is, wherever messen runs from (argparse wraps the line)
     assert f"(default: the 42 cases installed with messen: {ROOT / 'faelle.jsonl'})" in " ".join(r.stdout.split())
 
