@@ -136,10 +136,11 @@ PATHOLOGISCH = {  # name -> laenge -> the body as the server sends it
 
 
 class Koerper:
-    """What chat_antwort reads of a response: status, bytes, charset, redirects."""
+    """What chat_antwort reads of a response: status, bytes, charset, headers, redirects."""
 
     def __init__(self, text):
         self.status_code, self.content, self.encoding, self.history = 200, text.encode(), None, []
+        self.headers = {"Content-Type": "application/json"}
 
 
 def einmal(text, fall):
