@@ -111,3 +111,23 @@ def test_jede_gezeigte_ausgabe_ist_was_messen_druckt(cli, endpunkt, datei, art, 
     fehlt = [z for z in text.splitlines() if DATUM.sub("measured DATE", z) not in gedruckt]
     assert fehlt == [], f"{datei}: lines the scenario {wert} does not print"
     assert openai_nachricht  # the helpers the scenarios share stay imported
+
+
+def anker(titel):
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces as '-'."""
+    return re.sub(r"[^\w\- ]", "", titel.strip().lower()).replace(" ", "-")
+
+
+def test_jeder_verweis_fuehrt_zu_einer_datei_und_ueberschrift():
+    koepfe = {p.resolve(): {anker(z.lstrip("#")) for z in p.read_text(encoding="utf-8").splitlines()
+                            if z.startswith("#")} for p in DATEIEN}
+    kaputt = []
+    for pfad in DATEIEN:
+        for m in re.finditer(r"\]\(([^)#]*)(#[^)]*)?\)", pfad.read_text(encoding="utf-8")):
+            ziel, a = m.groups()
+            if ziel.startswith("http"):
+                continue
+            datei = (pfad.parent / ziel).resolve() if ziel else pfad.resolve()
+            if not datei.exists() or a and datei in koepfe and a[1:] not in koepfe[datei]:
+                kaputt.append((pfad.name, ziel, a))
+    assert kaputt == []
