@@ -809,18 +809,25 @@ def angeboten(fall, katalog):
 
 
 def ergebnis_nachrichten(fall, katalog):
-    """S6: the first step as the assistant's tool_calls, then each call's result as a tool message.
+    """S6: the first step as the assistant's tool_calls, then each call's result as a tool message."""
+    gesendet = [{"name": neuer_name(katalog, s["name"]), "args": umbenannte_args(katalog, s["args"])}
+                for s in fall["erwartet"]]
+    return werkzeug_runde(fall["id"], gesendet, fall["ergebnis"], katalog)
+
+
+def werkzeug_runde(schluessel, aufrufe, ergebnisse, katalog):
+    """One round of tools as the conversation carries it: the assistant's calls (aufrufe: name and args as
+    sent), then one tool message per call, the result's keys in the names the catalogue sent.
 
     content "" beside tool_calls: TGI refuses a message without content, and LM Studio
     refused null; every server takes "". The ids are 9 letters or digits, the only
-    ids Mistral's templates accept, and fixed per case, so that a request is the same each time."""
-    ids = [hashlib.sha256(f"{fall['id']}/{i}".encode()).hexdigest()[:9] for i in range(len(fall["erwartet"]))]
-    rufe = [{"id": i, "type": "function", "function": {"name": neuer_name(katalog, s["name"]),
-                                                        "arguments": json.dumps(umbenannte_args(katalog, s["args"]))}}
-            for i, s in zip(ids, fall["erwartet"])]
+    ids Mistral's templates accept, and fixed by `schluessel`, so that a request is the same each time."""
+    ids = [hashlib.sha256(f"{schluessel}/{i}".encode()).hexdigest()[:9] for i in range(len(aufrufe))]
+    rufe = [{"id": i, "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c["args"])}}
+            for i, c in zip(ids, aufrufe)]
     return [{"role": "assistant", "content": "", "tool_calls": rufe}] + [
         {"role": "tool", "tool_call_id": i, "content": json.dumps(umbenannte_args(katalog, e), ensure_ascii=False)}
-        for i, e in zip(ids, fall["ergebnis"])]
+        for i, e in zip(ids, ergebnisse)]
 
 
 def neuer_name(katalog, name):
@@ -2792,7 +2799,10 @@ def frage_ganz(endpunkt, fall):
                         "latenz_s": round(antwort.latenz, 4), "ergebnisse": ergebnisse})
         if not aufrufe:
             break
-        body["messages"] += schritt_nachrichten(fall, schritt, aufrufe, ergebnisse, lauf.katalog)
+        # the calls as the model named them (a malformed one as {}); their results refusing it
+        body["messages"] += werkzeug_runde(f"{fall['id']}/{schritt}", [
+            {"name": c["name"] or "?", "args": {} if c["args"] is None else c["args"]} for c in aufrufe],
+            ergebnisse, lauf.katalog)
     return Antwort(verlauf[-1]["nachricht"], summe_usage(s["usage"] for s in verlauf),
                    sum(s["latenz_s"] for s in verlauf), verlauf[-1]["finish_reason"], 0, None, verlauf)
 
@@ -2800,17 +2810,6 @@ def frage_ganz(endpunkt, fall):
 def schrittgrenze(fall):
     """Requests a job may take: twice the reference's, at least 6; a job still calling then has failed."""
     return max(6, 2 * len(fall["loesung"]))
-
-
-def schritt_nachrichten(fall, schritt, aufrufe, ergebnisse, katalog):
-    """One step as the conversation goes on: the assistant's calls (as the model named them, with ids made
-    as S6 makes them) and one tool message per call, the result's keys in the names the catalogue sent."""
-    ids = [hashlib.sha256(f"{fall['id']}/{schritt}/{i}".encode()).hexdigest()[:9] for i in range(len(aufrufe))]
-    rufe = [{"id": i, "type": "function", "function": {"name": c["name"] or "?", "arguments": json.dumps(
-        c["args"] if c["args"] is not None else {}, ensure_ascii=False)}} for i, c in zip(ids, aufrufe)]
-    return [{"role": "assistant", "content": "", "tool_calls": rufe}] + [
-        {"role": "tool", "tool_call_id": i, "content": json.dumps(umbenannte_args(katalog, e), ensure_ascii=False)}
-        for i, e in zip(ids, ergebnisse)]
 
 
 def summe_usage(usages):
