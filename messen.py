@@ -1996,9 +1996,13 @@ def mangel(nachricht, aufrufe, finish, vollstaendig=False, still=False):
     made a complete call had failed before the limit: a spare call, the model's);
     'im_denken': no call and no text, but a reasoning field that holds the answer
     (calls or text; never graded, since an agent receives neither);
+    'aufrufe_verloren': finish_reason tool_calls, yet no call came (a parser that dropped them, SGLang
+    #26790): no answer, and in S4/S5 never restraint, since the model did call;
     'leer': neither a call nor text, once reasoning blocks are removed."""
     if finish == "length" and not vollstaendig and not (still and any(c["args"] is not None for c in aufrufe)):
         return "abgeschnitten"
+    if finish == "tool_calls" and not aufrufe:
+        return "aufrufe_verloren"
     if aufrufe or SONDERTOKEN.sub("", ohne_denken(inhalt(nachricht))).strip():
         return None
     return "im_denken" if denk_text(nachricht) else "leer"
@@ -2069,7 +2073,7 @@ def abweichungen(ist_liste, soll_liste):
 
 
 FEHLERARTEN = ("kein_aufruf", "falsches_werkzeug", "falscher_wert", "fehlendes_argument", "erfundenes_argument",
-               "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "im_denken", "falscher_zustand",
+               "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "im_denken", "aufrufe_verloren", "falscher_zustand",
                "schrittgrenze")
 
 
@@ -2342,36 +2346,55 @@ def zahl_oder_none(usage, feld):
     return x if type(x) is int and 0 < x <= TOKENS_HOECHSTENS else None
 
 
-def erfolge_je_fall(faelle, ausgaben, ohne_server=False):
-    """id -> (successes, outputs), in case order, for the cases that have outputs; ohne_server: the
-    failed outputs the server explains (server_grund) left out of both counts."""
+def erfolge_je_fall(faelle, ausgaben):
+    """id -> (successes, outputs), in case order, for the cases that have outputs."""
     je_fall = {f["id"]: [0, 0] for f in faelle}
     for a in ausgaben:
-        if ohne_server and server_grund(a):
-            continue
         je_fall[a["id"]][0] += gelungen(a)
         je_fall[a["id"]][1] += 1
     return {i: tuple(v) for i, v in je_fall.items() if v[1]}
 
 
-def server_grund(a):
-    """Why a failed output is the server's doing, in the diagnosis' terms, or None: an output that
-    is no answer (leer, abgeschnitten, im_denken), calls the parser lost, or a stream that broke it."""
+def wessen(a):
+    """Whose a failed output is, for the verdict on the model: (kind, reason), or None for a success.
+
+    'server' only where the response itself proves it: a stream its plain twin shows broken
+    (stream_defekt), or nothing at all sent back for completion tokens the server counted (leer).
+    'unklar' (cannot tell) where the diagnosis cannot settle it: a stream not cross-checked, calls a
+    parser dropped after announcing them, an answer left in a reasoning field, an empty answer
+    without token counts. Everything else is the model's, a cut or looping answer included: runs are
+    compared only under the same settings, so the token limit was the same for both models."""
     if gelungen(a):
         return None
-    if a["protokoll"].get("aufrufe_verloren"):
-        return "aufrufe_verloren"
-    return a["mangel"] or ("stream_defekt" if strom_defekt(a) else None)
+    if strom_defekt(a):
+        return "server", "stream_defekt"
+    if strom_ungeprueft(a):
+        return "unklar", "strom_ungeprueft"
+    if a["mangel"] == "abgeschnitten":
+        return "modell", "schleife" if a["schleife"] else "abgeschnitten"
+    if a["mangel"] in ("aufrufe_verloren", "im_denken"):
+        return "unklar", a["mangel"]
+    if a["mangel"] == "leer" and not inhalt(a["nachricht"]):
+        # subtle: whitespace or a stop token written as text is something the model wrote
+        return ("server", "leer") if zahl_oder_none(a.get("usage"), "completion_tokens") else ("unklar", "leer")
+    return "modell", a["mangel"]
 
 
-def server_gruende(ausgaben):
-    """id -> the server's reasons for the case's failed outputs (cases without any left out)."""
-    gruende = {}
+def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False):
+    """id -> per output in lauf order, (kind, reason, turn) where it failed, else None: what the verdict
+    on the model reads. mit_nachfrage: an S5 output whose second turn failed fails in turn 2."""
+    je_fall = {f["id"]: {} for f in faelle}
     for a in ausgaben:
-        grund = server_grund(a)
-        if grund and grund not in gruende.setdefault(a["id"], []):
-            gruende[a["id"]].append(grund)
-    return {i: g for i, g in gruende.items() if g}
+        je_fall[a["id"]][a["lauf"]] = ausgang(a, mit_nachfrage)
+    return {i: [v[k] for k in sorted(v)] for i, v in je_fall.items() if v}
+
+
+def ausgang(a, mit_nachfrage):
+    x = wessen(a)
+    if x or not (mit_nachfrage and "zweite" in a):
+        return x and x + (1,)
+    x = ("unklar", "zweite_fehlt") if a["nach"] is None else wessen(a["nach"])
+    return x and x + (2,)
 
 
 def wilson_ki(paare):
@@ -3272,7 +3295,8 @@ def aufruf_text(c):
 def aufrufe_text(liste, mangel_=None):
     if not liste:
         return {"leer": "nothing (neither a call nor text)", "abgeschnitten": "cut off by the token limit",
-                "im_denken": "calls in a reasoning field only"}.get(mangel_, "no call")
+                "im_denken": "calls in a reasoning field only",
+                "aufrufe_verloren": "no call, though finish_reason said tool_calls"}.get(mangel_, "no call")
     mehr = [f"... {len(liste) - 20} more calls"] if len(liste) > 20 else []
     return "; ".join(list(map(aufruf_text, liste[:20])) + mehr)
 
@@ -3413,57 +3437,225 @@ def bericht_markdown(e, k):
 # ---------------------------------------------------------------------------
 
 
+GRUPPEN = {"aufrufen": "calling", "stillhalten": "holding still"}  # judged apart: one cannot pay for the other
+TEILE = ("gesamt",) + tuple(GRUPPEN)
+
+
+def gruppe(stufe):
+    return "stillhalten" if stufe in STILL else "aufrufen"
+
+
 def vergleiche(a, b):
-    """Per-case success rates of two runs, the flipped cases and the exact paired test; then the
-    same test on the model's own flips (ohne_server), without the failed outputs the server explains.
+    """The paired test of two runs as their outputs stand, then the verdict on the model.
 
-    a, b: (settings, figures, {"alle": id -> (successes, outputs), "modell": the same without the
-    server's failed outputs, "server": id -> the server's reasons})."""
-    (ea, ka, ja), (eb, kb, jb) = a, b
-    alle, modell = paartest(ja["alle"], jb["alle"]), paartest(ja["modell"], jb["modell"])
-    geflippt = alle["besser"] + alle["schlechter"]
-    serverseitig = {i: list(dict.fromkeys(ja["server"].get(i, []) + jb["server"].get(i, [])))
-                    for i in geflippt if i in ja["server"] or i in jb["server"]}  # the reasons of both runs, once
-    return {"a": ea["tag"], "b": eb["tag"], **{f: alle[f] for f in ("besser", "schlechter", "p", "test")},
-            "aufloesung": aufloesung(alle["faelle"]), "faelle_verglichen": alle["faelle"],
-            "aenderung": alle["aenderung"], "jenseits_zufall": alle["p"] < 0.05, "richtung": alle["richtung"],
-            "serverseitig": list(serverseitig), "server_gruende": serverseitig,
-            "ohne_server": {f: modell[f] for f in ("besser", "schlechter", "p", "test", "richtung")} | {
-                "jenseits_zufall": modell["p"] < 0.05, "faelle_verglichen": modell["faelle"]},
-            "nicht_vergleichbar": nicht_vergleichbar(ea, ka, eb, kb),
-            "mit_weiter": ka["weiter"] is not None and kb["weiter"] is not None,  # S6 cases are in the test
-            "mit_ganz": ka["erledigt"] is not None and kb["erledigt"] is not None,  # and S7's
-            "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
+    a, b: (settings, figures, cases, outputs). Each failed output is the model's, the server's or
+    cannot-tell (see wessen). The model's test leaves out a case whose server outputs could turn its
+    direction, and is taken twice: with every cannot-tell output counted for B, and against B; only
+    what both say is a verdict. It is taken over all cases and, Holm-corrected for the two, over the
+    calling and the holding-still cases apart."""
+    (ea, ka, fa, aa), (eb, kb, fb, ab) = a, b
+    nachfrage = bool(ea.get("nachfrage") and eb.get("nachfrage"))
+    xa, xb = ausgaenge_je_fall(fa, aa, nachfrage), ausgaenge_je_fall(fb, ab, nachfrage)
+    gemeinsam = [i for i in xa if i in xb]  # an incomplete run: only cases both have answered are compared
+    einzeln = all(len(xa[i]) == len(xb[i]) == 1 for i in gemeinsam)
+    stufe = {f["id"]: f["stufe"] for f in fa}
+    stand = {i: differenz_je_fall(xa[i], xb[i]) for i in gemeinsam}
+    alle = paartest(stand, einzeln)
+    je = {s: {i: differenz_je_fall(xa[i], xb[i], s) for i in gemeinsam} for s in ("fuer_b", "gegen_b")}
+    modell = {s: modelltests(d, stufe, einzeln) for s, d in je.items()}
+    wer = {i: wessen_flip(xa[i], xb[i], je["fuer_b"][i], je["gegen_b"][i]) for i in gemeinsam
+           if stand[i] or vorzeichen(je["fuer_b"][i]) != vorzeichen(je["gegen_b"][i])}
+    server = [i for i in wer if wer[i]["art"] == "server"]
+    v = {"a": ea["tag"], "b": eb["tag"], **{f: alle[f] for f in ("besser", "schlechter", "p", "test")},
+         "aufloesung": aufloesung(alle["faelle"]), "faelle_verglichen": alle["faelle"],
+         "aenderung": alle["aenderung"], "jenseits_zufall": alle["p"] < 0.05, "richtung": alle["richtung"],
+         "wessen": wer, "serverseitig": server, "unklar": [i for i in wer if wer[i]["art"] == "unklar"],
+         "server_allein": server_allein(server, alle),
+         "modell": {t: {"urteil": robust(modell["fuer_b"][t], modell["gegen_b"][t]), "fuer_b": modell["fuer_b"][t],
+                        "gegen_b": modell["gegen_b"][t]} for t in TEILE},
+         "grenze": token_grenze(ea),
+         "gruppen_stufen": {g: stufen_kurz(sorted({stufe[i] for i in gemeinsam if gruppe(stufe[i]) == g}))
+                            for g in GRUPPEN},
+         "nicht_vergleichbar": nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam),
+         "mit_weiter": ka["weiter"] is not None and kb["weiter"] is not None,  # S6 cases are in the test
+         "mit_ganz": ka["erledigt"] is not None and kb["erledigt"] is not None,  # and S7's
+         "mit_nachfrage": nachfrage,  # and S5's second turns
+         "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
+    v["ergebnis"] = ergebnis(v)
+    return v
 
 
-def paartest(ja, jb):
-    """The paired test on the cases both runs have: one output per case in both, the sign test on the
-    flipped cases; more, the permutation test of the per-case differences, which gains power from repeats."""
-    gemeinsam = [i for i in ja if i in jb]  # an incomplete run: only cases both have answered are compared
-    differenzen = {i: fractions.Fraction(*jb[i]) - fractions.Fraction(*ja[i]) for i in gemeinsam}
-    besser = [i for i in gemeinsam if differenzen[i] > 0]  # ids better in B, worse in B
-    schlechter = [i for i in gemeinsam if differenzen[i] < 0]
-    einzeln = all(ja[i][1] == jb[i][1] == 1 for i in gemeinsam)
-    test = "sign" if einzeln else "permutation" if genau_machbar(differenzen.values()) else "monte-carlo"
+def stufen_kurz(stufen):
+    """['S1', 'S2', 'S3', 'S6'] -> 'S1-S3, S6'."""
+    laeufe = []
+    for s in stufen:
+        if laeufe and int(s[1:]) == int(laeufe[-1][-1][1:]) + 1:
+            laeufe[-1].append(s)
+        else:
+            laeufe.append([s])
+    return ", ".join(f"{x[0]}-{x[-1]}" if len(x) > 2 else ", ".join(x) for x in laeufe)
+
+
+def differenz_je_fall(xa, xb, szenario=None):
+    """B's success rate in a case minus A's (a Fraction), from each run's outputs (see ausgaenge_je_fall).
+
+    szenario None: the outputs as they stand. 'fuer_b' / 'gegen_b': a cannot-tell failure counts as a
+    success in B / in A, and the server's failed outputs are unknown: the case keeps the rate of its
+    other outputs where every value the unknown ones could have gives the same direction, else None
+    (left out). subtle: the kept rate lies within the range, so it never turns a case's direction."""
+    if szenario is None:
+        return fractions.Fraction(erfolge(xb), len(xb)) - fractions.Fraction(erfolge(xa), len(xa))
+    sa, ua = erfolge(xa, szenario == "gegen_b"), unbekannt(xa)
+    sb, ub = erfolge(xb, szenario == "fuer_b"), unbekannt(xb)
+    ma, mb = len(xa) - ua, len(xb) - ub
+    if ua or ub:
+        tief = fractions.Fraction(sb, len(xb)) - fractions.Fraction(sa + ua, len(xa))
+        hoch = fractions.Fraction(sb + ub, len(xb)) - fractions.Fraction(sa, len(xa))
+        if tief <= 0 <= hoch:
+            return None
+    return fractions.Fraction(sb, mb) - fractions.Fraction(sa, ma)
+
+
+def erfolge(x, unklar_gelingt=False):
+    return sum(o is None or unklar_gelingt and o[0] == "unklar" for o in x)
+
+
+def unbekannt(x):
+    return sum(o is not None and o[0] == "server" for o in x)
+
+
+def vorzeichen(d):
+    return None if d is None else (d > 0) - (d < 0)
+
+
+def wessen_flip(xa, xb, fuer, gegen):
+    """Whose a flip (or a case that could flip) is: the server's where its outputs leave the direction
+    open, cannot-tell where the cannot-tell outputs decide it, else the model's; with the reasons of
+    that kind from both runs, once, and the turn that failed (2: the second turn of S5)."""
+    art = "server" if None in (fuer, gegen) else "unklar" if vorzeichen(fuer) != vorzeichen(gegen) else "modell"
+    fehl = [o for o in xa + xb if o is not None and o[0] == art]
+    return {"art": art, "gruende": list(dict.fromkeys(o[1] for o in fehl if o[1])),
+            "zug": max((o[2] for o in fehl), default=1)}
+
+
+def modelltests(d, stufe, einzeln):
+    """The model's test over all cases compared and over each group of GRUPPEN, Holm-corrected for the
+    groups that have cases (p_holm)."""
+    tests = {"gesamt": paartest(d, einzeln)}
+    tests.update({g: paartest({i: x for i, x in d.items() if gruppe(stufe[i]) == g}, einzeln) for g in GRUPPEN})
+    mit = sorted((tests[g]["p"], g) for g in GRUPPEN if tests[g]["faelle"])
+    schranke = 0.0
+    for rang, (p, g) in enumerate(mit):  # Holm: the k-th smallest p times (m - k + 1), never below the one before
+        schranke = max(schranke, min(1.0, p * (len(mit) - rang)))
+        tests[g]["p_holm"] = schranke
+    for g in GRUPPEN:
+        tests[g].setdefault("p_holm", 1.0)
+    for t, x in tests.items():
+        x["urteil"] = x["richtung"] if x["p_holm" if t in GRUPPEN else "p"] < 0.05 else "offen"
+    return tests
+
+
+def robust(fuer, gegen):
+    """What both ways of counting the cannot-tell outputs say: besser, schlechter, offen; else unklar."""
+    return fuer["urteil"] if fuer["urteil"] == gegen["urteil"] else "unklar"
+
+
+def server_allein(server, alle):
+    """The server's flips as they stand, by the sign test: beyond chance, they alone could carry a verdict."""
+    b, s = sum(i in alle["besser"] for i in server), sum(i in alle["schlechter"] for i in server)
+    p = vorzeichentest(b, s)
+    return {"besser": b, "schlechter": s, "p": p, "jenseits_zufall": p < 0.05}
+
+
+def ergebnis(v):
+    """The comparison's end: nicht_vergleichbar, schlechter (in any part, beyond chance both ways),
+    unklar (worse one way only), server (its flips alone beyond chance), besser, or offen."""
+    urteile = {t: v["modell"][t]["urteil"] for t in TEILE}
+    if v["nicht_vergleichbar"]:
+        return "nicht_vergleichbar"
+    if "schlechter" in urteile.values():
+        return "schlechter"
+    if any(v["modell"][t][s]["urteil"] == "schlechter" for t in TEILE for s in ("fuer_b", "gegen_b")):
+        return "unklar"
+    if v["server_allein"]["jenseits_zufall"]:
+        return "server"
+    rueck = any(v["modell"][g][s]["richtung"] == "schlechter" for g in GRUPPEN for s in ("fuer_b", "gegen_b"))
+    return "besser" if urteile["gesamt"] == "besser" and not rueck else "offen"
+
+
+STRENG = {"nicht_vergleichbar": 2, "schlechter": 3, "unklar": 2, "server": 2}  # --streng's exit; else 0
+
+
+def paartest(differenzen, einzeln):
+    """The paired test of per-case differences (None: left out): with one output per case in both runs,
+    the sign test on the flipped cases; more, the permutation test, which gains power from repeats."""
+    d = {i: x for i, x in differenzen.items() if x is not None}
+    besser = [i for i in d if d[i] > 0]  # ids better in B, worse in B
+    schlechter = [i for i in d if d[i] < 0]
+    test = "sign" if einzeln else "permutation" if genau_machbar(d.values()) else "monte-carlo"
     p = {"sign": lambda: vorzeichentest(len(besser), len(schlechter)),
-         "permutation": lambda: permutationstest(differenzen.values()),
-         "monte-carlo": lambda: permutationstest_mc(list(differenzen.values()))}[test]()
+         "permutation": lambda: permutationstest(d.values()),
+         "monte-carlo": lambda: permutationstest_mc(list(d.values()))}[test]()
     # the direction is the test's statistic, the summed per-case differences, never a count of cases
-    aenderung = float(sum(differenzen.values()) / len(gemeinsam)) if gemeinsam else 0.0
-    return {"besser": besser, "schlechter": schlechter, "p": p, "test": test, "faelle": len(gemeinsam),
+    aenderung = float(sum(d.values()) / len(d)) if d else 0.0
+    return {"besser": besser, "schlechter": schlechter, "p": p, "test": test, "faelle": len(d),
             "aenderung": aenderung,
             "richtung": "besser" if aenderung > 0 else "schlechter" if aenderung < 0 else "gleich"}
 
 
-def nicht_vergleichbar(ea, ka, eb, kb):
-    """A server setting that differs for a whole run, so that no flip can be put on the model: the
-    catalogue that reached the prompt in one run only, or a tool-call parser off in one only; or None."""
+def token_grenze(e):
+    """The completion-token limit a run was asked with, or None (the server's own)."""
+    extra = e.get("extra") or {}
+    return next((extra[f] for f in ("max_tokens", "max_completion_tokens") if f in extra), None)
+
+
+PROMPT_FAKTOR = 2  # the same cases' prompts cost this many times more in one run: not the same prompt
+# subtle: two tokenizers count one text within some tens of per cent of each other; the eleven tools
+# alone are about a thousand tokens, three times a case without them
+
+
+def nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam):
+    """Why two runs measure something else than their models, or None: no case in common, a setting
+    asked differently (temperature, stream, any --extra), the catalogue that reached one prompt only
+    (katalog_fehlt, or the prompt tokens of the cases both share), a tool-call parser off in one only."""
+    if not gemeinsam:
+        return "the runs have no case in common"
+    for feld in ("temp", "stream"):
+        if ea.get(feld, False) != eb.get(feld, False):
+            return f"{feld} {json.dumps(ea.get(feld, False))} in {ea['tag']}, {json.dumps(eb.get(feld, False))} " \
+                   f"in {eb['tag']}: measure both with the same"
+    anders = [f for f in dict.fromkeys([*ea["extra"], *eb["extra"]]) if ea["extra"].get(f, ...) != eb["extra"].get(f, ...)]
+    if anders:
+        wert = lambda e, f: json.dumps(e["extra"][f]) if f in e["extra"] else "unset"  # noqa: E731
+        return "--extra differs (" + ", ".join(f"{f} {wert(ea, f)} in {ea['tag']}, {wert(eb, f)} in {eb['tag']}"
+                                               for f in anders) + "): measure both with the same" + \
+            ("; parallel_tool_calls false makes S3 measure that setting" if "parallel_tool_calls" in anders else "")
     for e, k, anderer in ((ea, ka, kb), (eb, kb, ka)):
         if k["diagnose"]["katalog_fehlt"] is True and anderer["diagnose"]["katalog_fehlt"] is not True:
             return f"the catalogue never reached the prompt in {e['tag']} (katalog_fehlt), in the other run it did"
         if k["diagnose"]["aus_text"] and not anderer["diagnose"]["aus_text"]:
             return f"the server's tool-call parser was off in {e['tag']} (aus_text), in the other run it was on"
-    return None
+    return prompt_anders(ea, aa, eb, ab, gemeinsam)
+
+
+def prompt_anders(ea, aa, eb, ab, gemeinsam):
+    """The catalogue dropped in one run, seen without S1: the prompts of the chapter's cases both runs
+    share cost PROMPT_FAKTOR times more in one (medians); None where the counts cannot tell."""
+    if ea.get("variante") != eb.get("variante"):
+        return None  # decoys add tools to one prompt: a variant is compared as what it is
+    teilen = set(gemeinsam)
+    za, zb = ({a["id"]: t for a in aus if a["stufe"] not in SPAETER and a["id"] in teilen and a["lauf"] == 0
+               for t in [zahl_oder_none(a["usage"], "prompt_tokens")] if t} for aus in (aa, ab))
+    beide = [i for i in za if i in zb]
+    if not beide:
+        return None
+    ma, mb = statistics.median(za[i] for i in beide), statistics.median(zb[i] for i in beide)
+    if max(ma, mb) < PROMPT_FAKTOR * min(ma, mb):
+        return None
+    weniger = ea if ma < mb else eb
+    return (f"the prompts of the {mal(len(beide), 'case')} both runs share cost {ma:g} tokens in {ea['tag']} and "
+            f"{mb:g} in {eb['tag']} (medians): the catalogue never reached {weniger['tag']}'s prompts, or its chat "
+            "template differs")
 
 
 TESTS = {  # name -> (in the resolution sentence, in the verdict)
@@ -3475,38 +3667,89 @@ TESTS = {  # name -> (in the resolution sentence, in the verdict)
 
 
 def urteil(v):
-    """The verdict in one sentence: what flipped, which way the cases compared moved, and the test;
-    where the server explains flips, what is left for the model; where a whole run measured a server
-    setting, that no verdict on the model can be given."""
+    """The verdict in one line: what flipped as the outputs stand, and the test; whose the flips are and
+    the model's test over all cases; the same by kind, calling and holding still apart; and where the
+    evidence cannot settle it, why. Where a whole run measured a setting, that no verdict can be given."""
     b, s = len(v["besser"]), len(v["schlechter"])
-    test = TESTS[v["test"]][1]
     satz = (f"{b} case{'s' * (b != 1)} better and {s} worse in {v['b']} than in {v['a']} "
             f"({figur(v)} over the {mal(v['faelle_verglichen'], 'case')} compared: "
-            f"{differenz('auftraege_gelungen', v['aenderung'])}); {test} p = {v['p']:.3g}")
-    if v.get("nicht_vergleichbar"):
+            f"{differenz('auftraege_gelungen', v['aenderung'])}); {TESTS[v['test']][1]} p = {v['p']:.3g}")
+    if v["nicht_vergleichbar"]:
         return satz + f". Cannot tell whether the model changed: {v['nicht_vergleichbar']}."
-    if not v.get("serverseitig"):
-        return satz + ": " + schluss(v)
-    m = v["ohne_server"]
-    gruende = "; ".join(f"{grund}: {', '.join(i for i in v['serverseitig'] if grund in v['server_gruende'][i])}"
-                        for grund in dict.fromkeys(g for i in v["serverseitig"] for g in v["server_gruende"][i]))
-    eigene = len(m["besser"]) + len(m["schlechter"])
-    return (satz + f". {len(v['serverseitig'])} of the {b + s} flips are the server's ({gruende}); on the model's "
-            f"{eigene} ({len(m['besser'])} better, {len(m['schlechter'])} worse): {TESTS[m['test']][1]} "
-            f"p = {m['p']:.3g}: " + schluss(dict(m, b=v["b"])))
+    m = v["modell"]["gesamt"]
+    if v["serverseitig"] or v["unklar"]:
+        satz += f". {herkunft(v)}; on the model's {modell_zahlen(m)}"
+    satz += ": " + schluss(m, v["b"]) + " By kind, Holm-corrected for the two: " + "; ".join(
+        gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v)
+    if v["ergebnis"] == "server":
+        a = v["server_allein"]
+        satz += (f" The server's {a['besser'] + a['schlechter']} flips alone are beyond chance (sign test p = "
+                 f"{a['p']:.3g}): fix the server and measure again.")
+    return satz
 
 
-def schluss(v):
-    """The end of a verdict: better or worse beyond chance, or not."""
-    if v["jenseits_zufall"] and v["richtung"] != "gleich":
-        return f"{v['b']} is {'better' if v['richtung'] == 'besser' else 'worse'} beyond chance at 5 %."
+def herkunft(v):
+    """'3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3)', and the cases that cannot be told."""
+    teile = []
+    for art, ids in (("server", v["serverseitig"]), ("unklar", v["unklar"])):
+        if ids:
+            gruende = "; ".join(f"{g}: {', '.join(i for i in ids if g in v['wessen'][i]['gruende'])}"
+                                for g in dict.fromkeys(g for i in ids for g in v["wessen"][i]["gruende"]))
+            wie = f"of the {len(v['besser']) + len(v['schlechter'])} flips are the server's" if art == "server" else \
+                f"case{'s' * (len(ids) != 1)} could go either way, whose output{'s' * (len(ids) != 1)} cannot be told"
+            teile.append(f"{len(ids)} {wie} ({gruende})")
+    return "; ".join(teile)
+
+
+def modell_zahlen(t):
+    """'3 (0 better, 3 worse): exact sign test p = 0.25', both ways where the cannot-tell ones decide."""
+    def zahlen(x):
+        return f"{len(x['besser']) + len(x['schlechter'])} ({len(x['besser'])} better, {len(x['schlechter'])} worse)"
+    f, g = t["fuer_b"], t["gegen_b"]
+    if (f["besser"], f["schlechter"]) == (g["besser"], g["schlechter"]):
+        return f"{zahlen(f)}: {TESTS[f['test']][1]} p = {f['p']:.3g}"
+    return f"{zahlen(f)} counted for B: p = {f['p']:.3g}, {zahlen(g)} counted against B: p = {g['p']:.3g}"
+
+
+def schluss(t, b):
+    """The end of a verdict: better or worse beyond chance, not, or cannot tell (t: a part of v['modell'])."""
+    if t["urteil"] == "unklar":
+        return "cannot tell: counted for B and against B, the cases that could go either way give different verdicts."
+    if t["urteil"] in ("besser", "schlechter"):
+        return f"{b} is {'better' if t['urteil'] == 'besser' else 'worse'} beyond chance at 5 %."
     return "the difference is not beyond chance at 5 %."
+
+
+def gruppe_text(v, g):
+    """'calling (S1-S3) 0 better, 3 worse, p = 0.5' (p Holm-corrected), both ways where they differ."""
+    f, w = v["modell"][g]["fuer_b"], v["modell"][g]["gegen_b"]
+    if not f["faelle"] and not w["faelle"]:
+        return f"{GRUPPEN[g]}: no case compared"
+    name = f"{GRUPPEN[g]} ({v['gruppen_stufen'][g]})"
+    zahlen = lambda x: f"{len(x['besser'])} better, {len(x['schlechter'])} worse, p = {x['p_holm']:.3g}"  # noqa
+    if (f["besser"], f["schlechter"]) == (w["besser"], w["schlechter"]):
+        return f"{name} {zahlen(f)}"
+    return f"{name} {zahlen(f)} counted for B, {zahlen(w)} counted against B"
+
+
+def gruppen_schluss(v):
+    """What the groups add to the verdict: a group worse or better beyond chance, one that cannot be
+    told, or a whole that reads better while one kind moved the other way."""
+    urteile = {g: v["modell"][g]["urteil"] for g in GRUPPEN}
+    teile = [f"{v['b']} is {'better' if u == 'besser' else 'worse'} beyond chance at 5 % in {GRUPPEN[g]}"
+             for g, u in urteile.items() if u in ("besser", "schlechter")]
+    teile += [f"In {GRUPPEN[g]}, cannot tell: counted for B and against B, the verdicts differ"
+              for g, u in urteile.items() if u == "unklar"]
+    rueck = [GRUPPEN[g] for g in GRUPPEN if v["modell"][g]["fuer_b"]["richtung"] == "schlechter"]
+    if v["modell"]["gesamt"]["urteil"] == "besser" and rueck:
+        teile.append(f"{v['b']} is better as a whole, yet worse in {' and '.join(rueck)}: not better in both")
+    return "".join(f" {t}." for t in teile)
 
 
 def figur(v):
     """What the per-case test of a comparison counts: the chapter's tasks, S6's and S7's where both runs have them."""
-    return " and ".join(["auftraege_gelungen"] + ["weiter"] * bool(v.get("mit_weiter")) +
-                        ["erledigt"] * bool(v.get("mit_ganz")))
+    return " and ".join(["auftraege_gelungen"] + ["nachfrage"] * bool(v.get("mit_nachfrage")) +
+                        ["weiter"] * bool(v.get("mit_weiter")) + ["erledigt"] * bool(v.get("mit_ganz")))
 
 
 def aufloesung_satz(v):
@@ -3519,14 +3762,6 @@ def aufloesung_satz(v):
             f"{TESTS[v['test']][0]} calls beyond chance at 5 % is {k} {ganz} one way and none back (p = {p:.3g}), "
             f"{differenz('auftraege_gelungen', k / v['faelle_verglichen']).lstrip('+')} of {figur(v)}; a "
             "smaller difference is a question for more repeats (--n), not a verdict.")
-
-
-def schlechter_jenseits(v):
-    """The later run's model is worse than the first's beyond chance at 5 %, on the flips the server
-    does not explain: what --streng stops on. Worse is the sign of the summed per-case differences,
-    the statistic the test is of."""
-    m = v["ohne_server"]
-    return m["jenseits_zufall"] and m["richtung"] == "schlechter"
 
 
 def differenz(name, d):
@@ -3550,7 +3785,7 @@ def vergleich_text(a, b, v, faelle):
     for titel, ids in (("Better in B", v["besser"]), ("Worse in B", v["schlechter"])):
         if ids:
             zeilen += ["", f"{titel} ({len(ids)}):"]
-            zeilen += [f"  {i}  {faelle[i]['frage']}{server_vermerk(v, i)}\n      A: {a[3][i]}\n      B: {b[3][i]}"
+            zeilen += [f"  {i}  {faelle[i]['frage']}{server_vermerk(v, i)}\n      A: {a[4][i]}\n      B: {b[4][i]}"
                        for i in ids]
     zeilen += ["", urteil(v), aufloesung_satz(v)]
     return "\n".join(zeilen)
@@ -3596,8 +3831,21 @@ def ja_nein(x):
 
 
 def server_vermerk(v, i):
-    """'  (the server's: leer)' beside a flipped case the server explains."""
-    return f"  (the server's: {', '.join(v['server_gruende'][i])})" if i in v.get("server_gruende", {}) else ""
+    """Whose a flipped case is, beside it: '  (the server's: leer)', '  (cannot tell: strom_ungeprueft)',
+    '  (the model's: cut off at the token limit 256 in both runs)'; and '(second turn)' where that flipped."""
+    w = v["wessen"].get(i)
+    if w is None:
+        return ""
+    zug = " (second turn)" if w["zug"] == 2 else ""
+    gruende = [GRENZE_TEXT.format(grenze=v["grenze"] or "the server's own") if g in ("abgeschnitten", "schleife")
+               else g for g in w["gruende"]]
+    if not gruende:
+        return zug
+    wer = {"server": "the server's", "unklar": "cannot tell", "modell": "the model's"}[w["art"]]
+    return f"{zug}  ({wer}: {', '.join(dict.fromkeys(gruende))})"
+
+
+GRENZE_TEXT = "cut off at the token limit {grenze} in both runs"
 
 
 def vergleich_hinweise(ea, eb):
@@ -3633,8 +3881,10 @@ def reihe_text(laeufe, vs):
     zeilen += [f"{s:<20}{spalten(prozent(k['stufen'].get(s)) for k in ks)}" for s in stufen_von(*ks)]
     zeilen += [f"{art:<20}{spalten(k['fehlerarten'][art] for k in ks)}" for art in FEHLERARTEN
                if any(k["fehlerarten"][art] for k in ks)]
-    zeilen += ["", "Each run against the first:"] + [f"  {urteil(v)}" for v in vs]
-    return "\n".join(zeilen + ["", aufloesung_satz(vs[-1])])
+    zeilen += ["", "Each run against the first:"]
+    for (e, _), v in zip(laeufe[1:], vs):
+        zeilen += [f"  {z}" for z in vergleich_hinweise(laeufe[0][0], e)[:-1]] + [f"  {urteil(v)}"]
+    return "\n".join(zeilen + [""] + list(dict.fromkeys(map(aufloesung_satz, vs))))
 
 
 def reihe_markdown(laeufe, vs):
@@ -3646,8 +3896,10 @@ def reihe_markdown(laeufe, vs):
     zeilen += [f"| {s} | " + " | ".join(prozent(k["stufen"].get(s)) for k in ks) + " |" for s in stufen_von(*ks)]
     zeilen += [f"| {art} | " + " | ".join(str(k["fehlerarten"][art]) for k in ks) + " |" for art in FEHLERARTEN
                if any(k["fehlerarten"][art] for k in ks)]
-    zeilen += diagnose_markdown(ks)
-    return "\n".join(zeilen + [""] + [urteil(v) for v in vs] + [aufloesung_satz(vs[-1])])
+    zeilen += diagnose_markdown(ks) + [""]
+    for (e, _), v in zip(laeufe[1:], vs):
+        zeilen += vergleich_hinweise(laeufe[0][0], e)[:-1] + [urteil(v)]
+    return "\n".join(zeilen + list(dict.fromkeys(map(aufloesung_satz, vs))))
 
 
 def komplett(laeufe, nur_ob=False):
@@ -4482,33 +4734,41 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
     per-case successes, what it did). With --streng, exit 3 when the last is worse beyond chance."""
     pfade = [gespeichert_pfad(lauf, t) for t in tags]
     gelesen = [lies_lauf(pfad, faelle)[:2] for pfad in pfade]  # (settings, outputs), each file read once
-    laeufe = [(e, kennzahlen(eigene, aus, lauf.katalog, e), je_fall_beide(eigene, aus),
-               was_geschah(eigene, aus))
+    laeufe = [(e, kennzahlen(eigene, aus, lauf.katalog, e), eigene, aus, was_geschah(eigene, aus))
               for e, eigene, aus in (pruefe_gespeichert(lauf, faelle, p, *g) for p, g in zip(pfade, gelesen))]
     halb = [e["tag"] for e, k, *_ in laeufe if not vollstaendig(e, k)]
     if streng and halb:
         raise Eingabefehler(f"--streng needs complete runs; {' and '.join(halb)} {'is' if len(halb) == 1 else 'are'} "
                             "incomplete: finish measuring first")
-    vs = [vergleiche(laeufe[0][:3], spaeter[:3]) for spaeter in laeufe[1:]]
+    vs = [vergleiche(laeufe[0][:4], spaeter[:4]) for spaeter in laeufe[1:]]
     zeige_vergleich(lauf.form, laeufe, vs, {f["id"]: f for f in faelle})
     if bild:
         zeichne(bild, [lf[:2] for lf in laeufe])
-    if streng and vs[-1]["nicht_vergleichbar"]:
-        print(f"messen: cannot tell whether the model of {vs[-1]['b']} is worse than {vs[-1]['a']}'s: "
-              f"{vs[-1]['nicht_vergleichbar']}; --streng exits 2", file=sys.stderr)
-        return 2
-    if streng and schlechter_jenseits(vs[-1]):
-        eigene = ", on the flips the server does not explain" if vs[-1]["serverseitig"] else ""
-        print(f"messen: {vs[-1]['b']} is worse than {vs[-1]['a']} beyond chance at 5 % "
-              f"(p = {vs[-1]['ohne_server']['p']:.3g}{eigene}); --streng exits 3", file=sys.stderr)
-        return 3
-    return 0
+    status = STRENG.get(vs[-1]["ergebnis"], 0) if streng else 0
+    if status:
+        print(f"messen: {streng_satz(vs[-1])}; --streng exits {status}", file=sys.stderr)
+    return status
 
 
-def je_fall_beide(faelle, ausgaben):
-    """What the paired tests of a comparison read of one run (see vergleiche)."""
-    return {"alle": erfolge_je_fall(faelle, ausgaben), "modell": erfolge_je_fall(faelle, ausgaben, True),
-            "server": server_gruende(ausgaben)}
+def streng_satz(v):
+    """Why --streng stops, in one line."""
+    a, b = v["a"], v["b"]
+    if v["ergebnis"] == "nicht_vergleichbar":
+        return f"cannot tell whether the model of {b} is worse than {a}'s: {v['nicht_vergleichbar']}"
+    if v["ergebnis"] == "server":
+        return (f"cannot tell whether the model of {b} is worse than {a}'s: the server's flips alone are beyond "
+                f"chance (p = {v['server_allein']['p']:.3g}); fix the server and measure again")
+    teile = [t for t in TEILE if v["modell"][t]["urteil"] == "schlechter"]
+    if v["ergebnis"] == "schlechter":
+        p = {t: max(v["modell"][t][s]["p_holm" if t in GRUPPEN else "p"] for s in ("fuer_b", "gegen_b")) for t in teile}
+        wo = " and ".join(f"over all cases (p = {p[t]:.3g})" if t == "gesamt" else
+                          f"in {GRUPPEN[t]} (p = {p[t]:.3g}, Holm-corrected)" for t in teile)
+        eigene = ", on the flips the server does not explain" if v["serverseitig"] else ""
+        return f"{b} is worse than {a} beyond chance at 5 % {wo}{eigene}"
+    ids = v["unklar"]
+    return (f"cannot tell whether {b} is worse than {a}: {mal(len(ids), 'case')} ({', '.join(ids)}) could go "
+            "either way, worse beyond chance counted against B only; settle them (the diagnosis names what is "
+            "unclear) and measure again")
 
 
 def zeige_vergleich(form, laeufe, vs, faelle_by_id):

@@ -11,9 +11,13 @@ import pytest
 
 from conftest import completion, mit_fehlern, messung, richtig, vorbereitet, BY_ID
 
-LEER = completion({"role": "assistant", "content": None})
+LEER = completion({"role": "assistant", "content": None})  # the endpoint adds usage: 20 completion tokens
 ABGESCHNITTEN = completion({"role": "assistant", "content": "<tool_call>{\"name\": \"get_con"}, "length")
 VERLOREN = completion({"role": "assistant", "content": None}, "tool_calls")
+
+
+NACH_ART_3 = ("By kind, Holm-corrected for the two: calling (S1-S3) 0 better, 3 worse, p = 0.5; holding still (S4, S5) "
+              "0 better, 0 worse, p = 1.")  # 2 * 0.25: the smaller p of the two doubled
 
 
 def mit_erfundenem_argument(ids):
@@ -43,37 +47,57 @@ def test_drei_leere_antworten_sind_des_servers(cli, endpunkt):
     assert out.splitlines()[-2] == (
         "0 cases better and 6 worse in b than in a (auftraege_gelungen over the 42 cases compared: -14.3 points); "
         "exact sign test p = 0.0312. 3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3); on the model's 3 "
-        "(0 better, 3 worse): exact sign test p = 0.25: the difference is not beyond chance at 5 %.")
+        "(0 better, 3 worse): exact sign test p = 0.25: the difference is not beyond chance at 5 %. " + NACH_ART_3)
     assert f"  S2-1  {BY_ID['S2-1']['frage']}  (the server's: leer)" in out.splitlines()
     assert f"  S2-4  {BY_ID['S2-4']['frage']}" in out.splitlines()
     assert "Warning" not in out
     v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
     assert v["serverseitig"] == ["S2-1", "S2-2", "S2-3"]
-    assert v["ohne_server"]["besser"] == [] and v["ohne_server"]["schlechter"] == ["S2-4", "S2-5", "S2-6"]
-    assert (v["ohne_server"]["p"], v["ohne_server"]["jenseits_zufall"]) == (0.25, False)
+    m = v["modell"]["gesamt"]
+    assert m["fuer_b"] == m["gegen_b"]  # nothing that cannot be told: both ways of counting agree
+    assert m["fuer_b"]["besser"] == [] and m["fuer_b"]["schlechter"] == ["S2-4", "S2-5", "S2-6"]
+    assert (m["fuer_b"]["p"], m["urteil"], v["ergebnis"]) == (0.25, "offen", "offen")
     assert (v["p"], v["jenseits_zufall"]) == (2 / 2 ** 6, True)  # the flips as they stand, kept beside
     md = cli("--vergleich", "a", "b", "--markdown")[1].splitlines()
     assert md[-2].endswith("on the model's 3 (0 better, 3 worse): exact sign test p = 0.25: the difference is not "
-                           "beyond chance at 5 %.")
+                           "beyond chance at 5 %. " + NACH_ART_3)
 
 
 def test_sechs_eigene_fehler_bleiben_ein_urteil(cli, endpunkt):
     zwei_laeufe(cli, endpunkt, server_und_modell({}, ["S2-1", "S2-2", "S2-3", "S2-4", "S2-5", "S2-6"]))
     status, out, err = cli("--vergleich", "a", "b", "--streng")
     assert status == 3
-    assert err == "messen: b is worse than a beyond chance at 5 % (p = 0.0312); --streng exits 3\n"
-    assert out.splitlines()[-2].endswith("exact sign test p = 0.0312: b is worse beyond chance at 5 %.")
-    assert json.loads(cli("--vergleich", "a", "b", "--json")[1])["serverseitig"] == []
+    assert err == "messen: b is worse than a beyond chance at 5 % over all cases (p = 0.0312); --streng exits 3\n"
+    assert out.splitlines()[-2].endswith(
+        "exact sign test p = 0.0312: b is worse beyond chance at 5 %. By kind, Holm-corrected for the two: calling "
+        f"(S1-S3) 0 better, 6 worse, p = {2 * 2 / 2 ** 6:.3g}; holding still (S4, S5) 0 better, 0 worse, p = 1.")
+    v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
+    assert (v["serverseitig"], v["unklar"], v["ergebnis"]) == ([], [], "schlechter")
 
 
-@pytest.mark.parametrize("antwort, grund", [
-    (ABGESCHNITTEN, "abgeschnitten"), (VERLOREN, "aufrufe_verloren")])
-def test_jeder_grund_des_servers_wird_genannt(cli, endpunkt, antwort, grund):
+@pytest.mark.parametrize("antwort, grund, status, meldung", [
+    # nothing sent back for 20 completion tokens: the server's, set apart; the model's 3 alone are no verdict
+    (LEER, "the server's (leer: S2-1, S2-2, S2-3, S2-4); on the model's 3 (0 better, 3 worse): exact sign test p = "
+     "0.25: the difference is not beyond chance", 0, ""),
+    # cut off at the limit both runs were asked with: the model's; 7 worse
+    (ABGESCHNITTEN, "worse in b than in a (auftraege_gelungen over the 42 cases compared: -16.7 points); exact sign "
+     f"test p = {2 / 2 ** 7:.3g}: b is worse beyond chance", 3,
+     f"messen: b is worse than a beyond chance at 5 % over all cases (p = {2 / 2 ** 7:.3g}) and in calling "
+     f"(p = {2 * 2 / 2 ** 7:.3g}, Holm-corrected); --streng exits 3\n"),
+    # calls announced and dropped: cannot tell whose; worse only if they are counted against b
+    (VERLOREN, "4 cases could go either way, whose outputs cannot be told (aufrufe_verloren: S2-1, S2-2, S2-3, "
+     f"S2-4); on the model's 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) counted against B: "
+     f"p = {2 / 2 ** 7:.3g}: cannot tell", 2,
+     "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
+     "beyond chance counted against B only; settle them (the diagnosis names what is unclear) and measure again; "
+     "--streng exits 2\n"),
+])
+def test_jeder_grund_hat_seine_art(cli, endpunkt, antwort, grund, status, meldung):
     zwei_laeufe(cli, endpunkt, server_und_modell({i: antwort for i in ("S2-1", "S2-2", "S2-3", "S2-4")},
                                                  ["S2-5", "S2-6", "S2-7"]))
-    status, out, err = cli("--vergleich", "a", "b", "--streng")
-    assert (status, err) == (0, "")
-    assert f"4 of the 7 flips are the server's ({grund}: S2-1, S2-2, S2-3, S2-4); on the model's 3" in out
+    rc, out, err = cli("--vergleich", "a", "b", "--streng")
+    assert (rc, err) == (status, meldung)
+    assert grund in out.splitlines()[-2]
 
 
 def test_mit_wiederholungen_faellt_nur_die_ausgabe_des_servers_heraus(cli, endpunkt):
@@ -87,15 +111,18 @@ def test_mit_wiederholungen_faellt_nur_die_ausgabe_des_servers_heraus(cli, endpu
     zwei_laeufe(cli, endpunkt, b, "--n", "2")
     v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
     assert (v["schlechter"], v["serverseitig"]) == (["S2-1", "S2-2", "S2-3"], ["S2-1"])
-    assert (v["ohne_server"]["schlechter"], v["ohne_server"]["test"]) == (["S2-2", "S2-3"], "permutation")
-    assert v["ohne_server"]["faelle_verglichen"] == 42
+    m = v["modell"]["gesamt"]["fuer_b"]
+    assert (m["schlechter"], m["test"]) == (["S2-2", "S2-3"], "permutation")
+    # S2-1's empty output could have been right or wrong: worse or the same, so the case leaves the test
+    assert m["faelle"] == 41
 
 
 def test_ein_fall_ganz_ohne_antwort_faellt_aus_dem_test(cli, endpunkt):
     zwei_laeufe(cli, endpunkt, server_und_modell({"S2-1": LEER}, []))
     v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
-    assert (v["faelle_verglichen"], v["ohne_server"]["faelle_verglichen"]) == (42, 41)
-    assert (v["ohne_server"]["schlechter"], v["ohne_server"]["p"]) == ([], 1.0)
+    m = v["modell"]["gesamt"]["fuer_b"]
+    assert (v["faelle_verglichen"], m["faelle"]) == (42, 41)
+    assert (m["schlechter"], m["p"]) == ([], 1.0)
 
 
 def test_ohne_flip_keine_warnung(cli, endpunkt):
@@ -135,7 +162,7 @@ def test_eine_reihe_zeigt_das_urteil_ueber_das_modell_je_paar(cli, endpunkt):
     assert status == 0, err
     assert ("  0 cases better and 6 worse in b than in a (auftraege_gelungen over the 42 cases compared: -14.3 "
             "points); exact sign test p = 0.0312. 3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3); on the "
-            "model's 3 (0 better, 3 worse): exact sign test p = 0.25: the difference is not beyond chance at 5 %."
-            ) in out.splitlines()
+            "model's 3 (0 better, 3 worse): exact sign test p = 0.25: the difference is not beyond chance at 5 %. "
+            + NACH_ART_3) in out.splitlines()
     v = json.loads(cli("--vergleich", "a", "b", "a", "--json")[1])
     assert [x["serverseitig"] for x in v["vergleiche"]] == [["S2-1", "S2-2", "S2-3"], []]

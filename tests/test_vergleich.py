@@ -240,7 +240,9 @@ def test_vergleich_jenseits_des_zufalls(cli, endpunkt):
             in zeilen_out)
     assert zeilen_out[-2:] == ["6 cases better and 0 worse in perfekt than in basis (auftraege_gelungen over the 42 "
                                "cases compared: +14.3 points); exact sign test p = 0.0312: perfekt is better beyond "
-                               "chance at 5 %.", AUFLOESUNG]
+                               "chance at 5 %. By kind, Holm-corrected for the two: calling (S1-S3) 4 better, 0 worse, "
+                               f"p = {2 * 2 / 2 ** 4:.3g}; holding still (S4, S5) 2 better, 0 worse, p = 0.5.",
+                               AUFLOESUNG]
     assert "A Failure classes: kein_aufruf 5, ueberzaehlig 2." in zeilen_out  # S3-3 has two steps: 3 + 2
     assert "B Failure classes: none." in zeilen_out
 
@@ -270,7 +272,9 @@ def test_vergleich_markdown(cli, endpunkt):
         [z for z in out.splitlines() if z.startswith(("| kein_aufruf", "| falscher_wert", "| ueberzaehlig"))]
     assert out.splitlines()[-2:] == ["1 case better and 0 worse in klein than in gross (auftraege_gelungen over the "
                                      "42 cases compared: +2.4 points); exact sign test p = 1: the difference is not "
-                                     "beyond chance at 5 %.", AUFLOESUNG]
+                                     "beyond chance at 5 %. By kind, Holm-corrected for the two: calling (S1-S3) 0 "
+                                     "better, 0 worse, p = 1; holding still (S4, S5) 1 better, 0 worse, p = 1.",
+                                     AUFLOESUNG]
 
 
 def test_vergleich_verschiedener_falldateien_wird_abgelehnt(cli, endpunkt, tmp_path):
@@ -348,9 +352,11 @@ def test_eine_reihe(cli, endpunkt):
         "",
         "Each run against the first:",
         "  4 cases better and 0 worse in ft-1 than in basis (auftraege_gelungen over the 42 cases compared: "
-        "+9.5 points); exact sign test p = 0.125: the difference is not beyond chance at 5 %.",
+        "+9.5 points); exact sign test p = 0.125: the difference is not beyond chance at 5 %. By kind, Holm-corrected "
+        "for the two: calling (S1-S3) 3 better, 0 worse, p = 0.5; holding still (S4, S5) 1 better, 0 worse, p = 1.",
         "  6 cases better and 0 worse in ft-2 than in basis (auftraege_gelungen over the 42 cases compared: "
-        "+14.3 points); exact sign test p = 0.0312: ft-2 is better beyond chance at 5 %.",
+        "+14.3 points); exact sign test p = 0.0312: ft-2 is better beyond chance at 5 %. By kind, Holm-corrected for "
+        "the two: calling (S1-S3) 4 better, 0 worse, p = 0.25; holding still (S4, S5) 2 better, 0 worse, p = 0.5.",
         "",
         AUFLOESUNG]
     v = json_lauf(cli, "--vergleich", "basis", "ft-1", "ft-2")
@@ -375,7 +381,8 @@ def test_streng(cli, endpunkt, reihe, status):
     rc, out, err = cli("--vergleich", *reihe, "--streng")
     assert rc == status
     if status == 3:
-        assert err == ("messen: schlecht is worse than gut beyond chance at 5 % (p = 0.0312); --streng exits 3\n")
+        assert err == ("messen: schlecht is worse than gut beyond chance at 5 % over all cases (p = 0.0312); "
+                       "--streng exits 3\n")
     else:
         assert err == ""
 
@@ -422,8 +429,9 @@ def test_vergleich_mit_wiederholungen_nutzt_den_permutationstest(cli, endpunkt):
     assert (v["test"], len(v["besser"]), v["p"]) == ("permutation", 6, 2 / 2 ** 6)
     status, out, _ = cli("--vergleich", "a", "b")
     assert ("6 cases better and 0 worse in b than in a (auftraege_gelungen over the 42 cases compared: +7.1 points); "
-            "exact permutation test of the per-case differences p = 0.0312: b is better beyond chance at 5 %.") \
-        in out.splitlines()
+            "exact permutation test of the per-case differences p = 0.0312: b is better beyond chance at 5 %. By kind, "
+            "Holm-corrected for the two: calling (S1-S3) 4 better, 0 worse, p = 0.25; holding still (S4, S5) 2 "
+            "better, 0 worse, p = 0.5.") in out.splitlines()
     assert ("Resolution: with 42 cases compared, the least the permutation test calls beyond chance at 5 % is 6 "
             "cases whose every output flips one way and none back (p = 0.0312), 14.3 points of auftraege_gelungen; "
             "a smaller difference is a question for more repeats (--n), not a verdict.") in out.splitlines()
@@ -491,8 +499,14 @@ VIERZEHN, FUENFZEHN = IDS[:14], IDS[14:29]
 
 
 @pytest.mark.parametrize("reihe, status, richtung", [
-    (["vorher", "nachher"], 3, "nachher is worse beyond chance at 5 %."),   # 15 cases gain one, 14 lose three
-    (["nachher", "vorher"], 0, "vorher is better beyond chance at 5 %."),   # the mirror: 21 points better
+    # 15 cases gain one, 14 lose three: worse as a whole, and in calling (S4-1 is the one restraint case that gains)
+    (["vorher", "nachher"], 3, ": nachher is worse beyond chance at 5 %. By kind, Holm-corrected for the two: calling "
+     "(S1-S3) 14 better, 14 worse, p = 0.0416; holding still (S4, S5) 1 better, 0 worse, p = 1. nachher is worse "
+     "beyond chance at 5 % in calling."),
+    # the mirror: better as a whole and in calling; but S4-1 lost: not better in both
+    (["nachher", "vorher"], 0, ": vorher is better beyond chance at 5 %. By kind, Holm-corrected for the two: calling "
+     "(S1-S3) 14 better, 14 worse, p = 0.0416; holding still (S4, S5) 0 better, 1 worse, p = 1. vorher is better "
+     "beyond chance at 5 % in calling. vorher is better as a whole, yet worse in holding still: not better in both."),
 ])
 def test_streng_folgt_der_summe_nicht_der_zahl_der_faelle(cli, endpunkt, reihe, status, richtung):
     vorher = je_lauf({i: {1} for i in FUENFZEHN})          # 14 cases 3/3, 15 cases 2/3: 111 / 126
@@ -507,8 +521,8 @@ def test_streng_folgt_der_summe_nicht_der_zahl_der_faelle(cli, endpunkt, reihe, 
     assert out.splitlines()[-2].endswith(richtung)
     punkte = "-21.4" if reihe[0] == "vorher" else "+21.4"
     assert f"(auftraege_gelungen over the 42 cases compared: {punkte} points)" in out.splitlines()[-2]
-    assert err == ("" if status == 0 else "messen: nachher is worse than vorher beyond chance at 5 % (p = 0.0269); "
-                                          "--streng exits 3\n")
+    assert err == ("" if status == 0 else "messen: nachher is worse than vorher beyond chance at 5 % over all cases "
+                                          "(p = 0.0269) and in calling (p = 0.0416, Holm-corrected); --streng exits 3\n")
 
 
 def test_das_bild_traegt_die_diagnose(cli, endpunkt, tmp_path):

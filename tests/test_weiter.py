@@ -246,8 +246,11 @@ def test_vergleich_zweier_laeufe_mit_weiter(cli, endpunkt):
     vorbereitet(cli, *messung(endpunkt(weiter_mit(lambda f: f["danach"])).url, "--tag", "a", "--weiter"))
     vorbereitet(cli, *messung(endpunkt(weiter_mit(lambda f: f["erwartet"])).url, "--tag", "b", "--weiter"))
     status, out, err = cli("--vergleich", "a", "b", "--streng")
-    assert (status, err.splitlines()[-1]) == (3, "messen: b is worse than a beyond chance at 5 % (p = 0.00195); "
-                                                 "--streng exits 3")
+    # S6 is calling: ten worse there, 2 * 2 / 2 ** 10 with Holm
+    assert (status, err.splitlines()[-1]) == (3, "messen: b is worse than a beyond chance at 5 % over all cases "
+                                                 f"(p = {2 / 2 ** 10:.3g}) and in calling (p = {2 * 2 / 2 ** 10:.3g}, "
+                                                 "Holm-corrected); --streng exits 3")
+    assert "calling (S1-S3, S6) 0 better, 10 worse" in out
     assert "weiter                  100 %      0 %   -100 points" in out.splitlines()
     assert "0 cases better and 10 worse in b than in a (auftraege_gelungen and weiter over the 52 cases compared: " \
            f"{-10 / 52 * 100:.1f} points)" in out
