@@ -2073,8 +2073,8 @@ def abweichungen(ist_liste, soll_liste):
 
 
 FEHLERARTEN = ("kein_aufruf", "falsches_werkzeug", "falscher_wert", "fehlendes_argument", "erfundenes_argument",
-               "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "im_denken", "aufrufe_verloren", "falscher_zustand",
-               "schrittgrenze")
+               "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "im_denken", "aufrufe_verloren",
+               "falscher_zustand", "schrittgrenze")
 
 
 def fehlerarten_von(a, soll_liste, still):
@@ -2586,6 +2586,9 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
         beschaedigt(pfad, nr, f"stufe {a['stufe']} for {fall['id']}, a case of {fall['stufe']}")
     if a["lauf"] >= e["n"]:
         beschaedigt(pfad, nr, f"lauf {a['lauf']} in a run of n {e['n']}")
+    if e.get("stufen") and a["stufe"] not in e["stufen"]:
+        beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {a['stufe']}, in a run of "
+                              f"{', '.join(e['stufen'])}")
     for stufe, flagge in SPAETER.items():
         if a["stufe"] == stufe and not e.get(flagge[2:]):
             beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {stufe}, in a run without {flagge}")
@@ -3140,6 +3143,12 @@ PROTOKOLL_HINWEISE = {  # what a client sees of each protocol deviation, and whi
     "strom_nach_done": ("streams with data after [DONE]", "a client that stops there loses it"),
     "strom_kein_json": ("streams with a chunk that is not JSON", "a client's parser fails on it"),
 }
+GEWAEHLTE_GRENZE = {  # the hint where the user capped max_tokens: never "raise it" beside "cap it"
+    "abgeschnitten": "under the cap this run chose (max_tokens {grenze}) the model did not finish: that is the model "
+                     "at this budget; raise the cap only where a right answer needs more",
+    "schleife": "under the cap this run chose (max_tokens {grenze}) the model repeats itself: more tokens only make "
+                "it longer; check the chat template, since a wrong one makes small models loop"}
+GRENZE_FOLGE = ("A comparison with another run under the same cap counts these outputs as the model's.")
 STROM_NOTIZ = ("A note on the stream: it changed what was graded only where stream_defekt counts an output.")
 SCHLEIFE_FOLGE = "No answer came: whether the model loops or its chat template makes it loop cannot be told here."
 NACH_DEM_GEMEINTEN = ("The figures grade the calls as the model wrote them; gelungen_nativ is what an agent on "
@@ -3209,9 +3218,10 @@ def gezeigt_zeile(e, ausgaben):
             "(--neu measures anew).")
 
 
-def diagnose_zeilen(d):
+def diagnose_zeilen(d, grenze=None):
     """The diagnosis block: what the server did, each count with its hint, then the model's own
-    call format; one line when all is clear."""
+    call format; one line when all is clear. grenze: the max_tokens the user chose, under which a
+    cut or looping answer is the model's at that budget, not a setting to raise."""
     if not any(d.values()):
         unbekannt = "; whether the catalogue reached the prompt the token counts cannot tell: no plausible usage, " \
                     "no S1 case, or tools too small to tell" \
@@ -3227,6 +3237,8 @@ def diagnose_zeilen(d):
         zahl = "yes" if d[name] is True else d[name]
         was += f" ({d['probe']})" if name == "aus_text" and d["probe"] else ""
         folge = {"teilweise_geparst": NACH_DEM_GEMEINTEN, "schleife": SCHLEIFE_FOLGE}.get(name, NICHT_DAS_MODELL)
+        if grenze is not None and name in GEWAEHLTE_GRENZE:
+            einstellung, folge = GEWAEHLTE_GRENZE[name].format(grenze=grenze), GRENZE_FOLGE
         zeilen.append(f"  {name:<14} {zahl}: {was}; {einstellung}. {folge}")
     zeilen += [f"  protokoll {art} {zahl}: {PROTOKOLL_HINWEISE[art][0]}; {PROTOKOLL_HINWEISE[art][1]}. "
                f"{STROM_NOTIZ if art in STROM_NOTIZEN.values() else NACH_DEM_GEMEINTEN}"
@@ -3270,7 +3282,7 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     zeilen.append(fehlerarten_zeile(k["fehlerarten"]))
     zeilen += ["", f"Latency {k['latenz_s']:.2f} s median per request; tokens {k['tokens']['prompt']} prompt, "
                f"{k['tokens']['completion']} completion; wall time {k['dauer_s']:.1f} s"]
-    zeilen += [""] + diagnose_zeilen(k["diagnose"])
+    zeilen += [""] + diagnose_zeilen(k["diagnose"], token_grenze(e))
     zeilen += fehlschlaege(faelle, ausgaben, hoechstens) + nach_dem_ergebnis(faelle, ausgaben, hoechstens) + \
         nach_der_antwort(faelle, ausgaben, hoechstens) + ganze_jobs(faelle, ausgaben, hoechstens)
     return "\n".join(zeilen)
@@ -3414,8 +3426,9 @@ def stufen_von(*ks):
 
 
 def bericht_markdown(e, k):
+    halb = "" if vollstaendig(e, k) else f", {k['ausgaben']} of {k['faelle'] * e['n']} outputs: incomplete"
     zeilen = [f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}{wie_gesendet(e)}, "
-              f"{mal(k['faelle'], 'case')})", "",
+              f"{mal(k['faelle'], 'case')}{halb})", "",
               "| metric | value |", "|---|---|"]
     zeilen += [f"| {name} | {wert(name, k[name])} |" for name in metriken(k)]
     if k["gelungen_ki"]:
@@ -3481,6 +3494,8 @@ def vergleiche(a, b):
          "mit_ganz": ka["erledigt"] is not None and kb["erledigt"] is not None,  # and S7's
          "mit_nachfrage": nachfrage,  # and S5's second turns
          "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
+    # a kind that moved the other way (in either count): a gain in one kind never reads as "better" alone
+    v["rueck"] = [g for g in GRUPPEN if "schlechter" in (v["modell"][g][s]["richtung"] for s in ("fuer_b", "gegen_b"))]
     v["ergebnis"] = ergebnis(v)
     return v
 
@@ -3579,8 +3594,7 @@ def ergebnis(v):
         return "unklar"
     if v["server_allein"]["jenseits_zufall"]:
         return "server"
-    rueck = any(v["modell"][g][s]["richtung"] == "schlechter" for g in GRUPPEN for s in ("fuer_b", "gegen_b"))
-    return "besser" if urteile["gesamt"] == "besser" and not rueck else "offen"
+    return "besser" if urteile["gesamt"] == "besser" and not v["rueck"] else "offen"
 
 
 STRENG = {"nicht_vergleichbar": 2, "schlechter": 3, "unklar": 2, "server": 2}  # --streng's exit; else 0
@@ -3624,7 +3638,8 @@ def nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam):
         if ea.get(feld, False) != eb.get(feld, False):
             return f"{feld} {json.dumps(ea.get(feld, False))} in {ea['tag']}, {json.dumps(eb.get(feld, False))} " \
                    f"in {eb['tag']}: measure both with the same"
-    anders = [f for f in dict.fromkeys([*ea["extra"], *eb["extra"]]) if ea["extra"].get(f, ...) != eb["extra"].get(f, ...)]
+    anders = [f for f in dict.fromkeys([*ea["extra"], *eb["extra"]])
+              if ea["extra"].get(f, ...) != eb["extra"].get(f, ...)]
     if anders:
         wert = lambda e, f: json.dumps(e["extra"][f]) if f in e["extra"] else "unset"  # noqa: E731
         return "--extra differs (" + ", ".join(f"{f} {wert(ea, f)} in {ea['tag']}, {wert(eb, f)} in {eb['tag']}"
@@ -3679,7 +3694,8 @@ def urteil(v):
     m = v["modell"]["gesamt"]
     if v["serverseitig"] or v["unklar"]:
         satz += f". {herkunft(v)}; on the model's {modell_zahlen(m)}"
-    satz += ": " + schluss(m, v["b"]) + " By kind, Holm-corrected for the two: " + "; ".join(
+    ganz = " as a whole, not in every kind (below)" if m["urteil"] == "besser" and v["rueck"] else ""
+    satz += ": " + schluss(m, v["b"], ganz) + " By kind, Holm-corrected for the two: " + "; ".join(
         gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v)
     if v["ergebnis"] == "server":
         a = v["server_allein"]
@@ -3711,12 +3727,12 @@ def modell_zahlen(t):
     return f"{zahlen(f)} counted for B: p = {f['p']:.3g}, {zahlen(g)} counted against B: p = {g['p']:.3g}"
 
 
-def schluss(t, b):
+def schluss(t, b, ganz=""):
     """The end of a verdict: better or worse beyond chance, not, or cannot tell (t: a part of v['modell'])."""
     if t["urteil"] == "unklar":
         return "cannot tell: counted for B and against B, the cases that could go either way give different verdicts."
     if t["urteil"] in ("besser", "schlechter"):
-        return f"{b} is {'better' if t['urteil'] == 'besser' else 'worse'} beyond chance at 5 %."
+        return f"{b} is {'better' if t['urteil'] == 'besser' else 'worse'} beyond chance at 5 %{ganz}."
     return "the difference is not beyond chance at 5 %."
 
 
@@ -3740,9 +3756,8 @@ def gruppen_schluss(v):
              for g, u in urteile.items() if u in ("besser", "schlechter")]
     teile += [f"In {GRUPPEN[g]}, cannot tell: counted for B and against B, the verdicts differ"
               for g, u in urteile.items() if u == "unklar"]
-    rueck = [GRUPPEN[g] for g in GRUPPEN if v["modell"][g]["fuer_b"]["richtung"] == "schlechter"]
-    if v["modell"]["gesamt"]["urteil"] == "besser" and rueck:
-        teile.append(f"{v['b']} is better as a whole, yet worse in {' and '.join(rueck)}: not better in both")
+    if v["modell"]["gesamt"]["urteil"] == "besser" and v["rueck"]:
+        teile.append(f"{v['b']} is worse in {' and '.join(GRUPPEN[g] for g in v['rueck'])}: not better in both kinds")
     return "".join(f" {t}." for t in teile)
 
 
@@ -3780,7 +3795,8 @@ def vergleich_text(a, b, v, faelle):
                for m in metriken(ka, kb)]
     zeilen += ["", "A " + stufenzeile(ka["stufen"]), "B " + stufenzeile(kb["stufen"])]
     zeilen += [f"A {fehlerarten_zeile(ka['fehlerarten'])}", f"B {fehlerarten_zeile(kb['fehlerarten'])}"]
-    zeilen += [""] + [f"{x} {z}" for x, k in (("A", ka), ("B", kb)) for z in diagnose_zeilen(k["diagnose"])]
+    zeilen += [""] + [f"{x} {z}" for x, e, k in (("A", ea, ka), ("B", eb, kb))
+                      for z in diagnose_zeilen(k["diagnose"], token_grenze(e))]
     zeilen += vergleich_hinweise(ea, eb)[:-1]
     for titel, ids in (("Better in B", v["besser"]), ("Worse in B", v["schlechter"])):
         if ids:
@@ -3794,6 +3810,8 @@ def vergleich_text(a, b, v, faelle):
 def vergleich_markdown(a, b, v):
     (ea, ka), (eb, kb) = a[:2], b[:2]
     zeilen = [f"| metric | {ea['tag']} | {eb['tag']} | difference |", "|---|---|---|---|"]
+    if not all(komplett([a[:2], b[:2]], True)):
+        zeilen.append("| complete | " + " | ".join(komplett([a[:2], b[:2]])) + " | |")
     zeilen += [f"| {m} | {wert(m, ka[m])} | {wert(m, kb[m])} | {differenz(m, v['differenz'][m])} |"
                for m in metriken(ka, kb)]
     zeilen.append(f"| 95 % interval | {intervall_kurz(ka['gelungen_ki'])} | {intervall_kurz(kb['gelungen_ki'])} | |")
@@ -3918,7 +3936,12 @@ def was_geschah(faelle, ausgaben):
     je_fall = {}
     for a in ausgaben:
         ok = "right" if gelungen(a) else "; ".join(gruende_von(a, soll_von(faelle_by_id[a["id"]])))
-        je_fall.setdefault(a["id"], []).append(f"{aufrufe_text(a['aufrufe'], a['mangel'])} ({ok})")
+        zeile = f"{aufrufe_text(a['aufrufe'], a['mangel'])} ({ok})"
+        if a.get("nach"):  # a second turn flips a case too: it is shown
+            n = a["nach"]
+            ok = "right" if gelungen(n) else "; ".join(gruende_von(n, faelle_by_id[a["id"]]["danach"]))
+            zeile += f"; after the reply: {aufrufe_text(n['aufrufe'], n['mangel'])} ({ok})"
+        je_fall.setdefault(a["id"], []).append(zeile)
     return {i: " | ".join(t) for i, t in je_fall.items()}
 
 
