@@ -126,6 +126,11 @@ def test_mit_wiederholungen_kehrt_sich_kein_fall_um(cli, endpunkt, leer, art, me
     v = vergleich_json(cli)
     assert v["besser"] == SIEBEN and {w["art"] for w in v["wessen"].values()} == {art}
     assert v["ergebnis"] == ("server" if art == "server" else "unklar")
+    m = v["modell"]["gesamt"]
+    if art == "server":  # every value A's empty outputs could have had: 1/3 to 3/3 against 2/3, left out
+        assert (m["fuer_b"]["faelle"], m["fuer_b"]["besser"], m["fuer_b"]["schlechter"]) == (35, [], [])
+    else:  # counted for B, A's empty outputs failed (1/3 < 2/3); against B, they succeeded (3/3 > 2/3)
+        assert (m["fuer_b"]["besser"], m["gegen_b"]["schlechter"]) == (SIEBEN, SIEBEN)
     vermerk = "(the server's: leer)" if art == "server" else "(cannot tell: leer)"
     assert f"  S2-1  {BY_ID['S2-1']['frage']}  {vermerk}" in out.splitlines()
 
@@ -139,6 +144,20 @@ def test_aufrufe_die_der_server_verlor_sind_nicht_zu_klaeren(cli, endpunkt):
     k = json.loads(b)
     assert k["stillgehalten"] == 8 / 14  # the six S4 answers announced calls: no restraint credited
     assert (k["stufen"]["S4"], k["fehlerarten"]["aufrufe_verloren"]) == (0.0, 12)
+
+
+def test_ein_heiss_gebrochener_strom_ist_nicht_zu_klaeren(cli, endpunkt):
+    # B's server loses the last argument fragment of every streamed call; at 0.7 no plain twin is asked
+    from test_stream import ruf_deltas, strom_von
+    rc, out, err = tor(cli, endpunkt, richtig, strom_von(lambda f: ruf_deltas(f, verliert=True)),
+                       "--stream", "--temp", "0.7")
+    assert rc == 2 and err.startswith("messen: cannot tell whether b is worse than a: 26 cases (S1-1, ")
+    assert "(cannot tell: strom_ungeprueft)" in out and "worse beyond chance" not in out.splitlines()[-2]
+    # against the same model asked plain, the runs are not comparable at all
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "plain", "--temp", "0.7"))
+    rc, out, err = cli("--vergleich", "plain", "b", "--streng")
+    assert (rc, err) == (2, "messen: cannot tell whether the model of b is worse than plain's: stream false in plain, "
+                            "true in b: measure both with the same; --streng exits 2\n")
 
 
 # ---------------------------------------------------------------------------
