@@ -261,6 +261,9 @@ def test_markdown_eines_unvollstaendigen_laufs(cli, endpunkt, tmp_path):
     assert rc == 0
     assert out.splitlines()[0] == "**m** (tag a, temp 0.0, n 1, 42 cases, 30 of 42 outputs: incomplete)"
     assert len(zeilen(pfad)) == 31  # reading it changed nothing
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "b"))
+    rc, out, err = cli("--vergleich", "a", "b", "--markdown")
+    assert out.splitlines()[2] == "| complete | 30 of 42 | yes | |"
 
 
 def test_eine_reihe_behaelt_die_hinweise_jedes_paars(cli, endpunkt):
