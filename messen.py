@@ -179,7 +179,7 @@ WERKZEUGE = {w["function"]["name"]: w["function"]["parameters"] for w in KATALOG
 # The opening (system message) and the stages
 # ---------------------------------------------------------------------------
 
-EROEFFNUNG = """\
+KOPF = """\
 You are the assistant of a small company's CRM. You work with its contacts, calendars and meeting rooms through the tools you are given.
 
 Today is Monday, 2026-03-16. "Tomorrow" is 2026-03-17.
@@ -190,12 +190,21 @@ The calendars and their keys:
 - raum: the room-booking calendar (it records bookings; it is not a room)
 - privat: the user's private calendar
 The meeting rooms are besprechung, konferenz and workshop.
-
+"""
+EROEFFNUNG = KOPF + """
 Rules:
 - When a tool fits the request, call it, with every value exactly as the request gives it. When the request needs several calls, make them all in this one answer.
 - When a tool fits but a mandatory value is missing from the request and cannot be derived from it or from this message, do not guess and do not look it up: ask the user for it.
 - A contact is addressed only by its contact_id; a name is not enough.
 - When no tool fits, answer in text."""
+# S7 asks a whole job, which one answer cannot do: its rules say how a job is done, in the same voice
+EROEFFNUNG_GANZ = KOPF + """
+Rules:
+- Do the whole job the request describes, one step at a time. Look up with the tools what the job needs and the request does not give; call what depends on a result only after that result has come; then answer the user in text, without a call.
+- Use every value exactly as the request or a tool's result gives it; never guess a value, an address or an id.
+- A contact is addressed only by its contact_id; when the request names a contact another way, find its contact_id with the tools.
+- When a tool refuses a call, read why, and go on as the request says for that case.
+- When the request asks you to tell it something, name it in your answer."""
 
 STUFEN = ("S1", "S2", "S3", "S4", "S5", "S6", "S7")
 STILL = ("S4", "S5")  # stages where the right answer is no call at all
@@ -254,6 +263,7 @@ class Katalog:
     ablenkung: list = None  # the decoys an ablenkung variant adds, when the catalogue brings them
     variante: str = None  # synonyme, reihenfolge or ablenkung; None: as written
     umbenennung: dict = None  # synonyme: {"werkzeuge": {old: new}, "argumente": {old: new}}, as sent
+    eroeffnung_ganz: str = None  # S7's system message; only the chapter's catalogue has a world to run
     seed: int = None  # reihenfolge: the seed of the order sent
     zusatz: tuple = ()  # ablenkung: the decoys' names, offered in S1 too
 
@@ -287,7 +297,7 @@ def katalog_von(werkzeuge, eroeffnung, **mehr):
     return Katalog(werkzeuge, eroeffnung, schema, sha, len(json.dumps(werkzeuge)), **mehr)
 
 
-STANDARD = katalog_von(KATALOG, EROEFFNUNG, synonyme=SYNONYME, ablenkung=ABLENKUNG)
+STANDARD = katalog_von(KATALOG, EROEFFNUNG, synonyme=SYNONYME, ablenkung=ABLENKUNG, eroeffnung_ganz=EROEFFNUNG_GANZ)
 
 
 def variante(katalog, name):
@@ -321,6 +331,7 @@ def umbenannt(katalog):
                                                     if "description" in w["function"] else {}))}
            for w in katalog.werkzeuge]
     return dataclasses.replace(katalog, werkzeuge=neu, eroeffnung=text(katalog.eroeffnung), variante="synonyme",
+                               eroeffnung_ganz=text(katalog.eroeffnung_ganz),
                                umbenennung={"werkzeuge": dict(werkzeuge), "argumente": dict(argumente)})
 
 
@@ -595,9 +606,10 @@ def ist_spaeter(zeile):
 
 
 def stufen_hash(faelle, stufe):
-    """sha256 of one later stage's cases as read: a run is resumed and compared only on the same ones."""
-    return hashlib.sha256(json.dumps([intern_weg(f) for f in faelle if f["stufe"] == stufe],
-                                     sort_keys=True).encode()).hexdigest()
+    """sha256 of one later stage's cases as read, and for S7 of its opening: a run is resumed and
+    compared only on the same ones."""
+    return hashlib.sha256(json.dumps([intern_weg(f) for f in faelle if f["stufe"] == stufe] +
+                                     ([EROEFFNUNG_GANZ] if stufe == GANZ else []), sort_keys=True).encode()).hexdigest()
 
 
 def weiter_hash(faelle):
@@ -720,17 +732,16 @@ def pruefe_ganz(fall, katalog):
     """An S7 case: id, frage, welt (the starting world: kontakte, termine, ausgang) and loesung (the reference
     steps, each a list of calls, the last one [] for the closing text answer); optionally fehler, how many
     of the reference's calls the world refuses on the way, and antwort, the values a job that ends in a
-    lookup must name in its closing answer (a value is in it or not: no judge)."""
+    lookup must name in its closing answer (a value is in it or not: no judge). The reference is replayed
+    on its world: it must meet exactly the refusals fehler says, every antwort value must stand in a
+    result, and it must change the world or name a value, or a model doing nothing would pass."""
     for feld in ("id", "frage"):
         if not isinstance(fall.get(feld), str) or not fall[feld].strip():
             return f"field '{feld}' missing or not a non-empty string"
-    welt, loesung = fall.get("welt"), fall.get("loesung")
-    if not isinstance(welt, dict) or set(welt) - {"kontakte", "termine", "ausgang"} or \
-            not all(isinstance(welt.get(t, []), list) for t in ("kontakte", "termine", "ausgang")):
-        return "'welt' must be an object of the lists kontakte, termine and ausgang"
-    if not all(isinstance(k, dict) and isinstance(k.get("contact_id"), str) and isinstance(k.get("name"), str)
-               for k in welt.get("kontakte", [])):
-        return "each contact of 'welt' needs a contact_id and a name"
+    fremd = next((f for f in fall if f not in ("id", "stufe", "frage", "welt", "loesung", "fehler", "antwort")), None)
+    if fremd:
+        return f"'{fremd}' does not belong to {GANZ}"
+    loesung = fall.get("loesung")
     if not isinstance(loesung, list) or len(loesung) < 3 or loesung[-1] != [] or \
             not all(isinstance(s, list) and s for s in loesung[:-1]):
         return "'loesung' must list at least two steps of calls and end with [] (the closing text answer)"
@@ -739,10 +750,71 @@ def pruefe_ganz(fall, katalog):
     antwort = fall.get("antwort", [])
     if not isinstance(antwort, list) or not all(isinstance(a, str) and a.strip() for a in antwort):
         return "'antwort' must list the values the closing answer has to name"
-    fremd = next((f for f in fall if f not in ("id", "stufe", "frage", "welt", "loesung", "fehler", "antwort")), None)
-    if fremd:
-        return f"'{fremd}' does not belong to {GANZ}"
-    return next(filter(None, (pruefe_aufruf(soll, katalog) for schritt in loesung for soll in schritt)), None)
+    return pruefe_welt(fall.get("welt")) or \
+        next(filter(None, (pruefe_aufruf(soll, katalog) for schritt in loesung for soll in schritt)), None) or \
+        pruefe_referenz(fall)
+
+
+WELT_FELDER = {  # part of a world -> {field: (check, what it must be)}; fields without a default are needed
+    "kontakte": {"contact_id": (lambda x: isinstance(x, str) and x.strip() == x != "", "a non-empty string"),
+                 "name": (lambda x: isinstance(x, str) and x.strip() != "", "a non-empty string"),
+                 "email": (lambda x: x is None or isinstance(x, str), "a string or null"),
+                 "company": (lambda x: x is None or isinstance(x, str), "a string or null"),
+                 "status": (lambda x: x in STATUS, f"one of {', '.join(STATUS)}"),
+                 "notizen": (lambda x: isinstance(x, list) and all(isinstance(n, str) for n in x),
+                             "a list of strings")},
+    "termine": {"calendar": (lambda x: x in KALENDER, f"one of {', '.join(KALENDER)}"),
+                "title": (lambda x: isinstance(x, str) and x.strip() != "", "a non-empty string"),
+                "date": (lambda x: isinstance(x, str) and bool(DATUM_MUSTER.fullmatch(x)), "a date YYYY-MM-DD"),
+                "start": (lambda x: isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x)), "a time HH:MM"),
+                "end": (lambda x: isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x)), "a time HH:MM")},
+    "ausgang": {f: (lambda x: isinstance(x, str), "a string") for f in ("to", "subject", "body")},
+}
+WELT_VORGABEN = {"email", "company", "status", "notizen"}  # a contact's fields that welt_von fills in
+
+
+def pruefe_welt(welt):
+    """What is wrong with a starting world, or None: its parts, each record's fields and their types,
+    an event that ends before it starts, two contacts with one id."""
+    if not isinstance(welt, dict) or set(welt) - set(WELT_FELDER) or \
+            not all(isinstance(welt.get(t, []), list) for t in WELT_FELDER):
+        return "'welt' must be an object of the lists kontakte, termine and ausgang"
+    for teil, felder in WELT_FELDER.items():
+        for nr, x in enumerate(welt.get(teil, []), 1):
+            wo = f"welt's {teil} #{nr}"
+            if not isinstance(x, dict):
+                return f"{wo} is not an object"
+            fehlt = next((f for f in felder if f not in x and f not in WELT_VORGABEN), None)
+            fremd = next((f for f in x if f not in felder), None)
+            falsch = next((f for f, (pruefe, _) in felder.items() if f in x and not pruefe(x[f])), None)
+            if fehlt or fremd or falsch:
+                return f"{wo} " + (f"has no {fehlt}" if fehlt else f"has a field {fremd} the world does not know"
+                                   if fremd else f"has {falsch} {json.dumps(x[falsch])}, not {felder[falsch][1]}")
+            if teil == "termine" and x["start"] >= x["end"]:
+                return f"{wo} starts at {x['start']}, not before its end {x['end']}"
+    ids = collections.Counter(k["contact_id"] for k in welt.get("kontakte", []))
+    doppelt = next((i for i, n in ids.items() if n > 1), None)
+    return doppelt and f"two contacts of 'welt' have the id {doppelt}"
+
+
+def pruefe_referenz(fall):
+    """Replay the reference on its world: what no model could meet, or a do-nothing model would; or None."""
+    welt, ergebnisse = abgespielt(fall)
+    abgelehnt = [(nr, soll, e["error"]) for nr, (schritt, es) in enumerate(zip(fall["loesung"], ergebnisse), 1)
+                 for soll, e in zip(schritt, es) if "error" in e]
+    if len(abgelehnt) != fall.get("fehler", 0):
+        if len(abgelehnt) > fall.get("fehler", 0):
+            nr, soll, grund = abgelehnt[fall.get("fehler", 0)]
+            return (f"the world refuses step {nr}'s {soll['name']} ({grund}); a reference meets only the refusals "
+                    "'fehler' counts, for a job that tests recovery")
+        return f"'fehler' counts {fall['fehler']} refused calls, the replay of 'loesung' meets {len(abgelehnt)}"
+    gesehen = json.dumps(ergebnisse, ensure_ascii=False)
+    fehlt = next((w for w in fall.get("antwort", []) if w not in gesehen), None)
+    if fehlt:
+        return f"'antwort' names {json.dumps(fehlt, ensure_ascii=False)}, which no result of the replay contains"
+    if kanonisch(welt, fall) == kanonisch(welt_von(fall), fall) and not fall.get("antwort"):
+        return "the reference changes nothing and names no value: a model that does nothing would pass"
+    return None
 
 
 def pruefe_nur(fall, katalog):
@@ -788,7 +860,8 @@ def anfrage(fall, lauf, extra=None):
     katalog = lauf.katalog
     body = {
         "model": lauf.modell,
-        "messages": [{"role": "system", "content": katalog.eroeffnung}, {"role": "user", "content": fall["frage"]}]
+        "messages": [{"role": "system", "content": katalog.eroeffnung_ganz if fall.get("stufe") == GANZ else
+                      katalog.eroeffnung}, {"role": "user", "content": fall["frage"]}]
         + (ergebnis_nachrichten(fall, katalog) if "ergebnis" in fall else []),
         "tools": angeboten(fall, katalog),
         "tool_choice": "auto",
@@ -823,11 +896,34 @@ def werkzeug_runde(schluessel, aufrufe, ergebnisse, katalog):
     refused null; every server takes "". The ids are 9 letters or digits, the only
     ids Mistral's templates accept, and fixed by `schluessel`, so that a request is the same each time."""
     ids = [hashlib.sha256(f"{schluessel}/{i}".encode()).hexdigest()[:9] for i in range(len(aufrufe))]
-    rufe = [{"id": i, "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c["args"])}}
+    rufe = [{"id": i, "type": "function", "function": {"name": begrenzt(c["name"]),
+                                                        "arguments": json.dumps(begrenzt(c["args"]))}}
             for i, c in zip(ids, aufrufe)]
     return [{"role": "assistant", "content": "", "tool_calls": rufe}] + [
-        {"role": "tool", "tool_call_id": i, "content": json.dumps(umbenannte_args(katalog, e), ensure_ascii=False)}
+        {"role": "tool", "tool_call_id": i, "content": ergebnis_text(umbenannte_args(katalog, e))}
         for i, e in zip(ids, ergebnisse)]
+
+
+WERT_HOECHSTENS = 2_000  # characters of one string a conversation carries back (a model's 170 KB note)
+ERGEBNIS_HOECHSTENS = 20_000  # characters of one tool message: a request never passes a few MB
+
+
+def begrenzt(wert):
+    """A value with each string cut at WERT_HOECHSTENS characters, saying so: still the JSON it was."""
+    if isinstance(wert, str) and len(wert) > WERT_HOECHSTENS:
+        return f"{wert[:WERT_HOECHSTENS]}... (cut: {len(wert) - WERT_HOECHSTENS} characters more)"
+    if isinstance(wert, dict):
+        return {k: begrenzt(v) for k, v in wert.items()}
+    return [begrenzt(v) for v in wert] if isinstance(wert, list) else wert
+
+
+def ergebnis_text(ergebnis):
+    """A tool's result as its message carries it, bounded: long strings cut, a long whole cut with a note."""
+    text = json.dumps(begrenzt(ergebnis), ensure_ascii=False)
+    if len(text) <= ERGEBNIS_HOECHSTENS:
+        return text
+    mehr = len(text) - ERGEBNIS_HOECHSTENS
+    return f"{text[:ERGEBNIS_HOECHSTENS]} ... (the result is cut here: {mehr} characters more)"
 
 
 def neuer_name(katalog, name):
@@ -1687,44 +1783,61 @@ class CrmFehler(Exception):
 
 
 def welt_von(fall):
-    """A fresh copy of a case's starting world: {"kontakte": [...], "termine": [...], "ausgang": [...]}.
-    A contact is {contact_id, name, email, company, status, notizen}; an event {calendar, title, date,
-    start, end}, a room booking an event of the calendar raum titled with the room; a mail {to, subject, body}."""
+    """A fresh copy of a case's starting world: {"kontakte": [...], "termine": [...], "ausgang": [...],
+    "neu": 0}. A contact is {contact_id, name, email, company, status, notizen}; an event {calendar, title,
+    date, start, end}, a room booking an event of the calendar raum titled with the room; a mail {to,
+    subject, body}; neu counts the contacts created, whose ids follow from it."""
     w = copy.deepcopy(fall["welt"])
     return {"kontakte": [dict({"email": None, "company": None, "status": "lead", "notizen": []}, **k)
                          for k in w.get("kontakte", [])],
-            "termine": list(w.get("termine", [])), "ausgang": list(w.get("ausgang", []))}
+            "termine": list(w.get("termine", [])), "ausgang": list(w.get("ausgang", [])), "neu": 0}
 
 
-def kanonisch(welt):
-    """The world as one comparable value: contacts by id, events sorted, mails in the order sent."""
-    return {"kontakte": sorted(welt["kontakte"], key=lambda k: k["contact_id"]),
-            "termine": sorted(welt["termine"], key=lambda t: json.dumps(t, sort_keys=True)),
-            "ausgang": welt["ausgang"]}
+def kanonisch(welt, fall):
+    """The world as one comparable value, as tau-bench's to_hashable compares: the contacts the job found
+    by their id; the contacts it created by their content, whatever id they got (the same contact by
+    another path is the same); events, bookings and mails as multisets (a spare copy is spare)."""
+    alt = {k["contact_id"] for k in fall["welt"].get("kontakte", [])}
+    reihe = lambda xs: sorted(xs, key=lambda x: json.dumps(x, sort_keys=True))  # noqa: E731
+    return {"kontakte": sorted((k for k in welt["kontakte"] if k["contact_id"] in alt), key=lambda k: k["contact_id"]),
+            "neu": reihe({f: v for f, v in k.items() if f != "contact_id"} for k in welt["kontakte"]
+                         if k["contact_id"] not in alt),
+            "termine": reihe(welt["termine"]), "ausgang": reihe(welt["ausgang"])}
 
 
-def fuehre_aus(welt, name, args):
+def fuehre_aus(welt, name, args, namen=None):
     """Execute one call against the world: its result as the CRM returns it, {"error": ...} for a call it
     refuses (an unknown tool or argument, a missing or invalid value, an unknown id, a taken room); a
-    refused call changes nothing."""
+    refused call changes nothing. Strings are taken stripped, as passt compares them. namen: tool and
+    parameter names as the catalogue sent them (a variant), which every text of the result then uses."""
+    nenne = functools.partial(benannt, namen or {})
     if name not in CRM:
-        return {"error": f"there is no tool {name}"}
+        return {"error": f"there is no tool {nenne(name)}"}
     if not isinstance(args, dict):
         return {"error": "the arguments are not a JSON object"}
     schema = WERKZEUGE[name]
     fremd = sorted(set(args) - set(schema["properties"]))
     fehlt = [p for p in schema["required"] if p not in args]
     falsch = next((k for k, v in args.items() if k in schema["properties"] and not isinstance(v, str)), None)
+    args = {k: v.strip() if isinstance(v, str) else v for k, v in args.items()}
     ausser = next((k for k, v in args.items() if v not in schema["properties"].get(k, {}).get("enum", [v])), None)
-    grund = (fremd and f"{name} has no argument {fremd[0]}") or (fehlt and f"{name} needs {fehlt[0]}") or \
-        (falsch and f"{falsch} must be a string") or (ausser and f"{ausser} must be one of "
-                                                      f"{', '.join(schema['properties'][ausser]['enum'])}")
+    grund = (fremd and f"{nenne(name)} has no argument {nenne(fremd[0])}") or \
+        (fehlt and f"{nenne(name)} needs {nenne(fehlt[0])}") or (falsch and f"{nenne(falsch)} must be a string") or \
+        (ausser and f"{nenne(ausser)} must be one of {', '.join(schema['properties'][ausser]['enum'])}")
     if grund:
         return {"error": grund}
     try:
         return CRM[name](welt, **args)
     except CrmFehler as e:
-        return {"error": str(e)}
+        return {"error": CRM_NAME.sub(lambda m: nenne(m.group(1)), str(e))}
+
+
+CRM_NAME = re.compile(r"«(\w+)»")  # a tool's or parameter's name in a CrmFehler's text, named as sent
+
+
+def benannt(namen, name):
+    """A tool's or parameter's name as the catalogue sent it (namen: original -> sent)."""
+    return namen.get(name, name)
 
 
 def kontakt(welt, contact_id):
@@ -1734,9 +1847,10 @@ def kontakt(welt, contact_id):
     return treffer
 
 
-def neue_id(name, email, company):
-    """A new contact's id, derived from its content: two creations in another order give the same ids."""
-    return str(uuid.UUID(hashlib.sha256(json.dumps([name, email, company]).encode()).hexdigest()[:32]))
+def neue_id(nummer):
+    """The id of the world's nummer-th new contact: a valid version-4 UUID, the same in every replay, and
+    one per creation, so a contact created twice is there twice."""
+    return str(uuid.UUID(hashlib.sha256(f"kontakt/{nummer}".encode()).hexdigest()[:32], version=4))
 
 
 def zeitraum(date, start, end):
@@ -1763,9 +1877,8 @@ def crm_get_contact(welt, contact_id):
 
 
 def crm_create_contact(welt, name, email=None, company=None):
-    neu = neue_id(name, email, company)
-    if any(k["contact_id"] == neu for k in welt["kontakte"]):
-        raise CrmFehler(f"a contact {name} with these details exists: {neu}")
+    welt["neu"] += 1
+    neu = neue_id(welt["neu"])
     welt["kontakte"].append({"contact_id": neu, "name": name, "email": email, "company": company, "status": "lead",
                              "notizen": []})
     return {"contact_id": neu}
@@ -1774,9 +1887,9 @@ def crm_create_contact(welt, name, email=None, company=None):
 def crm_update_contact(welt, contact_id, **felder):
     k = kontakt(welt, contact_id)
     if not felder:
-        raise CrmFehler("update_contact needs a field to change: status, email or company")
+        raise CrmFehler("«update_contact» needs a field to change: «status», «email» or «company»")
     k.update(felder)
-    return {"contact_id": contact_id, "updated": sorted(felder)}
+    return {"contact_id": contact_id, "updated": {f: felder[f] for f in sorted(felder)}}
 
 
 def crm_delete_contact(welt, contact_id):
@@ -1831,34 +1944,65 @@ CRM = {"list_contacts": crm_list_contacts, "get_contact": crm_get_contact, "crea
 
 def welt_nach(fall):
     """The world the reference leaves: loesung replayed on a fresh copy, never stored."""
+    return kanonisch(abgespielt(fall)[0], fall)
+
+
+def abgespielt(fall):
+    """The reference replayed on a fresh copy of its world: (the world it leaves, each step's results)."""
     welt = welt_von(fall)
-    for schritt in fall["loesung"]:
-        for soll in schritt:
-            fuehre_aus(welt, soll["name"], soll["args"])
-    return kanonisch(welt)
+    return welt, [[fuehre_aus(welt, soll["name"], soll["args"]) for soll in schritt] for schritt in fall["loesung"]]
 
 
 def zustand_anders(ist, soll):
-    """Which part of an end state differs from the reference's, in words; None when they are equal."""
+    """Which part of an end state differs from the reference's, in the user's terms (a contact, a room
+    booking, an event, a mail), each spare or missing copy counted; None when they are equal."""
     teile = []
     ist_k, soll_k = ({k["contact_id"]: k for k in w["kontakte"]} for w in (ist, soll))
     for i in sorted(set(ist_k) | set(soll_k)):
         a, b = ist_k.get(i), soll_k.get(i)
         if a is None:
-            teile.append(f"contact {b['name']} missing")
+            teile.append(f"contact {b['name']} deleted")
         elif b is None:
-            teile.append(f"contact {a['name']} spare")
+            teile.append(f"contact {a['name']} not deleted")
         elif a != b:
-            felder = [f for f in a if a[f] != b.get(f)]
             teile.append(f"contact {b['name']}: " + ", ".join(
                 f"{f} {kurz(json.dumps(a[f], ensure_ascii=False), 60)} instead of "
-                f"{kurz(json.dumps(b[f], ensure_ascii=False), 60)}" for f in felder))
-    for teil, wort in (("termine", "event"), ("ausgang", "mail")):
-        fehlen = [t for t in soll[teil] if t not in ist[teil]]
-        extra = [t for t in ist[teil] if t not in soll[teil]]
-        teile += [f"{wort} {kurz(json.dumps(t, ensure_ascii=False), 100)} missing" for t in fehlen]
-        teile += [f"{wort} {kurz(json.dumps(t, ensure_ascii=False), 100)} spare" for t in extra]
-    return "; ".join(teile) or None
+                f"{kurz(json.dumps(b[f], ensure_ascii=False), 60)}" for f in a if a[f] != b.get(f)))
+    for teil in ("neu", "termine", "ausgang"):
+        zaehle = lambda w: collections.Counter(json.dumps(x, sort_keys=True) for x in w[teil])  # noqa: E731
+        mehr, weniger = zaehle(ist) - zaehle(soll), zaehle(soll) - zaehle(ist)
+        for wie, zahl in (("missing", weniger), ("spare", mehr)):
+            teile += [f"{was_im_crm(teil, json.loads(x))} {wie}" + (f" ({n} times)" if n > 1 else "")
+                      for x, n in zahl.items()]
+    return gekuerzt(teile) or None
+
+
+ANDERS_HOECHSTENS = 600  # characters of a "differs" line: a model's 5 MB of spare mails stay in the file
+
+
+def gekuerzt(teile):
+    """'a; b; c' cut after whole parts at ANDERS_HOECHSTENS characters, naming how many more."""
+    text = ""
+    for k, teil in enumerate(teile):
+        if text and len(text) + len(teil) > ANDERS_HOECHSTENS:
+            return f"{text}; ... and {len(teile) - k} more"
+        text = f"{text}; {teil}" if text else teil
+    return text
+
+
+def was_im_crm(teil, x):
+    """One record as the user knows it: 'a room booking of besprechung on 2026-03-18, 14:00-15:30'."""
+    k = lambda v: kurz(json.dumps(v, ensure_ascii=False), 60)  # noqa: E731
+    if teil == "neu":
+        felder = ", ".join(f"{f} {k(x[f])}" for f in ("email", "company") if x.get(f))
+        notizen = f", {len(x['notizen'])} note{'s' * (len(x['notizen']) != 1)}" if x.get("notizen") else ""
+        return f"a new contact {k(x['name'])}" + (f" ({felder}{notizen})" if felder or notizen else "")
+    if teil == "ausgang":
+        return f"a mail to {k(x['to'])}, subject {k(x['subject'])}"
+    zeit = f"on {x['date']}, {x['start']}-{x['end']}"
+    if x["calendar"] == "raum":
+        return f"a room booking of {k(x['title'])} {zeit}"
+    return f"the event {k(x['title'])} in the calendar {x['calendar']} {zeit}"
 
 
 # ---------------------------------------------------------------------------
@@ -1937,22 +2081,24 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
     for b in schritte:
         for c in b["aufrufe"]:
             fuehre_aus(welt, c["name"], c["args"])
-    letzte = schritte[-1]
-    beendet = not letzte["aufrufe"] and letzte["mangel"] is None
-    fehlt = [w for w in fall.get("antwort", []) if w not in inhalt(verlauf[-1]["nachricht"])] if beendet else []
-    anders = zustand_anders(kanonisch(welt), welt_nach(fall)) or \
+    letzte, text = schritte[-1], ohne_denken(inhalt(verlauf[-1]["nachricht"]))
+    # subtle: a closing text the limit merely ended still closes the job, as a complete answer does elsewhere
+    beendet = not letzte["aufrufe"] and (letzte["mangel"] is None or letzte["mangel"] == "abgeschnitten" and
+                                         text.strip() != "")
+    fehlt = [w for w in fall.get("antwort", []) if w not in text] if beendet else []
+    anders = zustand_anders(kanonisch(welt, fall), welt_nach(fall)) or \
         (fehlt and f"the closing answer does not name {', '.join(fehlt)}") or None
     nativ = [c for b in schritte for c in b["aufrufe"][:b["nativ"]]]
-    text = [c for b in schritte for c in b["aufrufe"][b["nativ"]:]]
-    return {"aufrufe": nativ + text, "form": next((b["form"] for b in schritte if b["form"] not in (None, "nativ")),
+    aus_text = [c for b in schritte for c in b["aufrufe"][b["nativ"]:]]
+    return {"aufrufe": nativ + aus_text, "form": next((b["form"] for b in schritte if b["form"] not in (None, "nativ")),
                                                   "nativ" if nativ else None),
             "treffer": int(beendet and anders is None), "offen": 0, "soll": 1, "nativ": len(nativ),
-            "fehlerhaft": sum(b["fehlerhaft"] for b in schritte), "mangel": letzte["mangel"],
+            "fehlerhaft": sum(b["fehlerhaft"] for b in schritte), "mangel": None if beendet else letzte["mangel"],
             "protokoll": dict(sum((collections.Counter(b["protokoll"]) for b in schritte), collections.Counter())),
             "text": letzte["text"], "schleife": letzte["schleife"],
             "ganz": {"schritte": len(verlauf), "referenz": len(fall["loesung"]), "zustand": anders,
                      "grenze": not beendet and letzte["mangel"] is None and len(verlauf) >= schrittgrenze(fall),
-                     "aufrufe": [b["aufrufe"] for b in schritte]}}
+                     "aufrufe": [b["aufrufe"] for b in schritte], "gekommen": schritte}}
 
 
 def soll_von(fall):
@@ -2168,6 +2314,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         "alle_n_stufen": {s: anteil(sum(e == m for i, (e, m) in alle_faelle.items() if stufe_von[i] == s),
                                     sum(stufe_von[i] == s for i in alle_faelle)) for s in stufen},
         "gelungen_ki": wilson_ki(list(je_fall.values())),
+        "erledigt_ki": wilson_ki([v for i, v in alle_faelle.items() if stufe_von[i] == GANZ]),
         "fehlgeschlagen": [i for i, (e, m) in alle_faelle.items() if e < m],
         "diagnose": diagnose(ausgaben, katalog.schwelle_s1(faelle), einstellungen),
         "nachfrage": nachfrage(ausgaben),
@@ -2432,8 +2579,8 @@ def kosten(ausgaben):
         anfang, ende = a["ende"] - a["latenz_s"], a["ende"]
         alt = sitzungen.get(a["sitzung"], (anfang, ende))
         sitzungen[a["sitzung"]] = (min(alt[0], anfang), max(alt[1], ende))
-    anfragen = [b for a in ausgaben for b in [a, a.get("zweite")] + (a.get("verlauf") or [None])[:-1]
-                if b and "latenz_s" in b]  # an S7 job's line sums its steps; the earlier steps count apart
+    anfragen = [b for a in ausgaben for b in (a.get("verlauf") or [a, a.get("zweite")])
+                if b and "latenz_s" in b]  # an S7 job's requests are its steps; its line sums them
     return {
         "latenz_s": statistics.median(b["latenz_s"] for b in anfragen) if anfragen else None,
         "tokens": {t: sum(zahl_oder_none(b["usage"], f"{t}_tokens") or 0 for b in anfragen)
@@ -2814,13 +2961,13 @@ def frage_ganz(endpunkt, fall):
     own copy of the world (named back first under a variant); send the assistant's calls and one tool
     message per call; ask again; stop at an answer without a call, or at the step limit. The job is one
     output: the last answer, and every step (verlauf) with the results the world gave."""
-    lauf = endpunkt.lauf
+    lauf, namen = endpunkt.lauf, gesendete_namen(endpunkt.lauf.katalog)
     welt, body, verlauf = welt_von(fall), anfrage(fall, lauf), []
     for schritt in range(schrittgrenze(fall)):
         antwort = endpunkt.frage({"id": f"{fall['id']}, step {schritt + 1}"}, body)
         aufrufe, _ = lies_aufrufe(antwort.nachricht)
         zurueck = zurueckbenannt(aufrufe, lauf.katalog.umbenennung) if lauf.katalog.umbenennung else aufrufe
-        ergebnisse = [fuehre_aus(welt, c["name"], c["args"]) for c in zurueck]
+        ergebnisse = [fuehre_aus(welt, c["name"], c["args"], namen) for c in zurueck]
         verlauf.append({"nachricht": antwort.nachricht, "finish_reason": antwort.finish, "usage": antwort.usage,
                         "latenz_s": round(antwort.latenz, 4), "ergebnisse": ergebnisse})
         if not aufrufe:
@@ -2831,6 +2978,12 @@ def frage_ganz(endpunkt, fall):
             ergebnisse, lauf.katalog)
     return Antwort(verlauf[-1]["nachricht"], summe_usage(s["usage"] for s in verlauf),
                    sum(s["latenz_s"] for s in verlauf), verlauf[-1]["finish_reason"], 0, None, verlauf)
+
+
+def gesendete_namen(katalog):
+    """original -> sent, for every tool and parameter a variant renamed; {} for the catalogue as written."""
+    u = katalog.umbenennung
+    return {**u["argumente"], **u["werkzeuge"]} if u else {}
 
 
 def schrittgrenze(fall):
@@ -3272,8 +3425,10 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
                       "results)")
     if k["erledigt"] is not None:
         j = k["anfragen_je_job"]
-        zeilen.append(f"{'erledigt':<20} {prozent(k['erledigt'])}   (S7 jobs done: the reference's end state, then an "
-                      f"answer; {j['median']:g} requests per job, the reference {j['referenz']:g}, medians)")
+        lo, hi = k["erledigt_ki"]
+        zeilen.append(f"{'erledigt':<20} {prozent(k['erledigt'])}   (95 % interval {prozent(lo)} to {prozent(hi)}; S7 "
+                      f"jobs done: the reference's end state, then an answer; {j['median']:g} "
+                      f"request{'s' * (j['median'] != 1)} per job, the reference {j['referenz']:g}, medians)")
     if e["n"] > 1:
         zeilen.append(f"{'alle_n':<20} {prozent(k['alle_n'])}   (cases whose {e['n']} outputs all succeeded)")
     zeilen += ["", stufenzeile(k["stufen"])]
@@ -3345,15 +3500,29 @@ def ganze_jobs(faelle, ausgaben, hoechstens=None):
 def ganz_zeilen(a, mehrere, fall):
     """One failed S7 job: the question, the reference step by step, the steps that came, why it failed."""
     g = a["ganz"]
-    schritte = lambda liste: " | ".join(aufrufe_text(s) if s else "an answer" for s in liste)  # noqa: E731
-    warum = f"no answer ({a['mangel']}: see the diagnosis)" if a["mangel"] else \
-        f"still calling after {g['schritte']} requests, the step limit" if g["grenze"] else \
-        f"the end state differs: {g['zustand']}" if g["zustand"] else "no closing answer"
+    referenz = " | ".join(aufrufe_text(s) if s else "an answer" for s in fall["loesung"])
     lauf = f" #{a['lauf'] + 1}" if mehrere else ""
     return [f"  {a['id']}{lauf}  {fall['frage']}",
-            f"      reference: {schritte(fall['loesung'])}",
-            f"      came:      {schritte(g['aufrufe'])}",
-            f"      differs:   {warum}"]
+            f"      reference: {referenz}",
+            f"      came:      {' | '.join(map(schritt_text, g['gekommen']))}",
+            f"      differs:   {warum_ganz(a)}"]
+
+
+def warum_ganz(a):
+    """Why an S7 job failed, in one line."""
+    g = a["ganz"]
+    return f"the last step is no answer ({a['mangel']}: see the diagnosis)" if a["mangel"] else \
+        f"still calling after {g['schritte']} requests, the step limit" if g["grenze"] else \
+        f"the end state differs: {g['zustand']}" if g["zustand"] else "no closing answer"
+
+
+def schritt_text(b):
+    """One step of a job as it came: its calls, the answer's first line, or why it is no answer."""
+    if b["aufrufe"]:
+        return aufrufe_text(b["aufrufe"])
+    if b["mangel"] and not (b["mangel"] == "abgeschnitten" and b["text"]):
+        return f"no answer ({b['mangel']})"
+    return f"the answer \"{b['text']}\"" + (" (cut by the token limit)" if b["mangel"] else "")
 
 
 def nach_der_antwort(faelle, ausgaben, hoechstens=None):
@@ -3404,7 +3573,7 @@ def bericht_json(e, k, gezeigt=False):
 
 
 JSON_FELDER = ("gelungen_nativ", "nachfrage", "weiter", "erledigt", "anfragen_je_job",
-               "stufen", "alle_n", "alle_n_stufen", "gelungen_ki",
+               "stufen", "alle_n", "alle_n_stufen", "gelungen_ki", "erledigt_ki",
                "fehlerarten", "fehlgeschlagen", "diagnose", "latenz_s", "tokens", "dauer_s")  # beside the five metrics
 
 
@@ -3431,8 +3600,9 @@ def bericht_markdown(e, k):
               f"{mal(k['faelle'], 'case')}{halb})", "",
               "| metric | value |", "|---|---|"]
     zeilen += [f"| {name} | {wert(name, k[name])} |" for name in metriken(k)]
-    if k["gelungen_ki"]:
-        zeilen.append(f"| auftraege_gelungen, 95 % interval | {prozent(k['gelungen_ki'][0])} to {prozent(k['gelungen_ki'][1])} |")
+    for name, ki in (("auftraege_gelungen", k["gelungen_ki"]), ("erledigt", k["erledigt_ki"])):
+        if ki:
+            zeilen.append(f"| {name}, 95 % interval | {prozent(ki[0])} to {prozent(ki[1])} |")
     if e["n"] > 1:
         zeilen.append(f"| alle_n | {prozent(k['alle_n'])} |")
     zeilen += [f"| {s} | {prozent(x)} |" for s, x in k["stufen"].items() if x is not None]
@@ -3935,6 +4105,10 @@ def was_geschah(faelle, ausgaben):
     faelle_by_id = {f["id"]: f for f in faelle}
     je_fall = {}
     for a in ausgaben:
+        if "ganz" in a:  # a job: its requests and its end state
+            je_fall.setdefault(a["id"], []).append(f"{mal(a['ganz']['schritte'], 'request')} "
+                                                   f"({'right' if gelungen(a) else warum_ganz(a)})")
+            continue
         ok = "right" if gelungen(a) else "; ".join(gruende_von(a, soll_von(faelle_by_id[a["id"]])))
         zeile = f"{aufrufe_text(a['aufrufe'], a['mangel'])} ({ok})"
         if a.get("nach"):  # a second turn flips a case too: it is shown
@@ -3967,6 +4141,13 @@ STUFEN_WORTE = {"S1": "S1\nnarrowed", "S2": "S2\none call", "S3": "S3\nseveral",
                 "S5": "S5\nvalue missing", "S6": "S6\nafter result", "S7": "S7\nwhole job"}
 
 
+def kopfzahl(k):
+    """The headline a picture shows with its interval: auftraege_gelungen, or in a run of S7 alone erledigt."""
+    if k["auftraege_gelungen"] is not None:
+        return k["auftraege_gelungen"], k["gelungen_ki"]
+    return k["erledigt"], k["erledigt_ki"]
+
+
 def zeichne(pfad, laeufe):
     """Each run's stage line as bars, the headline with its interval, the failure classes per output
     (shares, so that runs with different --n compare), side by side, each bar with its value."""
@@ -3981,9 +4162,10 @@ def zeichne(pfad, laeufe):
         balken = stufen.bar([j + versatz for j, _ in gemessen], [100 * k["stufen"][s] for _, s in gemessen], breite,
                             label=e["tag"])
         stufen.bar_label(balken, fmt="%.0f", fontsize=7)
-        if k["auftraege_gelungen"] is not None:  # a run of S6 alone has none of the chapter's tasks
-            lo, hi = k["gelungen_ki"]
-            wert_ = 100 * k["auftraege_gelungen"]
+        kopfwert, ki = kopfzahl(k)
+        if kopfwert is not None:  # a run of S6 alone has none of the chapter's tasks, nor a job
+            lo, hi = ki
+            wert_ = 100 * kopfwert
             fehler = [[max(0.0, wert_ - 100 * lo)], [max(0.0, 100 * hi - wert_)]]  # subtle: 0.9999... at 100 %
             kopf.bar_label(kopf.bar(i, wert_, 0.6, yerr=fehler, capsize=4), fmt="%.1f", fontsize=7, padding=6)
         anteile = [100 * k["fehlerarten"][a] / max(1, k["ausgaben"]) for a in gezeigt]
@@ -3993,8 +4175,9 @@ def zeichne(pfad, laeufe):
                title="By stage")
     stufen.set_xticklabels([STUFEN_WORTE[s] for s in gezeigte_stufen])
     stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(laeufe), frameon=False)
+    nur_s7 = all(k["auftraege_gelungen"] is None and k["erledigt"] is not None for _, k in laeufe)
     kopf.set(xticks=range(len(laeufe)), xticklabels=[e["tag"] for e, _ in laeufe], ylim=(0, 112),
-             ylabel="%", title="All cases, 95 % interval")
+             ylabel="%", title="S7 jobs done, 95 % interval" if nur_s7 else "All cases, 95 % interval")
     arten.set(xticks=range(len(gezeigt)), ylabel="per 100 outputs", title="Failure classes")
     arten.set_xticklabels(gezeigt, rotation=30, ha="right")
     fig.suptitle(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" for e, _ in laeufe), fontsize=10)
@@ -4564,6 +4747,10 @@ def lauf_aus(args):
     if args.variante and (args.bewerten or args.vergleich):
         raise Eingabefehler("--variante chooses what a measurement sends; --bewerten and --vergleich read it "
                             "from the saved run")
+    for stufe, flagge in SPAETER.items():
+        if getattr(args, flagge[2:]) and args.stufen and stufe not in args.stufen:
+            raise Eingabefehler(f"{flagge} asks {stufe}, which --stufen {','.join(args.stufen)} leaves out; add "
+                                f"{stufe} to --stufen, or drop {flagge}")
     if args.ganz and args.katalog:
         raise Eingabefehler(f"--ganz runs {GANZ} against a simulated CRM of the chapter's eleven tools; {args.katalog} "
                             "has no simulation: measure your own tools without --ganz")

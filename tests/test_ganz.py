@@ -1,6 +1,7 @@
 """S7, the whole job: a loop against the simulated CRM, graded on the end state, over loopback HTTP."""
 
 import json
+import uuid
 
 import pytest
 
@@ -34,58 +35,132 @@ def ergebnisse_der_referenz(fall):
     return schritte
 
 
+SCHREIBEND = {"create_contact", "update_contact", "delete_contact", "add_note", "create_event", "book_room",
+              "send_email"}
+
+
 @pytest.mark.parametrize("fall", GANZ_FAELLE, ids=lambda f: f["id"])
 def test_jede_loesung_laesst_sich_abspielen(fall):
     schritte = ergebnisse_der_referenz(fall)
     fehler = sum("error" in e for s in schritte for e in s)
     assert fehler == fall.get("fehler", 0)
-    frueher, aus_ergebnis = fall["frage"] + messen.EROEFFNUNG, 0
+    frueher, aus_ergebnis = fall["frage"] + messen.EROEFFNUNG_GANZ, 0
     for aufrufe, ergebnisse in zip(fall["loesung"], schritte):
         for c in aufrufe:
             for wert in c["args"].values():
                 assert wert in frueher, (fall["id"], c, wert)  # in the question, the opening or an earlier result
-                aus_ergebnis += wert not in fall["frage"] + messen.EROEFFNUNG
+                aus_ergebnis += c["name"] in SCHREIBEND and wert not in fall["frage"] + messen.EROEFFNUNG_GANZ
         frueher += json.dumps(ergebnisse, ensure_ascii=False)
     for wert in fall.get("antwort", []):  # what the closing answer must name, only a result gives
         assert wert in frueher and wert not in fall["frage"], (fall["id"], wert)
-    # a later step needs what only an earlier result gives, or the job goes on another way after an error
-    assert aus_ergebnis > 0 or fehler > 0
+        aus_ergebnis += 1
+    # subtle: what makes a guess fail: every job writes or names a value that only a result gives
+    assert aus_ergebnis > 0
     assert sum(bool(s) for s in fall["loesung"]) >= 2 and fall["loesung"][-1] == []
 
 
 def test_die_faelle_decken_ab_was_verlangt_ist():
-    assert len(GANZ_FAELLE) >= 10
+    assert len(GANZ_FAELLE) >= 24
     assert any(len(s) > 1 for f in GANZ_FAELLE for s in f["loesung"])                  # several calls in one step
-    assert any(f.get("fehler") for f in GANZ_FAELLE)                                   # a tool reports an error
-    enden_lesend = [f for f in GANZ_FAELLE if messen.welt_nach(f) == messen.kanonisch(messen.welt_von(f))]
-    assert len(enden_lesend) >= 1                                                      # the answer is text
+    assert len([f for f in GANZ_FAELLE if f.get("fehler")]) >= 2                       # a refused call, recovered
+    assert len([f for f in GANZ_FAELLE if f.get("antwort")]) >= 3                      # a value to report
+    assert all(3 <= len(f["loesung"]) <= 5 for f in GANZ_FAELLE)                       # 3 to 5 requests
+    assert sum(len(f["loesung"]) >= 4 for f in GANZ_FAELLE) >= 5
+    # the room asked first: free in some jobs, taken in others
+    erster = [f for f in GANZ_FAELLE if "if konferenz is taken" in f["frage"] or "if besprechung is taken" in f["frage"]]
+    assert sorted(bool(f.get("fehler")) for f in erster) == [False, True, True]
+    # no address follows from a name: a guess of first.last@example.com never meets one
+    adressen = {k["email"] for f in GANZ_FAELLE for k in f["welt"].get("kontakte", [])}
+    geraten = {k["name"].lower().replace(" ", ".") + "@example.com" for f in GANZ_FAELLE
+               for k in f["welt"].get("kontakte", [])}
+    assert adressen and not adressen & geraten
 
 
-def test_die_welt_ist_deterministisch_und_lehnt_ab_ohne_zu_aendern():
-    fall = BY_ID["S7-5"]
+def test_die_ids_sind_gueltige_uuids_und_eine_je_anlage():
+    welt = messen.welt_von(BY_ID["S7-2"])
+    ids = [messen.fuehre_aus(welt, "create_contact", {"name": "X"})["contact_id"] for _ in range(2)]
+    assert ids[0] != ids[1]  # created twice is there twice
+    for i in ids + [k["contact_id"] for f in GANZ_FAELLE for k in f["welt"].get("kontakte", [])]:
+        u = uuid.UUID(i)
+        assert (str(u), u.version, u.variant) == (i, 4, uuid.RFC_4122)
+
+
+# ---------------------------------------------------------------------------
+# The world's rules: each one row, and a change of a rule by one step fails its row
+# ---------------------------------------------------------------------------
+
+TAG, RAUM = "2026-03-20", {"termine": [{"calendar": "raum", "title": "konferenz", "date": "2026-03-20",
+                                       "start": "10:00", "end": "11:00"}],
+                          "kontakte": [{"contact_id": "5b2c9e14-7a3f-4d81-b6e0-2f9a8c1d4e73", "name": "Anna Berg"}]}
+ANNA = "5b2c9e14-7a3f-4d81-b6e0-2f9a8c1d4e73"
+
+
+@pytest.mark.parametrize("name, args, ergebnis", [
+    # a room is taken by an overlap only: a booking that ends when another starts is no clash, either way round
+    ("book_room", {"room": "konferenz", "date": TAG, "start": "11:00", "end": "12:00"},
+     {"booked": {"room": "konferenz", "date": TAG, "start": "11:00", "end": "12:00"}}),
+    ("book_room", {"room": "konferenz", "date": TAG, "start": "09:00", "end": "10:00"},
+     {"booked": {"room": "konferenz", "date": TAG, "start": "09:00", "end": "10:00"}}),
+    ("book_room", {"room": "konferenz", "date": TAG, "start": "10:59", "end": "12:00"},
+     {"error": "the room konferenz is taken on 2026-03-20 from 10:00 to 11:00"}),
+    ("book_room", {"room": "konferenz", "date": TAG, "start": "09:00", "end": "10:01"},
+     {"error": "the room konferenz is taken on 2026-03-20 from 10:00 to 11:00"}),
+    ("book_room", {"room": "workshop", "date": TAG, "start": "10:00", "end": "11:00"},   # another room is free
+     {"booked": {"room": "workshop", "date": TAG, "start": "10:00", "end": "11:00"}}),
+    ("book_room", {"room": "konferenz", "date": "2026-03-21", "start": "10:00", "end": "11:00"},  # another day
+     {"booked": {"room": "konferenz", "date": "2026-03-21", "start": "10:00", "end": "11:00"}}),
+    ("book_room", {"room": "kantine", "date": TAG, "start": "10:00", "end": "11:00"},
+     {"error": "room must be one of besprechung, konferenz, workshop"}),
+    ("create_event", {"calendar": "team", "title": "t", "date": TAG, "start": "11:00", "end": "11:00"},
+     {"error": "the start 11:00 is not before the end 11:00"}),
+    ("create_event", {"calendar": "team", "title": "t", "date": TAG, "start": "23:59", "end": "24:00"},
+     {"error": "the time 24:00 is not HH:MM"}),
+    ("create_event", {"calendar": "team", "title": "t", "date": "2026-3-20", "start": "10:00", "end": "11:00"},
+     {"error": "the date 2026-3-20 is not YYYY-MM-DD"}),
+    ("create_event", {"calendar": "Team", "title": "t", "date": TAG, "start": "10:00", "end": "11:00"},
+     {"error": "calendar must be one of team, vertrieb, raum, privat"}),
+    ("create_event", {"calendar": "team", "title": " Kick-off ", "date": TAG, "start": "10:00", "end": "11:00"},
+     {"created": {"calendar": "team", "title": "Kick-off", "date": TAG, "start": "10:00", "end": "11:00"}}),
+    ("get_events", {"calendar": "raum", "date": TAG}, {"events": [{"title": "konferenz", "start": "10:00",
+                                                                   "end": "11:00"}]}),
+    ("get_events", {"calendar": "team", "date": TAG}, {"events": []}),
+    ("update_contact", {"contact_id": ANNA, "status": "vip"},
+     {"error": "status must be one of lead, interessent, kunde, inaktiv"}),
+    ("update_contact", {"contact_id": ANNA}, {"error": "update_contact needs a field to change: status, email or company"}),
+    ("update_contact", {"contact_id": ANNA, "status": "kunde"}, {"contact_id": ANNA, "updated": {"status": "kunde"}}),
+    ("update_contact", {"contact_id": ANNA, "status": 3}, {"error": "status must be a string"}),
+    ("get_contact", {"contact_id": ANNA.upper()}, {"error": f"no contact has the id {ANNA.upper()}"}),
+    ("get_contact", {"contact_id": f" {ANNA} "}, {"contact_id": ANNA, "name": "Anna Berg", "email": None,
+                                                  "company": None, "status": "lead", "notes": []}),
+    ("delete_contact", {}, {"error": "delete_contact needs contact_id"}),
+    ("list_contacts", {"name": "Anna"}, {"error": "list_contacts has no argument name"}),
+    ("list_contacts", {"status": "kunde"}, {"contacts": []}),
+    ("send_email", {"to": "nobody", "subject": "s", "body": "b"}, {"error": "nobody is not an email address"}),
+    ("send_email", {"to": "a b@c.de", "subject": "s", "body": "b"}, {"error": "a b@c.de is not an email address"}),
+    ("send_email", {"to": "a@c.de", "subject": "s", "body": "b"}, {"sent": True}),
+    ("fly", {}, {"error": "there is no tool fly"}),
+    ("get_contact", ["x"], {"error": "the arguments are not a JSON object"}),
+])
+def test_jede_regel_der_welt(name, args, ergebnis):
+    fall = {"welt": RAUM}
     welt = messen.welt_von(fall)
-    vorher = messen.kanonisch(messen.welt_von(fall))
-    assert messen.fuehre_aus(welt, "book_room", {"room": "konferenz", "date": "2026-03-20", "start": "10:00",
-                                                 "end": "11:00"}) == {
-        "error": "the room konferenz is taken on 2026-03-20 from 09:30 to 10:30"}
-    for name, args, fehler in [
-        ("get_contact", {"contact_id": "nobody"}, "no contact has the id nobody"),
-        ("update_contact", {"contact_id": "x", "status": "vip"}, "status must be one of lead, interessent, kunde, inaktiv"),
-        ("create_event", {"calendar": "team", "title": "t", "date": "tomorrow", "start": "10:00", "end": "11:00"},
-         "the date tomorrow is not YYYY-MM-DD"),
-        ("send_email", {"to": "nobody", "subject": "s", "body": "b"}, "nobody is not an email address"),
-        ("delete_contact", {}, "delete_contact needs contact_id"),
-        ("list_contacts", {"name": "Anna"}, "list_contacts has no argument name"),
-        ("fly", {}, "there is no tool fly"),
-    ]:
-        assert messen.fuehre_aus(welt, name, args) == {"error": fehler}
-    assert messen.kanonisch(welt) == vorher
-    # two creations in another order give the same ids
-    a, b = messen.welt_von(fall), messen.welt_von(fall)
-    for welt_, reihe in ((a, ("X", "Y")), (b, ("Y", "X"))):
-        for name in reihe:
-            messen.fuehre_aus(welt_, "create_contact", {"name": name})
-    assert messen.kanonisch(a) == messen.kanonisch(b)
+    vorher = messen.kanonisch(messen.welt_von(fall), fall)
+    assert messen.fuehre_aus(welt, name, args) == ergebnis
+    if "error" in ergebnis or name.startswith(("get", "list")):
+        assert messen.kanonisch(welt, fall) == vorher  # refused or read: nothing changed
+
+
+def test_unter_synonymen_nennt_die_welt_die_gesendeten_namen():
+    namen = {**messen.SYNONYME["argumente"], **messen.SYNONYME["werkzeuge"]}
+    welt = messen.welt_von({"welt": RAUM})
+    u, s = messen.SYNONYME["werkzeuge"]["update_contact"], messen.SYNONYME["argumente"]["status"]
+    e, c = messen.SYNONYME["argumente"]["email"], messen.SYNONYME["argumente"]["company"]
+    assert messen.fuehre_aus(welt, "update_contact", {"contact_id": ANNA}, namen) == {
+        "error": f"{u} needs a field to change: {s}, {e} or {c}"}
+    assert messen.fuehre_aus(welt, "list_contacts", {"nickname": "x"}, namen) == {
+        "error": f"{messen.SYNONYME['werkzeuge']['list_contacts']} has no argument nickname"}
+    assert messen.fuehre_aus(welt, "update_contact", {"contact_id": ANNA, "status": "x"}, namen) == {
+        "error": f"{s} must be one of lead, interessent, kunde, inaktiv"}
 
 
 # ---------------------------------------------------------------------------
@@ -96,8 +171,8 @@ def test_ein_modell_das_die_referenz_geht(cli, endpunkt, tmp_path):
     server = endpunkt()  # richtig answers each step with the reference's next
     status, out, err = cli(*messung(server.url, "--ganz"))
     assert status == 0, err
-    assert ("erledigt             100 %   (S7 jobs done: the reference's end state, then an answer; 3 requests per "
-            "job, the reference 3, medians)") in out.splitlines()
+    assert ("erledigt             100 %   (95 % interval 87.1 % to 100 %; S7 jobs done: the reference's end state, "
+            "then an answer; 3 requests per job, the reference 3, medians)") in out.splitlines()  # 26 of 26
     assert "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %, S7 100 %." in out.splitlines()
     assert server.zahl() == 42 + REFERENZ_ANFRAGEN  # one request per step
     k = json_lauf(cli, "--bewerten", "m")  # regraded from the file, no server
@@ -136,9 +211,11 @@ def test_ein_modell_das_nach_dem_ersten_schritt_aufhoert(cli, endpunkt):
     status, out, err = cli(*messung(endpunkt(erster_schritt).url, "--ganz"))
     assert status == 0, err
     k = json_lauf(cli, "--bewerten", "m")
-    assert (k["erledigt"], k["fehlerarten"]["falscher_zustand"], k["fehlgeschlagen"][:1]) == (0.0, 10, ["S7-1"])
+    assert (k["erledigt"], k["fehlerarten"]["falscher_zustand"], k["fehlgeschlagen"][:1]) == (0.0, 26, ["S7-1"])
     assert "      differs:   the end state differs: contact Anna Berg: status \"interessent\" instead of \"kunde\"" \
         in out.splitlines()
+    assert ('      came:      list_contacts(company="Nordwind GmbH") | the answer "Which contact do you mean? Please '
+            'give me its contact_id."') in out.splitlines()
 
 
 def test_ein_modell_das_seinen_ersten_schritt_wiederholt(cli, endpunkt):
@@ -150,7 +227,7 @@ def test_ein_modell_das_seinen_ersten_schritt_wiederholt(cli, endpunkt):
     status, out, err = cli(*messung(server.url, "--ganz"))
     assert status == 0, err  # the run ends
     k = json_lauf(cli, "--bewerten", "m")
-    assert (k["erledigt"], k["fehlerarten"]["schrittgrenze"]) == (0.0, 10)
+    assert (k["erledigt"], k["fehlerarten"]["schrittgrenze"]) == (0.0, 26)
     assert server.zahl() == 42 + sum(max(6, 2 * len(f["loesung"])) for f in GANZ_FAELLE)  # twice the reference, 6 at least
 
 
@@ -192,19 +269,22 @@ def test_der_selbsttest_und_der_vergleich_mit_s7(cli, endpunkt):
         return richtig(fall, body, nummer)
     vorbereitet(cli, *messung(endpunkt(s71_falsch).url, "--ganz", "--tag", "b"))
     v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
-    assert (v["schlechter"], v["mit_ganz"], v["b_kennzahlen"]["erledigt"]) == (["S7-1"], True, 9 / 10)
+    assert (v["schlechter"], v["mit_ganz"], v["b_kennzahlen"]["erledigt"]) == (["S7-1"], True, 25 / 26)
     status, out, err = cli("--vergleich", "a", "b")
-    assert "over the 52 cases compared" in out and "auftraege_gelungen and erledigt" in out
+    assert "over the 68 cases compared" in out and "auftraege_gelungen and erledigt" in out
+    # the flip explained by its end state, not by spare calls against an empty list
+    assert ('      B: 1 request (the end state differs: contact Anna Berg: status "interessent" instead of "kunde")'
+            in out.splitlines())
 
 
 def test_wiederholt_parallel_gemischt_abgelehnt_bild_und_markdown(cli, endpunkt, tmp_path):
     server = endpunkt()
     k = json_lauf(cli, *messung(server.url, "--ganz", "--stufen", "S7", "--n", "2", "--parallel", "3"))
-    assert (k["erledigt"], k["ausgaben"], server.zahl()) == (1.0, 20, 2 * REFERENZ_ANFRAGEN)  # steps of a job in order
+    assert (k["erledigt"], k["ausgaben"], server.zahl()) == (1.0, 52, 2 * REFERENZ_ANFRAGEN)  # steps of a job in order
     status, out, err = cli(*messung(server.url, "--n", "2"))  # the same tag without --ganz
     assert status == 2 and "was measured with ganz true, not false" in err
     status, md, err = cli("--bewerten", "m", "--markdown")
     assert "| erledigt | 100 % |" in md.splitlines() and "| S7 | 100 % |" in md.splitlines()
     svg = tmp_path / "s7.svg"
     assert cli("--bewerten", "m", "--bild", str(svg))[0] == 0
-    assert "whole job" in svg.read_text()
+    assert "whole job" in svg.read_text() and "S7 jobs done, 95 % interval" in svg.read_text()

@@ -1,0 +1,280 @@
+"""S7 graded as the end state really is, on jobs a guess cannot pass; its costs; its own jobs checked.
+
+Three models that cut corners, each a loopback endpoint: one guesses from the question alone,
+one hedges (every branch the question names, at once), one never reads a result. Each scores at
+most 10 %; the reference scores 100 %.
+"""
+
+import json
+import re
+import statistics
+
+import pytest
+
+import messen
+from conftest import (BY_ID, GANZ_FAELLE, completion, messung, openai_nachricht, prompt_tokens, richtig,
+                      vorbereitet, zeilen)
+
+SCHREIBEND = {"create_contact", "update_contact", "delete_contact", "add_note", "create_event", "book_room",
+              "send_email"}
+JOBS = len(GANZ_FAELLE)
+
+
+def json_lauf(cli, *argv):
+    status, out, err = cli(*argv, "--json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+def schritt(body):
+    return sum(m["role"] == "assistant" for m in body["messages"])
+
+
+def antwort_mit(aufrufe, text="Done."):
+    return completion(openai_nachricht(aufrufe), "tool_calls") if aufrufe else \
+        completion({"role": "assistant", "content": text})
+
+
+# ---------------------------------------------------------------------------
+# Three models that cut corners
+# ---------------------------------------------------------------------------
+
+def geraten(fall, schluessel, wert):
+    """What a model that never saw a result writes for a value: the value where the question gives it,
+    else a guess from the question (an address from a name, the first room, date and times it names)."""
+    frage = fall["frage"]
+    if not isinstance(wert, str) or wert in frage:
+        return wert
+    namen = re.findall(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b", frage)
+    zeiten, tage = re.findall(r"\b\d\d:\d\d\b", frage), re.findall(r"\d{4}-\d\d-\d\d", frage)
+    return {"to": (namen[0].lower().replace(" ", ".") if namen else "info") + "@example.com",
+            "contact_id": "00000000-0000-4000-8000-000000000000",
+            "room": next((r for r in messen.RAEUME if r in frage), "besprechung"),
+            "date": tage[0] if tage else "2026-03-17",
+            "start": zeiten[0] if zeiten else "09:00", "end": zeiten[1] if len(zeiten) > 1 else "10:00",
+            }.get(schluessel, "?")
+
+
+def geratene(fall, aufrufe):
+    return [{"name": c["name"], "args": {k: geraten(fall, k, v) for k, v in c["args"].items()}} for c in aufrufe]
+
+
+def geratene_antwort(fall):
+    """A closing answer naming what the guess would be: an address from the name in the question."""
+    return "Done. " + " ".join(geraten(fall, "to", w) if "@" in w else "?" for w in fall.get("antwort", []))
+
+
+def raet(fall, body, nummer):
+    """Guesses from the question alone: every write of the job at once, no lookup, then an answer."""
+    if fall["stufe"] != "S7":
+        return richtig(fall, body, nummer)
+    if schritt(body) == 0:
+        schreibt = geratene(fall, [c for s in fall["loesung"] for c in s if c["name"] in SCHREIBEND])
+        if schreibt:
+            return antwort_mit(schreibt)
+    return antwort_mit([], geratene_antwort(fall))
+
+
+def sichert_ab(fall, body, nummer):
+    """Hedges: the lookups and, at once, every write for every room the question names."""
+    if fall["stufe"] != "S7":
+        return richtig(fall, body, nummer)
+    if schritt(body) > 0:
+        return antwort_mit([], geratene_antwort(fall))
+    lesen = [c for s in fall["loesung"] for c in s if c["name"] not in SCHREIBEND]
+    schreibt = geratene(fall, [c for s in fall["loesung"] for c in s if c["name"] in SCHREIBEND])
+    raeume = [r for r in messen.RAEUME if r in fall["frage"]] or [None]
+    alle = [dict(c, args=dict(c["args"], room=r)) if c["name"] == "book_room" and r else c
+            for c in schreibt for r in (raeume if c["name"] == "book_room" else [None])]
+    return antwort_mit(lesen + list({json.dumps(c, sort_keys=True): c for c in alle}.values()))
+
+
+def liest_nicht(fall, body, nummer):
+    """Never reads a result: the reference's steps in order, each value a result gave replaced by a guess."""
+    if fall["stufe"] != "S7":
+        return richtig(fall, body, nummer)
+    k = schritt(body)
+    if k < len(fall["loesung"]) - 1:
+        return antwort_mit(geratene(fall, fall["loesung"][k]))
+    return antwort_mit([], geratene_antwort(fall))
+
+
+@pytest.mark.parametrize("modell", [raet, sichert_ab, liest_nicht], ids=lambda m: m.__name__)
+def test_wer_raet_besteht_hoechstens_zehn_prozent(cli, endpunkt, modell):
+    k = json_lauf(cli, *messung(endpunkt(modell).url, "--ganz", "--stufen", "S7"))
+    assert k["erledigt"] == 0 / JOBS <= 0.10
+    assert k["fehlerarten"]["falscher_zustand"] == JOBS
+
+
+def test_die_referenz_besteht_ganz(cli, endpunkt):
+    k = json_lauf(cli, *messung(endpunkt().url, "--ganz", "--stufen", "S7"))
+    assert (k["erledigt"], k["erledigt_ki"][1]) == (JOBS / JOBS, 1.0)
+
+
+# ---------------------------------------------------------------------------
+# The end state as it is: one job, one shortcut each
+# ---------------------------------------------------------------------------
+
+def mit_schritten(fall_id, schritte):
+    """The reference everywhere but in one job, which takes these steps (a list of call lists, or a body)."""
+    def antwort(fall, body, nummer):
+        if fall["id"] != fall_id:
+            return richtig(fall, body, nummer)
+        k = schritt(body)
+        x = schritte[k] if k < len(schritte) else []
+        return x if isinstance(x, dict) else antwort_mit(x, " ".join(fall.get("antwort", [])) or "Done.")
+    return antwort
+
+
+def zustand(cli, endpunkt, fall_id, schritte):
+    vorbereitet(cli, *messung(endpunkt(mit_schritten(fall_id, schritte)).url, "--ganz", "--stufen", "S7"))
+    status, out, err = cli("--bewerten", "m")
+    k = json_lauf(cli, "--bewerten", "m")
+    return fall_id not in k["fehlgeschlagen"], next(
+        (z.split("differs:   ")[1] for z in out.splitlines()[out.splitlines().index(f"  {fall_id}  "
+                                                                                    f"{BY_ID[fall_id]['frage']}"):]
+         if "differs:" in z), None) if fall_id in k["fehlgeschlagen"] else None
+
+
+def L(fall_id, k):
+    return BY_ID[fall_id]["loesung"][k]
+
+
+@pytest.mark.parametrize("fall_id, schritte, erledigt, warum", [
+    # the same mail sent twice is a spare mail
+    ("S7-3", [L("S7-3", 0), L("S7-3", 1) * 2], False, 'the end state differs: a mail to "tk@nordwind-gmbh.example", '
+     'subject "Offer" spare'),
+    ("S7-3", [L("S7-3", 0), L("S7-3", 1), L("S7-3", 1)], False, 'the end state differs: a mail to '
+     '"tk@nordwind-gmbh.example", subject "Offer" spare'),
+    # each event entered twice: two spare events
+    ("S7-8", [L("S7-8", 0), L("S7-8", 1) * 2], False, 'the end state differs: the event "Call Nordwind" in the '
+     'calendar team on 2026-03-17, 10:00-10:30 spare; the event "Demo Südwind" in the calendar team on 2026-03-17, '
+     '15:00-16:00 spare'),
+    # a contact created twice is there twice
+    ("S7-2", [L("S7-2", 0) * 2, L("S7-2", 1)], False, 'the end state differs: a new contact "Jonas Weber" (email '
+     '"jonas@weber-partner.example") spare'),
+    # the other path to the same contact: created bare, its address set, then the note
+    ("S7-2", [[{"name": "create_contact", "args": {"name": "Jonas Weber"}}],
+              [{"name": "update_contact", "args": {"contact_id": messen.neue_id(1),
+                                                   "email": "jonas@weber-partner.example"}}],
+              L("S7-2", 1)], True, None),
+    # answered without any call, the address guessed
+    ("S7-6", [completion({"role": "assistant", "content": "Lea Hoffmann's address is lea.hoffmann@example.com."})],
+     False, "the end state differs: the closing answer does not name lea.h@suedwind.example"),
+    # the address only in the reasoning, then a refusal
+    ("S7-6", [L("S7-6", 0), L("S7-6", 1), completion({"role": "assistant", "content":
+                                                      "<think>It is lea.h@suedwind.example.</think>I cannot share that."})],
+     False, "the end state differs: the closing answer does not name lea.h@suedwind.example"),
+    # the right answer, cut by the token limit after the value: a closing answer the limit merely ended
+    ("S7-6", [L("S7-6", 0), L("S7-6", 1), completion({"role": "assistant", "content":
+                                                      "Lea Hoffmann's address is lea.h@suedwind.example, and her"},
+                                                     "length")], True, None),
+    # both rooms at once, the first one free: a spare booking
+    ("S7-11", [L("S7-11", 0), L("S7-11", 1) + [dict(L("S7-11", 1)[0], args=dict(L("S7-11", 1)[0]["args"],
+                                                                                  room="workshop"))]],
+     False, 'the end state differs: a room booking of "workshop" on 2026-03-19, 13:00-14:00 spare'),
+    # the first Paul Richter deleted without checking his address
+    ("S7-9", [L("S7-9", 0), [{"name": "delete_contact", "args": {"contact_id": L("S7-9", 1)[0]["args"]["contact_id"]}}]],
+     False, "the end state differs: contact Paul Richter deleted; contact Paul Richter not deleted"),
+    # the taken room found by looking at the booking calendar first: the same end state, no refusal met
+    ("S7-12", [L("S7-12", 0) + [{"name": "get_events", "args": {"calendar": "raum", "date": "2026-03-23"}}],
+               L("S7-12", 2)], True, None),
+])
+def test_der_endzustand_wie_er_ist(cli, endpunkt, fall_id, schritte, erledigt, warum):
+    assert zustand(cli, endpunkt, fall_id, schritte) == (erledigt, warum)
+
+
+def test_eine_lange_differenz_wird_gekuerzt(cli, endpunkt):
+    viele = [{"name": "send_email", "args": {"to": f"x{i}@y.example", "subject": "s" * 100, "body": "b"}}
+             for i in range(100)]
+    erledigt, warum = zustand(cli, endpunkt, "S7-3", [L("S7-3", 0), L("S7-3", 1) + viele])
+    assert not erledigt and len(warum) < 700 and warum.endswith(" more")
+    assert re.search(r"; \.\.\. and (\d+) more$", warum)
+
+
+# ---------------------------------------------------------------------------
+# Costs counted once, as the server counted them
+# ---------------------------------------------------------------------------
+
+def test_die_kosten_sind_was_der_server_zaehlte(cli, endpunkt, tmp_path):
+    server = endpunkt()
+    k = json_lauf(cli, *messung(server.url, "--ganz", "--stufen", "S7"))
+    bodies = [b for _, b in server.anfragen]
+    assert len(bodies) == sum(len(f["loesung"]) for f in GANZ_FAELLE)
+    assert k["tokens"] == {"prompt": sum(map(prompt_tokens, bodies)), "completion": 20 * len(bodies)}
+    schritte = [s["latenz_s"] for a in zeilen(tmp_path / "ergebnisse" / "m.jsonl")[1:] for s in a["verlauf"]]
+    assert len(schritte) == len(bodies) and k["latenz_s"] == statistics.median(schritte)  # the median per request
+
+
+def test_s7_hat_seine_eigene_eroeffnung(cli, endpunkt):
+    server = endpunkt()
+    vorbereitet(cli, *messung(server.url, "--ganz", "--stufen", "S2,S7"))
+    systeme = {b["messages"][0]["content"] for _, b in server.anfragen}
+    assert systeme == {messen.EROEFFNUNG, messen.EROEFFNUNG_GANZ}
+    assert "make them all in this one answer" not in messen.EROEFFNUNG_GANZ
+    assert "do not guess and do not look it up" not in messen.EROEFFNUNG_GANZ
+
+
+def test_ein_ergebnis_wird_begrenzt(cli, endpunkt):
+    gross = "x" * 200_000
+    server = endpunkt(mit_schritten("S7-16", [L("S7-16", 0) * 50 + [
+        {"name": "add_note", "args": {"contact_id": L("S7-16", 0)[0]["args"]["contact_id"], "text": gross}}],
+        L("S7-16", 0) * 50, L("S7-16", 1)]))
+    vorbereitet(cli, *messung(server.url, "--ganz", "--stufen", "S7"))
+    letzte = max((len(json.dumps(b)) for _, b in server.anfragen), default=0)
+    assert letzte < 3_000_000  # 50 results of 20,000 characters at most, and the calls' own values cut
+    tool = [m for _, b in server.anfragen for m in b["messages"] if m["role"] == "tool"]
+    assert max(len(m["content"]) for m in tool) <= messen.ERGEBNIS_HOECHSTENS + 100
+    assert any("(cut: 198000 characters more)" in m["content"] for m in tool)
+
+
+# ---------------------------------------------------------------------------
+# Own S7 jobs: each broken one refused with file:line and exit 2
+# ---------------------------------------------------------------------------
+
+def job(**mehr):
+    fall = json.loads(json.dumps(BY_ID["S7-3"]))
+    fall.update(mehr)
+    return fall
+
+
+def welt_mit(**teile):
+    return dict(BY_ID["S7-3"]["welt"], **teile)
+
+
+TOM = "8e41d2a7-3c6b-4f09-a1d5-7b2e9f0c6a38"
+
+
+@pytest.mark.parametrize("fall, meldung", [
+    (job(loesung=[[{"name": "get_contact", "args": {"contact_id": TOM[:-1] + "9"}}], BY_ID["S7-3"]["loesung"][1], []]),
+     f"the world refuses step 1's get_contact (no contact has the id {TOM[:-1]}9); a reference meets only the "
+     "refusals 'fehler' counts, for a job that tests recovery"),
+    (job(fehler=1), "'fehler' counts 1 refused calls, the replay of 'loesung' meets 0"),
+    (job(antwort=["tom.keller@example.com"]),
+     "'antwort' names \"tom.keller@example.com\", which no result of the replay contains"),
+    (job(welt=welt_mit(kontakte=[dict(BY_ID["S7-3"]["welt"]["kontakte"][1]), dict(BY_ID["S7-3"]["welt"]["kontakte"][1])])),
+     f"two contacts of 'welt' have the id {TOM}"),
+    (job(welt=welt_mit(termine=[{"calendar": "team", "title": "t", "date": "2026-03-17", "start": "10:00"}])),
+     "welt's termine #1 has no end"),
+    (job(welt=welt_mit(termine=[{"calendar": "team", "title": "t", "date": "2026-03-17", "start": 10, "end": "11:00"}])),
+     "welt's termine #1 has start 10, not a time HH:MM"),
+    (job(welt=welt_mit(termine=[{"calendar": "team", "title": "t", "date": "2026-03-17", "start": "11:00",
+                                 "end": "10:00"}])), "welt's termine #1 starts at 11:00, not before its end 10:00"),
+    (job(welt=welt_mit(kontakte=[dict(BY_ID["S7-3"]["welt"]["kontakte"][1], notizen="Call back.")])),
+     "welt's kontakte #1 has notizen \"Call back.\", not a list of strings"),
+    (job(welt=welt_mit(kontakte=[dict(BY_ID["S7-3"]["welt"]["kontakte"][1], status="vip")])),
+     "welt's kontakte #1 has status \"vip\", not one of lead, interessent, kunde, inaktiv"),
+    (job(welt=welt_mit(kontakte=[dict(BY_ID["S7-3"]["welt"]["kontakte"][1], phone="1")])),
+     "welt's kontakte #1 has a field phone the world does not know"),
+    (job(welt=welt_mit(ausgang=[{"to": "a@b.example", "subject": "s"}])), "welt's ausgang #1 has no body"),
+    (job(loesung=[[{"name": "get_contact", "args": {"contact_id": TOM}}],
+                  [{"name": "get_contact", "args": {"contact_id": TOM}}], []]),
+     "the reference changes nothing and names no value: a model that does nothing would pass"),
+])
+def test_ein_kaputter_eigener_job_wird_abgelehnt(cli, tmp_path, fall, meldung):
+    datei = tmp_path / "faelle.jsonl"
+    datei.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in
+                             [f for f in messen.lade_faelle(messen.Path(messen.__file__).with_name("faelle.jsonl"))[0]
+                              if f["stufe"] != "S7"] + [fall]), encoding="utf-8")
+    nr = len(datei.read_text(encoding="utf-8").splitlines())
+    assert cli("--selbsttest", "--ganz", "--faelle", str(datei)) == (2, "", f"messen: {datei}:{nr}: {meldung}\n")
