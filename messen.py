@@ -12,7 +12,7 @@ structurally (passt, bewerte) and prints five metrics and the line per stage:
     stillgehalten        share of S4/S5 outputs that answer without any call
 
 With --weiter, ten S6 cases more: the first step is sent as done, with the tools'
-results, and weiter is the share that then goes on right. With --ganz, ten S7 jobs:
+results, and weiter is the share that then goes on right. With --ganz, 26 S7 jobs:
 each runs in a loop against a simulated CRM until the model answers without a call,
 and erledigt is the share whose end state is the reference's. --stufen asks only
 some stages. --katalog FILE measures your own tools and opening; --variante renames
