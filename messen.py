@@ -2817,11 +2817,12 @@ AUSGABE = {
 
 
 def ist_verlauf(x):
-    """[{"nachricht": {...}, "finish_reason": str or null, "usage": {...}, "latenz_s": s, "ergebnisse": [...]}, ...]"""
+    """[{"nachricht": {...}, "finish_reason": str or null, "usage": {...}, "latenz_s": s, "ergebnisse": [...]}, ...],
+    every field there: the loop writes each step whole."""
     return isinstance(x, list) and x != [] and all(
-        isinstance(s, dict) and isinstance(s.get("nachricht"), dict) and isinstance(s.get("usage", {}), dict) and
-        isinstance(s.get("finish_reason"), (str, type(None))) and zahl_ist(s.get("latenz_s", 0), bis=1e7) and
-        isinstance(s.get("ergebnisse"), list) for s in x)
+        isinstance(s, dict) and isinstance(s.get("nachricht"), dict) and isinstance(s.get("usage"), dict) and
+        "finish_reason" in s and isinstance(s["finish_reason"], (str, type(None))) and
+        zahl_ist(s.get("latenz_s"), bis=1e7) and isinstance(s.get("ergebnisse"), list) for s in x)
 
 
 def ist_probe(x):

@@ -278,3 +278,15 @@ def test_ein_kaputter_eigener_job_wird_abgelehnt(cli, tmp_path, fall, meldung):
                               if f["stufe"] != "S7"] + [fall]), encoding="utf-8")
     nr = len(datei.read_text(encoding="utf-8").splitlines())
     assert cli("--selbsttest", "--ganz", "--faelle", str(datei)) == (2, "", f"messen: {datei}:{nr}: {meldung}\n")
+
+
+@pytest.mark.parametrize("feld", ["finish_reason", "usage", "latenz_s", "ergebnisse", "nachricht"])
+def test_ein_beschaedigter_schritt_ist_eine_beschaedigte_zeile(cli, endpunkt, tmp_path, feld):
+    vorbereitet(cli, *messung(endpunkt().url, "--ganz", "--stufen", "S7"))
+    datei = tmp_path / "ergebnisse" / "m.jsonl"
+    z = datei.read_text().splitlines()
+    job_ = json.loads(z[1])
+    del job_["verlauf"][0][feld]
+    datei.write_text("\n".join([z[0], json.dumps(job_)] + z[2:]) + "\n")
+    assert cli("--bewerten", "m") == (
+        2, "", f"messen: {datei}:2: the results file is damaged (verlauf is not the steps of a job)\n")
