@@ -290,3 +290,22 @@ def test_ein_beschaedigter_schritt_ist_eine_beschaedigte_zeile(cli, endpunkt, tm
     datei.write_text("\n".join([z[0], json.dumps(job_)] + z[2:]) + "\n")
     assert cli("--bewerten", "m") == (
         2, "", f"messen: {datei}:2: the results file is damaged (verlauf is not the steps of a job)\n")
+
+
+def test_stufen_ohne_s7_neben_ganz(cli):
+    assert cli("--selbsttest", "--ganz", "--stufen", "S2") == (
+        2, "", "messen: --ganz asks S7, which --stufen S2 leaves out; add S7 to --stufen, or drop --ganz\n")
+
+
+def test_im_loop_nennt_die_welt_die_gesendeten_namen(cli, endpunkt):
+    u = messen.SYNONYME["werkzeuge"]["update_contact"]
+    i = messen.SYNONYME["argumente"]["contact_id"]
+    bloss = completion({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c0", "type": "function", "function": {"name": u, "arguments": json.dumps({i: L("S7-1", 1)[0]["args"][
+            "contact_id"]})}}]}, "tool_calls")
+    server = endpunkt(mit_schritten("S7-1", [bloss]))
+    vorbereitet(cli, *messung(server.url, "--ganz", "--stufen", "S7", "--variante", "synonyme"))
+    antwort = next(m["content"] for _, b in server.anfragen if b["messages"][1]["content"] == BY_ID["S7-1"]["frage"]
+                   for m in b["messages"] if m["role"] == "tool")
+    s, e, c = (messen.SYNONYME["argumente"][x] for x in ("status", "email", "company"))
+    assert json.loads(antwort) == {"error": f"{u} needs a field to change: {s}, {e} or {c}"}
