@@ -57,6 +57,7 @@ transport failure as an answer.
 """
 
 import argparse
+import ast
 import collections
 import contextlib
 import copy
@@ -1062,6 +1063,145 @@ class Endpunkt:
         return r, time.perf_counter() - start
 
 
+    def hole(self, adresse):
+        """GET one of the server's pages about itself: its JSON object, or None for anything else
+        (an error status, no JSON, a timeout: nothing told). Bounded by KENNUNG_FRIST, at most 1 MB."""
+        frist = min(self.lauf.timeout, KENNUNG_FRIST)
+        start = time.perf_counter()
+        FRIST.ende = start + frist
+        try:
+            r = self.session().get(adresse, auth=self.auth, timeout=frist, stream=True)
+            if r.status_code != 200:
+                r.close()
+                return None
+            teile, gelesen = [], 0
+            for teil in lies_koerper(r, start + frist, frist):
+                teile.append(teil)
+                gelesen += len(teil)
+                if gelesen > 1 << 20:
+                    r.raw.close()
+                    return None
+            wert = json.loads(b"".join(teile))
+            return wert if isinstance(wert, dict) else None
+        except (requests.RequestException, LocationValueError, ValueError, OSError):
+            return None
+
+
+KENNUNG_FRIST = 10  # seconds a page about the server may take: it is no answer of the model
+
+
+def erkenne_server(endpunkt):
+    """Which software serves the endpoint, from what it tells of itself: /v1/models's owned_by (each
+    server fills it its own way), then its own page where it has one: vLLM's /version, Ollama's
+    /api/version, TGI's /info, llama.cpp's /props (its chat template, and whether it renders tools).
+    Three or four GETs, before the first case; a server that tells nothing stays unknown."""
+    wurzel, modelle = server_adressen(endpunkt.lauf.url)
+    liste = endpunkt.hole(modelle)
+    name, beleg = server_aus_modellen(liste, endpunkt.lauf.modell)
+    seiten = {name_: endpunkt.hole(wurzel + pfad) for name_, pfad in SERVER_SEITEN.items()
+              if name_ == name or name is None and name_ == "TGI"}
+    return server_kennung(name, beleg, seiten)
+
+
+SERVER_SEITEN = {"vLLM": "/version", "Ollama": "/api/version", "TGI": "/info", "llama.cpp": "/props"}
+OWNED_BY = {"vllm": "vLLM", "llamacpp": "llama.cpp", "sglang": "SGLang", "library": "Ollama",
+            "organization_owner": "LM Studio"}  # /v1/models's owned_by, as each server's source fills it
+
+
+def server_adressen(url):
+    """(the server's root, its /v1/models) from the chat URL."""
+    teile = urlsplit(url)
+    pfad = teile.path
+    wurzel_pfad = pfad[:pfad.index("/v1/")] if "/v1/" in pfad else pfad.rsplit("/chat/completions", 1)[0]
+    wurzel = urlunsplit((teile.scheme, teile.netloc, wurzel_pfad, "", ""))
+    return wurzel, urlunsplit((teile.scheme, teile.netloc, wurzel_pfad + "/v1/models", teile.query, ""))
+
+
+def server_aus_modellen(liste, modell):
+    """(server name or None, what told it) from /v1/models; TGI fills owned_by with the model's id."""
+    daten = liste.get("data") if isinstance(liste, dict) else None
+    eintraege = [d for d in daten if isinstance(d, dict)] if isinstance(daten, list) else []
+    eintrag = next((d for d in eintraege if d.get("id") == modell), eintraege[0] if eintraege else None)
+    besitzer = eintrag.get("owned_by") if eintrag else None
+    if isinstance(besitzer, str) and besitzer in OWNED_BY:
+        return OWNED_BY[besitzer], f"/v1/models: owned_by {besitzer}"
+    return None, None
+
+
+def server_kennung(name, beleg, seiten):
+    """The settings line's record of the server: {"name", "version", "beleg", "vorlage"} (vorlage:
+    llama.cpp's template, whether it renders tools and which call form it asks for), or None."""
+    info = seiten.get("TGI")
+    if name is None and info and isinstance(info.get("model_id"), str) and isinstance(info.get("version"), str):
+        name, beleg = "TGI", "/info: model_id and version"
+    if name is None:
+        return None
+    seite = seiten.get(name) or {}
+    version = seite.get("version") if name != "llama.cpp" else seite.get("build_info")
+    return {"name": name, "version": version if isinstance(version, str) else None, "beleg": beleg,
+            "vorlage": vorlage_von(seite) if name == "llama.cpp" else None}
+
+
+SERVER_ARTEN = {  # what each server does with a probe, and its own option for each fix (docs/diagnose.md)
+    # probe: 'grammatik' (tool_choice "required" forced by a grammar: a native answer proves only that it can
+    # emit calls), 'keine' (tool_choice ignored: the probe would answer as the run did), 'frei' (it tells)
+    "vLLM": {"probe": "grammatik", "parser": "--enable-auto-tool-choice with the --tool-call-parser that reads "
+             "the form the model writes{parser}", "vorlage": "--chat-template with a template that renders tools",
+             "denken": "--reasoning-parser paired with --tool-call-parser"},
+    "llama.cpp": {"probe": "grammatik", "parser": "--jinja (the default in current builds) with a chat template "
+                  "whose call form the model writes (--chat-template-file)",
+                  "vorlage": "--chat-template-file with a tool-aware template", "denken": "--reasoning-format"},
+    "SGLang": {"probe": "frei", "parser": "--tool-call-parser for the form the model writes",
+               "vorlage": "--chat-template with a template that renders tools", "denken": "--reasoning-parser"},
+    "Ollama": {"probe": "keine", "parser": "a model whose template renders the tools and reads the call form it "
+               "writes (its Modelfile's TEMPLATE)", "vorlage": "a model whose template supports tools",
+               "denken": "the model's think setting"},
+    "LM Studio": {"probe": "frei", "parser": "the model's prompt template in LM Studio, with tool use on",
+                  "vorlage": "a prompt template that renders tools", "denken": "the model's reasoning setting"},
+    "TGI": {"probe": "grammatik", "parser": "a model TGI supports for tools (it reads calls by grammar only)",
+            "vorlage": "a model whose tokenizer_config has a tool-aware chat_template",
+            "denken": "its reasoning settings"},
+}
+UNBEKANNTER_SERVER = {"probe": "frei", "parser": "the server's tool-call parser for this model's template (its name "
+                      "and option depend on the server)", "vorlage": "a chat template that renders the tools",
+                      "denken": "how the server's reasoning and tool-call parsers are paired"}
+VLLM_PARSER = {"<tool_call>": "hermes", "[TOOL_CALLS]": "mistral", "<|python_tag|>": "llama3_json",
+               "bare JSON": "llama3_json", "[f(a=1)]": "pythonic"}  # the form a model writes -> vLLM's parser
+
+
+def server_art(server):
+    return SERVER_ARTEN.get(server["name"], UNBEKANNTER_SERVER) if server else UNBEKANNTER_SERVER
+
+
+def parser_gezeigt(server):
+    """Does the server itself show its tool-call parser on for this model's template? llama.cpp derives
+    its parser from the template, and /props says the template renders tools."""
+    return bool(server and server["name"] == "llama.cpp" and (server.get("vorlage") or {}).get("werkzeuge"))
+
+
+def abhilfe(was, server, form=None):
+    """The fix `was` (parser, vorlage, denken) in the identified server's own words; for an unknown one in
+    words, never another server's flag."""
+    text = server_art(server)[was]
+    parser = VLLM_PARSER.get(form) if server and server["name"] == "vLLM" else None
+    return text.format(parser=f" ({parser} for {form})" if parser else "") if was == "parser" else text
+
+
+TAG_FORMEN = ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<function=", "<|tool_call_begin|>")
+
+
+def vorlage_von(props):
+    """What llama.cpp's /props says of its chat template: {"werkzeuge": renders tools (True/False/None),
+    "form": the call tag it asks the model to write, or None}; None without a template."""
+    vorlage = props.get("chat_template")
+    if not isinstance(vorlage, str):
+        return None
+    caps = props.get("chat_template_caps") if isinstance(props.get("chat_template_caps"), dict) else {}
+    werkzeuge = caps.get("supports_tool_calls", caps.get("supports_tools"))
+    return {"werkzeuge": werkzeuge if isinstance(werkzeuge, bool) else "tools" in vorlage,
+            "form": next((f for f in TAG_FORMEN if f in vorlage), None)}
+
+
 LESEN = 1 << 16  # bytes a read of a body takes at most; it returns what has arrived
 GROESSTE_ANTWORT = 64 << 20  # bytes an answer may have (decoded); a larger one is a failure, never read to its end
 
@@ -1668,8 +1808,23 @@ def zaun_bloecke(text):
 
 def text_aufrufe(text):
     """Calls written as text, and their form: 'parser' for the forms a server's tool-call
-    parser reads (it was off), 'eigen' for those no parser reads (the model's own)."""
+    parser reads (it was off), 'eigen' for those no parser reads (the model's own), 'versuch'
+    for a handler's call syntax whose arguments are missing (functions.NAME: and nothing after:
+    a call attempt, never an answer in words; whose the lost arguments are cannot be told)."""
     text = SONDERTOKEN.sub("", ohne_denken(text)).strip()
+    handler = HANDLER.match(text)
+    if handler:  # llama-cpp-python's functionary handler, and the harmony format's to=functions.NAME
+        rest = text[handler.end():].strip()
+        if not rest:
+            return [{"name": handler.group(1), "args": None}], "versuch"
+        try:
+            args = json_laden(rest)
+        except ValueError:
+            args = None
+        return [{"name": handler.group(1), "args": kappe(args) if isinstance(args, dict) else None}], "parser"
+    pythonisch = pythonische_aufrufe(text) if PYTHONISCH.match(text) else []
+    if pythonisch:
+        return pythonisch, "parser"
     if "<tool_call>" in text:  # Hermes, Qwen: one block per call
         bloecke = [b.split("</tool_call>", 1)[0] for b in text.split("<tool_call>")[1:]]
         return [a for block in bloecke for a in json_aufrufe(block, True)], "parser"
@@ -1682,6 +1837,44 @@ def text_aufrufe(text):
         if aufrufe or sieht_aus_wie_aufruf(text):
             return aufrufe, "parser"
     return eigene_aufrufe(text), "eigen"
+
+
+def textform(b):
+    """The form a graded output's text calls were written in, as the diagnosis names it."""
+    text = ohne_denken(inhalt(b.get("nachricht") or {})).strip()
+    if HANDLER.match(text):
+        return "functions.NAME:"
+    tag = next((t for t in TAG_FORMEN if t in text), None)
+    if tag:
+        return tag
+    if b["form"] == "eigen":
+        return "a ``` fence" if "```" in text else "JSON in prose"
+    return "[f(a=1)]" if PYTHONISCH.match(text) else "bare JSON"
+
+
+HANDLER = re.compile(r"(?:to=)?functions\.([A-Za-z_][\w-]*)(?:\s*<\|[a-z]+\|>)?\s*:?")
+PYTHONISCH = re.compile(r"\[?\s*[A-Za-z_]\w*\(")  # [get_contact(contact_id="...")]: vLLM's pythonic parser
+PYTHONISCH_HOECHSTENS = 20_000  # characters: a longer text is no pythonic call list a parser would take
+
+
+def pythonische_aufrufe(text):
+    """Calls in the pythonic form, each argument a Python literal; where it does not parse so, one
+    malformed call if the name is a tool's (snake_case: get_contact), else none (words, "Hello(world)")."""
+    name = re.search(r"[A-Za-z_]\w*", text).group()
+    try:
+        if len(text) > PYTHONISCH_HOECHSTENS:
+            raise ValueError("too long")
+        baum = ast.parse(text, mode="eval").body
+        aufrufe = baum.elts if isinstance(baum, (ast.List, ast.Tuple)) else [baum]
+        if not aufrufe or not all(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and not c.args and
+                                  all(k.arg for k in c.keywords) for c in aufrufe):
+            raise ValueError("not calls")
+        gelesen = [{"name": c.func.id, "args": {k.arg: ast.literal_eval(k.value) for k in c.keywords}}
+                   for c in aufrufe]
+        # subtle: a literal JSON has no word for (a set, bytes, 1j) is no argument a client could take
+        return [dict(c, args=kappe(json.loads(json.dumps(c["args"], allow_nan=False)))) for c in gelesen]
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        return [{"name": name, "args": None}] if "_" in name.strip("_") else []
 
 
 def eigene_aufrufe(text):
@@ -2381,10 +2574,11 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     the cross-check shows it changed the calls (stream_defekt)."""
     e = einstellungen or {}
     alle = [b for a in ausgaben for b in (a, a.get("nach")) if b]
-    nativ = any(b["nativ"] for b in alle)
+    server = e.get("server")
+    nativ = any(b["nativ"] for b in alle) or parser_gezeigt(server)  # evidence before the probe
     heil = lambda b: sum(c["args"] is not None for c in b["aufrufe"][b["nativ"]:])  # noqa: E731  from text
     text = sum(heil(b) for b in alle if b["form"] == "parser")
-    wessen = "modell" if nativ else probe_urteil(e.get("probe")) if text else None
+    wessen = "modell" if nativ else probe_urteil(e.get("probe"), server) if text else None
     protokoll = sum((collections.Counter(b["protokoll"]) + strom_notizen(b) for b in alle), collections.Counter())
     return {
         "leer": sum(b["mangel"] == "leer" for b in alle),
@@ -2395,7 +2589,8 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
         "protokoll": {art: protokoll[art] for art in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if protokoll[art]},
         "eigenes_format": sum(heil(b) for b in alle if b["form"] == "eigen") + (text if wessen == "modell" else 0),
         "text_ungeklaert": text if text and wessen is None else 0,
-        "probe": probe_text(e.get("probe")) if text and not nativ else None,
+        "probe": probe_text(e.get("probe"), server) if text and not nativ else None,
+        "text_form": next((textform(b) for b in alle if b["form"] in ("parser", "eigen")), None),
         "im_denken": sum(b["mangel"] == "im_denken" for b in alle),
         "katalog_fehlt": katalog_fehlt(ausgaben, schwelle),
         "verworfen": sum(bool(a["verworfen"]) for a in ausgaben),
@@ -2414,24 +2609,36 @@ STROM_NOTIZEN = {  # what a stream broke of the protocol -> its kind in protokol
 PROBE_WIE = "asked again with tool_choice \"required\" at temperature 0"
 
 
-def probe_urteil(probe):
+def probe_urteil(probe, server=None):
     """Whose a run's text calls are, by the probe (one case of them asked again with tool_choice
     "required"): 'modell' when tool_calls came back (the parser works for this template), 'server'
-    when text came back again (the parser is off or cannot read the format), None when nothing tells."""
-    if not probe or "nachricht" not in probe:
+    when text came back again (the parser is off or cannot read the format), None when nothing tells:
+    no answer, one cut by the limit or looping, or a server that forces "required" by a grammar (a
+    native answer proves only that it can emit calls) or ignores tool_choice."""
+    if not probe or "nachricht" not in probe or probe.get("finish_reason") == "length" or \
+            server_art(server)["probe"] != "frei":
         return None
     aufrufe, form = lies_aufrufe(probe["nachricht"])
     return "modell" if form in ("nativ", "teilweise") or native_rohe(probe["nachricht"]) else \
         "server" if aufrufe else None
 
 
-def probe_text(probe):
-    """What the probe saw, in words, for the diagnosis."""
+def probe_text(probe, server=None):
+    """What the probe saw, or why none tells, in words, for the diagnosis."""
+    art = server_art(server)["probe"]
+    if art == "keine":
+        return f"no probe was asked: {server['name']} ignores tool_choice (ollama/ollama #8421, #11171)"
     if not probe:
         return "no probe was asked (a run saved before messen asked one, or stopped before it)"
     wie = f"{probe['fall']} {PROBE_WIE}"
     if "nachricht" not in probe:
         return f"{wie} got no answer: {probe['fehlt']}"
+    if probe.get("finish_reason") == "length":
+        return f"{wie} was cut by the token limit{' while looping' if schleift(probe['nachricht']) else ''}, " \
+               "which tells nothing"
+    if art == "grammatik":
+        return (f"{wie} tells nothing on {server['name']}, which forces \"required\" with a grammar: an answer "
+                "as tool_calls proves only that it can emit calls, not that its parser reads this model's form")
     return {"modell": f"{wie} came back as tool_calls", "server": f"{wie} came back as text again"}.get(
         probe_urteil(probe), f"{wie} came back without any call")
 
@@ -2521,6 +2728,8 @@ def wessen(a):
         return "modell", "schleife" if a["schleife"] else "abgeschnitten"
     if a["mangel"] in ("aufrufe_verloren", "im_denken"):
         return "unklar", a["mangel"]
+    if a["form"] == "versuch" and a.get("stufe") not in STILL:  # in S4/S5 it is a spare call all the same
+        return "unklar", "argumente_fehlen"  # functions.NAME: and nothing after: the model's, or a handler's
     if a["mangel"] == "leer" and not inhalt(a["nachricht"]):
         # subtle: whitespace or a stop token written as text is something the model wrote
         return ("server", "leer") if zahl_oder_none(a.get("usage"), "completion_tokens") else ("unklar", "leer")
@@ -2668,7 +2877,7 @@ VORGABEN = {"nachfrage": False, "weiter": False, "ganz": False, "ganz_sha256": N
             "stream": False, "variante": None, "seed": None, "umbenennung": None,
             "ablenkung": None, "faelle_datei": None, "katalog_datei": None,
             "weiter_sha256": None, "probe": None, "gesendet_sha256": None,
-            "stufen": None}  # absent from runs saved before they were
+            "stufen": None, "server": None}  # absent from runs saved before they were
 SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "aufrufe", "treffer", "offen",
                   "latenz_s", "usage", "ende", "finish_reason", "verworfen")
 NEUERE_FELDER = {"finish_reason": None, "verworfen": 0}  # absent from runs saved before they were
@@ -2799,7 +3008,17 @@ EINSTELLUNGEN = {  # field -> (check, what is wrong when it fails)
     "seed": (lambda x: x is None or zahl_ist(x, True), "is not a whole number"),
     "ablenkung": (lambda x: x is None or isinstance(x, list) and all(isinstance(n, str) for n in x),
                   "is not a list of tool names"),
+    "server": (lambda x: x is None or ist_server(x), "is not a server's record"),
 }
+
+
+def ist_server(x):
+    """{"name": str, "version": str or null, "beleg": str or null, "vorlage": null or {"werkzeuge", "form"}}."""
+    v = x.get("vorlage") if isinstance(x, dict) else None
+    return isinstance(x, dict) and isinstance(x.get("name"), str) and \
+        all(isinstance(x.get(f), (str, type(None))) for f in ("version", "beleg")) and \
+        (v is None or isinstance(v, dict) and isinstance(v.get("werkzeuge"), (bool, type(None))) and
+         isinstance(v.get("form"), (str, type(None))))
 AUSGABE = {
     "stufe": (lambda x: x in STUFEN, "is not a stage"),
     "lauf": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
@@ -3125,18 +3344,23 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     return ordne(pfad, einstellungen, ausgaben, {f["id"]: i for i, f in enumerate(faelle)}, len(ersetzt))
 
 
-def mit_probe(lauf, pfad, einstellungen, faelle, ausgaben):
-    """A run whose calls came as text only, never as tool_calls: whose they are is settled by one
-    more request (probe_fall), saved in the settings line so that --bewerten reads the same."""
-    fall = probe_fall(faelle, ausgaben)
-    if fall is None or einstellungen.get("probe"):
-        return einstellungen
-    einstellungen = dict(einstellungen, probe=probe_von(Endpunkt(lauf), fall, lauf))
-    try:
-        schreibe_neu(pfad, einstellungen, ausgaben)
-    except OSError as e:
-        print(f"messen: {pfad} is complete, but the probe could not be saved with it ({e.strerror})", file=sys.stderr)
-    return einstellungen
+def nach_dem_lauf(lauf, pfad, einstellungen, faelle, ausgaben):
+    """After the last answer: which server it was (once per run; a server that took the run's
+    requests answers its own pages too), then, where the calls came as text only, the probe
+    (probe_fall); both saved in the settings line, so that --bewerten reads the same."""
+    endpunkt, neu = Endpunkt(lauf), dict(einstellungen)
+    if "server" not in neu:
+        neu["server"] = erkenne_server(endpunkt)
+    fall = probe_fall(faelle, ausgaben, neu["server"])
+    if fall is not None and not neu.get("probe"):
+        neu["probe"] = probe_von(endpunkt, fall, lauf)
+    if neu != einstellungen:
+        try:
+            schreibe_neu(pfad, neu, ausgaben)
+        except OSError as e:
+            print(f"messen: {pfad} is complete, but what was learnt of the server could not be saved with it "
+                  f"({e.strerror})", file=sys.stderr)
+    return neu
 
 
 def probe_von(endpunkt, fall, lauf):
@@ -3148,11 +3372,12 @@ def probe_von(endpunkt, fall, lauf):
     return {"fall": fall["id"], "nachricht": antwort.nachricht, "finish_reason": antwort.finish}
 
 
-def probe_fall(faelle, ausgaben):
+def probe_fall(faelle, ausgaben, server=None):
     """The first case whose answer holds a well-formed call as text in a parser's form, when no answer
-    of the run came back as tool_calls (else the parser is shown to be on); None when none is needed."""
+    of the run came back as tool_calls and the server does not show its parser on (else that settles
+    it) and takes tool_choice at all (Ollama ignores it); None when no probe is needed or can tell."""
     alle = [(a["id"], b) for a in ausgaben for b in (a, a.get("nach")) if b]
-    if any(b["nativ"] for _, b in alle):
+    if any(b["nativ"] for _, b in alle) or parser_gezeigt(server) or server_art(server)["probe"] == "keine":
         return None
     ids = {i for i, b in alle if b["form"] == "parser" and any(c["args"] is not None for c in b["aufrufe"])}
     return next((f for f in faelle if f["id"] in ids), None)
@@ -3243,8 +3468,7 @@ EIGENES_FORMAT = ("calls were written in a format of the model's own (a ``` bloc
 DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look at
     "katalog_fehlt": ("the catalogue never reached the prompt: outputs sent the whole catalogue cost no more "
                       "prompt_tokens than S1's, sent a few of its tools",
-                      "the chat template ignores `tools`: llama.cpp --chat-template-file with a tool-aware "
-                      "template; Ollama: a model whose template supports tools; vLLM --chat-template"),
+                      "the chat template ignores `tools`: {vorlage}"),
     "leer": ("outputs with neither a call nor text", "the server returned nothing: check its chat template "
              "and stop tokens"),
     "abgeschnitten": ("outputs cut off by the token limit without a complete call",
@@ -3258,11 +3482,9 @@ DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look
                  "the model loops: more max_tokens only makes it longer; cap it (--extra '{\"max_tokens\": 256}') "
                  "and check the chat template, since a wrong one makes small models loop"),
     "aus_text": ("calls were read from the answer text, not from tool_calls",
-                 "the server's tool-call parser is off (vLLM: --enable-auto-tool-choice --tool-call-parser ...; "
-                 "llama.cpp: --jinja)"),
+                 "the server's tool-call parser is off or reads another form: {parser}"),
     "im_denken": ("outputs whose whole answer (calls or text) stands in a reasoning field, graded as no answer",
-                  "the server's reasoning parser took it: check how its reasoning and tool parsers are paired "
-                  "(vLLM --reasoning-parser with --tool-call-parser; llama.cpp --reasoning-format)"),
+                  "the server's reasoning parser took it: check {denken}"),
     "verworfen": ("outputs held several choices: the one with index 0 was graded, the others dropped",
                   "the server or a proxy set n"),
     "stream_defekt": ("failed outputs whose same request without stream, at temperature 0, gave other calls "
@@ -3312,13 +3534,6 @@ STROM_UNGEPRUEFT = ("failed streamed outputs whose stream's part cannot be told:
                     "failed, its fault stands in the results file; where the stream asked again gave calls of its "
                     "own, the server answers a repeated prompt otherwise (a prompt cache, several slots). --pruefen "
                     "checks the stream at temperature 0")
-TEXT_UNGEKLAERT = ("calls were read from the answer text in a form a tool-call parser reads, never from "
-                   "tool_calls, and whose that is cannot be told ({probe}): either the server's tool-call parser is "
-                   "off (vLLM: --enable-auto-tool-choice --tool-call-parser ...; llama.cpp: --jinja), or the model "
-                   "writes a format its template's parser does not read (train or prompt it on that format); "
-                   "--pruefen asks again")
-
-
 def prozent(x):
     """0.9166 -> '91.7 %', 1.0 -> '100 %' (one decimal, a trailing .0 dropped)."""
     if x is None:
@@ -3349,6 +3564,20 @@ def kopfzeile(e, k):
             f"{mal(k['faelle'], 'case')}, {ausgaben}, measured {e['datum']}")
 
 
+def server_zeile(e):
+    """'Server: vLLM 0.32.0 (/v1/models: owned_by vllm)', or that it did not tell; nothing for a run saved
+    before messen asked."""
+    if "server" not in e:
+        return []
+    return [f"Server: {server_wort(e['server'])}"]
+
+
+def server_wort(s):
+    if s is None:
+        return "not identified (its /v1/models names no owner messen knows, and no page of its own told it)"
+    return f"{s['name']}{' ' + s['version'] if s['version'] else ''} ({s['beleg']})"
+
+
 def wie_gesendet(e):
     """', streamed, variant synonyme, catalogue tools.json': how a run asked, beyond the chapter's way."""
     variante, datei = e.get("variante"), e.get("katalog_datei")
@@ -3372,22 +3601,25 @@ def gezeigt_zeile(e, ausgaben):
             "(--neu measures anew).")
 
 
-def diagnose_zeilen(d, grenze=None):
-    """The diagnosis block: what the server did, each count with its hint, then the model's own
-    call format; one line when all is clear. grenze: the max_tokens the user chose, under which a
-    cut or looping answer is the model's at that budget, not a setting to raise."""
-    if not any(d.values()):
+def diagnose_zeilen(d, e=None):
+    """The diagnosis block: what the server did, each count with its hint in the identified server's own
+    options, then the model's own call format; one line when all is clear. e: the run's settings (the
+    server, and the max_tokens the user chose, under which a cut or looping answer is the model's)."""
+    e = e or {}
+    server, grenze = e.get("server"), token_grenze(e)
+    if not any(x for n, x in d.items() if n != "text_form"):
         unbekannt = "; whether the catalogue reached the prompt the token counts cannot tell: no plausible usage, " \
                     "no S1 case, or tools too small to tell" \
             if d["katalog_fehlt"] is None else ""
         return [f"Diagnosis: all clear (every output an answer, calls from tool_calls{unbekannt})."]
-    server = [n for n in DIAGNOSE_HINWEISE if d[n]]
-    zeilen = ["Diagnosis: what the server did, not the model" if server or d["protokoll"] else
+    beim_server = [n for n in DIAGNOSE_HINWEISE if d[n]]
+    zeilen = ["Diagnosis: what the server did, not the model" if beim_server or d["protokoll"] else
               "Diagnosis: whose some calls are cannot be told" if d["text_ungeklaert"] else
               "Diagnosis: the server did its part; the model did not" if d["eigenes_format"] else
               "Diagnosis: nothing blamed on the server; a note"]
-    for name in server:
+    for name in beim_server:
         was, einstellung = DIAGNOSE_HINWEISE[name]
+        einstellung = hinweis(name, server, d["text_form"])
         zahl = "yes" if d[name] is True else d[name]
         was += f" ({d['probe']})" if name == "aus_text" and d["probe"] else ""
         folge = {"teilweise_geparst": NACH_DEM_GEMEINTEN, "schleife": SCHLEIFE_FOLGE}.get(name, NICHT_DAS_MODELL)
@@ -3400,15 +3632,44 @@ def diagnose_zeilen(d, grenze=None):
     if d["strom_ungeprueft"]:
         zeilen.append(f"  strom_ungeprueft {d['strom_ungeprueft']}: {STROM_UNGEPRUEFT}.")
     if d["text_ungeklaert"]:
-        zeilen.append(f"  text_ungeklaert {d['text_ungeklaert']}: {TEXT_UNGEKLAERT.format(probe=d['probe'])}.")
+        zeilen.append(f"  text_ungeklaert {d['text_ungeklaert']}: "
+                      f"{ungeklaert_text(d['probe'], server, d['text_form'])}.")
     if d["eigenes_format"]:
-        belegt = f" ({d['probe']}: the server's parser works for this template)" if d["probe"] else ""
-        zeilen.append(f"  eigenes_format {d['eigenes_format']}: {EIGENES_FORMAT}{belegt}.")
+        zeilen.append(f"  eigenes_format {d['eigenes_format']}: {EIGENES_FORMAT}{eigen_beleg(d, server)}.")
     return zeilen
 
 
+def hinweis(name, server, form=None):
+    """The fix of a diagnosis key, in the identified server's own options."""
+    text = DIAGNOSE_HINWEISE[name][1]
+    for platz in ("vorlage", "denken", "parser"):  # subtle: not str.format: the hints quote JSON's braces
+        text = text.replace(f"{{{platz}}}", abhilfe(platz, server, form)) if f"{{{platz}}}" in text else text
+    return text
+
+
+def ungeklaert_text(probe, server, form):
+    """Text calls in a parser's form whose owner nothing settles: both readings, each fix in the
+    identified server's own words."""
+    return (f"calls were read from the answer text ({form or 'a form a tool-call parser reads'}), never from "
+            f"tool_calls, and whose that is cannot be told ({probe}): either the server does not read this form "
+            f"(set {abhilfe('parser', server, form)}), or the model writes a form its template's parser does not "
+            "read (train or prompt it on its template's form); --pruefen asks again")
+
+
+def eigen_beleg(d, server):
+    """Why calls left as text are the model's: what shows the parser on, and the form the template asks for."""
+    form = f"; it wrote {d['text_form']}" if d["text_form"] else ""
+    vorlage = (server or {}).get("vorlage") or {}
+    if parser_gezeigt(server):
+        gefragt = f", which asks for {vorlage['form']}" if vorlage.get("form") else ""
+        return f" ({server['name']}'s /props: its chat template renders the tools{gefragt}{form})"
+    if d["probe"] and "came back as tool_calls" in d["probe"]:
+        return f" ({d['probe']}: the server's parser works for this template{form})"
+    return f" ({form[2:]})" if form else ""
+
+
 def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
-    zeilen = [kopfzeile(e, k)] + ([gezeigt_zeile(e, ausgaben)] if gezeigt else []) + [""]
+    zeilen = [kopfzeile(e, k)] + ([gezeigt_zeile(e, ausgaben)] if gezeigt else []) + server_zeile(e) + [""]
     for name in METRIKEN:
         zeile = f"{name:<20} {wert(name, k[name])}"
         if name == "auftraege_gelungen" and k["gelungen_ki"]:
@@ -3438,7 +3699,7 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     zeilen.append(fehlerarten_zeile(k["fehlerarten"]))
     zeilen += ["", f"Latency {k['latenz_s']:.2f} s median per request; tokens {k['tokens']['prompt']} prompt, "
                f"{k['tokens']['completion']} completion; wall time {k['dauer_s']:.1f} s"]
-    zeilen += [""] + diagnose_zeilen(k["diagnose"], token_grenze(e))
+    zeilen += [""] + diagnose_zeilen(k["diagnose"], e)
     zeilen += fehlschlaege(faelle, ausgaben, hoechstens) + nach_dem_ergebnis(faelle, ausgaben, hoechstens) + \
         nach_der_antwort(faelle, ausgaben, hoechstens) + ganze_jobs(faelle, ausgaben, hoechstens)
     return "\n".join(zeilen)
@@ -3967,7 +4228,7 @@ def vergleich_text(a, b, v, faelle):
     zeilen += ["", "A " + stufenzeile(ka["stufen"]), "B " + stufenzeile(kb["stufen"])]
     zeilen += [f"A {fehlerarten_zeile(ka['fehlerarten'])}", f"B {fehlerarten_zeile(kb['fehlerarten'])}"]
     zeilen += [""] + [f"{x} {z}" for x, e, k in (("A", ea, ka), ("B", eb, kb))
-                      for z in diagnose_zeilen(k["diagnose"], token_grenze(e))]
+                      for z in diagnose_zeilen(k["diagnose"], e)]
     zeilen += vergleich_hinweise(ea, eb)[:-1]
     for titel, ids in (("Better in B", v["besser"]), ("Worse in B", v["schlechter"])):
         if ids:
@@ -4218,8 +4479,10 @@ def pruefen(lauf, faelle):
     print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}:", flush=True)
     punkte = zeige_punkte([pruef_modell(endpunkt, lauf, antworten)])
     if punkte[0][0]:
-        pruefungen = [lambda: [pruef_katalog(endpunkt, lauf, antworten)],
-                      lambda: [pruef_aufruf(endpunkt, lauf, faelle, antworten)],
+        server = erkenne_server(endpunkt)
+        punkte += zeige_punkte([(True if server else None, f"which server this is: {server_wort(server)}")])
+        pruefungen = [lambda: [pruef_katalog(endpunkt, lauf, antworten, server)],
+                      lambda: [pruef_aufruf(endpunkt, lauf, faelle, antworten, server)],
                       lambda: [pruef_felder(antworten)], lambda: pruef_s3(endpunkt, lauf, faelle)]
         pruefungen += [lambda: [pruef_nachfrage(endpunkt, lauf, faelle)]] if lauf.nachfrage else []
         pruefungen += [lambda: [pruef_weiter(endpunkt, lauf, faelle)]] if lauf.weiter else []
@@ -4260,7 +4523,7 @@ def pruef_modell(endpunkt, lauf, antworten):
     return True, "the endpoint answers and accepts the model name"
 
 
-def pruef_katalog(endpunkt, lauf, antworten):
+def pruef_katalog(endpunkt, lauf, antworten, server=None):
     was, werkzeuge = "the catalogue reaches the prompt", werkzeuge_wort(len(lauf.katalog.werkzeuge))
     try:
         mit = zahl_oder_none(pruef_anfrage(endpunkt, lauf, antworten, True).usage, "prompt_tokens")
@@ -4275,7 +4538,7 @@ def pruef_katalog(endpunkt, lauf, antworten):
     if lauf.katalog.schwelle() < WENIGER_TOKENS:
         return None, f"{was}: cannot tell ({zahlen}: tools this small add too few tokens to tell)"
     if mit - ohne < lauf.katalog.schwelle():
-        return False, f"{was}: {zahlen}; {DIAGNOSE_HINWEISE['katalog_fehlt'][1]}"
+        return False, f"{was}: {zahlen}; {hinweis('katalog_fehlt', server)}"
     return True, f"{was} ({zahlen})"
 
 
@@ -4285,7 +4548,7 @@ def werkzeuge_wort(zahl):
     return f"{worte[zahl] if zahl < len(worte) else zahl} tool{'s' * (zahl != 1)}"
 
 
-def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=5):
+def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
     """Up to five S1 cases (the easiest calls) until one comes back; how it came back, and whose it is.
 
     Each answer is cut at PRUEF_TOKENS unless --extra sets max_tokens: seconds, not minutes."""
@@ -4306,9 +4569,13 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=5):
         if native_rohe(antwort.nachricht):
             return True, f"{was} ({fall['id']}){ersatz}"
         if grund == "parser":
-            return pruef_probe(endpunkt, lauf, fall, was)
+            return pruef_probe(endpunkt, lauf, fall, was, server, antwort)
+        if grund == "versuch":
+            return None, (f"{was}: cannot tell; in {fall['id']} a call came as text in a handler's syntax with its "
+                          f"arguments missing (\"{erste_zeile(antwort.nachricht)}\"): the model stopped there, or "
+                          f"the server lost them; set {abhilfe('parser', server)}, and look at the server's log")
         if grund == "im_denken":
-            return False, f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE[grund][0]}; {DIAGNOSE_HINWEISE[grund][1]}"
+            return False, f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE[grund][0]}; {hinweis(grund, server)}"
         if grund == "eigen":
             return None, (f"{was}: in {fall['id']} the model wrote its call in a format of its own (a ``` block or "
                           "JSON in prose), which no tool-call parser turns into tool_calls: an agent on this server "
@@ -4326,18 +4593,25 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, versuche=5):
                   f"the model, not the server's setting){ersatz}")
 
 
-def pruef_probe(endpunkt, lauf, fall, was):
-    """A call came as text in a parser's form: the probe says whose that is, as in a run's diagnosis."""
-    probe = probe_von(endpunkt, fall, lauf)
-    urteil, wie = probe_urteil(probe), probe_text(probe)
+def pruef_probe(endpunkt, lauf, fall, was, server, antwort):
+    """A call came as text in a parser's form: the evidence, then the probe where it can tell, says
+    whose that is, as in a run's diagnosis."""
+    form = textform({"nachricht": antwort.nachricht, "form": "parser"})
+    if parser_gezeigt(server):
+        gefragt = f" and asks for {server['vorlage']['form']}" if server["vorlage"]["form"] else ""
+        return None, (f"{was}: in {fall['id']} the model wrote its call as text ({form}), while {server['name']}'s "
+                      f"chat template renders the tools{gefragt}: the format is the model's own: train or prompt it "
+                      "on its chat template's tool-call format")
+    probe = probe_von(endpunkt, fall, lauf) if server_art(server)["probe"] != "keine" else None
+    urteil, wie = probe_urteil(probe, server), probe_text(probe, server)
     if urteil == "server":
         return False, (f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE['aus_text'][0]} ({wie}); "
-                       f"{DIAGNOSE_HINWEISE['aus_text'][1]}")
+                       f"{hinweis('aus_text', server, form)}")
     if urteil == "modell":
         return None, (f"{was}: in {fall['id']} the model wrote its call as text, and {wie}: the server's parser "
                       "works for this template, so the format is the model's own: train or prompt it on its chat "
                       "template's tool-call format")
-    return None, f"{was}: cannot tell; in {fall['id']} {TEXT_UNGEKLAERT.format(probe=wie)}"
+    return None, f"{was}: cannot tell; in {fall['id']} {ungeklaert_text(wie, server, form)}"
 
 
 PRUEF_RUECKFRAGE = "Which one do you mean? Please give me the missing value."
@@ -4807,7 +5081,7 @@ def lauf_messen(lauf, alle, sha):
                                 f".{pfad.name}.lock cannot be opened)")
         if not gezeigt:
             ausgaben = messe(lauf, faelle, pfad, einstellungen, ausgaben, start)
-            einstellungen = mit_probe(lauf, pfad, einstellungen, faelle, ausgaben)
+            einstellungen = nach_dem_lauf(lauf, pfad, einstellungen, faelle, ausgaben)
     return zeige(lauf, einstellungen, faelle, ausgaben, gezeigt)
 
 

@@ -35,6 +35,10 @@ BY_ID = {f["id"]: f for f in ALLE_FAELLE}
 BY_FRAGE = {f["frage"]: f for f in ALLE_FAELLE}
 ABBRECHEN = object()
 TEXT_ANTWORT = "Which contact do you mean? Please give me its contact_id."
+UNERKANNT = ("  ?     which server this is: not identified (its /v1/models names no owner messen knows, and no page "
+             "of its own told it)")  # --pruefen's line for the loopback endpoint, which answers no GET
+AUS_TEXT = ("the server's tool-call parser is off or reads another form: the server's tool-call parser for this "
+            "model's template (its name and option depend on the server)")  # the fix for an unknown server
 UNBEKANNT = ("Diagnosis: all clear (every output an answer, calls from tool_calls; whether the catalogue reached "
              "the prompt the token counts cannot tell: no plausible usage, no S1 case, or tools too small to tell).")
 

@@ -160,7 +160,7 @@ def test_nacktes_json_bei_laufendem_parser_ist_das_format_des_modells(cli, endpu
     assert diagnose_von(out) == [
         ": the server did its part; the model did not",
         f"  eigenes_format {SOLL_AUFRUFE}: {messen.EIGENES_FORMAT} (S1-1 asked again with tool_choice \"required\" "
-        "at temperature 0 came back as tool_calls: the server's parser works for this template)."]
+        "at temperature 0 came back as tool_calls: the server's parser works for this template; it wrote bare JSON)."]
     anfragen = [b for _, b in server.anfragen]
     assert len(anfragen) == 43 and anfragen[-1]["tool_choice"] == "required" and anfragen[-1]["temperature"] == 0.0
     assert fall_von(anfragen[-1])["id"] == "S1-1"
@@ -168,7 +168,7 @@ def test_nacktes_json_bei_laufendem_parser_ist_das_format_des_modells(cli, endpu
     server.stop()
     k = json_lauf(cli, "--bewerten", "m")
     assert k["diagnose"] == dict(NULL, eigenes_format=SOLL_AUFRUFE, probe='S1-1 asked again with tool_choice '
-                                 '"required" at temperature 0 came back as tool_calls')
+                                 '"required" at temperature 0 came back as tool_calls', text_form="bare JSON")
     assert (k["auftraege_gelungen"], k["gelungen_nativ"]) == (1.0, 14 / 42)
 
 
@@ -189,12 +189,12 @@ def test_nacktes_json_und_eine_abgelehnte_probe_kann_es_nicht_sagen(cli, endpunk
     assert status == 0, err
     assert diagnose_von(out) == [
         ": whose some calls are cannot be told",
-        f"  text_ungeklaert {SOLL_AUFRUFE}: calls were read from the answer text in a form a tool-call parser reads, "
-        "never from tool_calls, and whose that is cannot be told (S1-1 asked again with tool_choice \"required\" at "
-        "temperature 0 got no answer: S1-1: the server answered 400: tool_choice \"required\" is not supported): "
-        "either the server's tool-call parser is off (vLLM: --enable-auto-tool-choice --tool-call-parser ...; "
-        "llama.cpp: --jinja), or the model writes a format its template's parser does not read (train or prompt it "
-        "on that format); --pruefen asks again."]
+        f"  text_ungeklaert {SOLL_AUFRUFE}: calls were read from the answer text (bare JSON), never from tool_calls, "
+        "and whose that is cannot be told (S1-1 asked again with tool_choice \"required\" at temperature 0 got no "
+        "answer: S1-1: the server answered 400: tool_choice \"required\" is not supported): either the server does "
+        "not read this form (set the server's tool-call parser for this model's template (its name and option "
+        "depend on the server)), or the model writes a form its template's parser does not read (train or prompt "
+        "it on its template's form); --pruefen asks again."]
     assert NICHT not in out
     assert json_lauf(cli, "--bewerten", "m")["diagnose"]["text_ungeklaert"] == SOLL_AUFRUFE
 

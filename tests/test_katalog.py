@@ -164,10 +164,10 @@ def test_ein_kleiner_katalog_kann_katalog_fehlt_nicht_sagen(cli, endpunkt, tmp_p
         200 * len(json.dumps(BIB["werkzeuge"])) / len(json.dumps(messen.KATALOG)) < messen.WENIGER_TOKENS
     status, out, err = cli("--pruefen", *messung(server.url, *bibliothek(tmp_path)))
     assert status == 0, err
-    assert out.splitlines()[2].startswith("  ?     the catalogue reaches the prompt: cannot tell (prompt_tokens ")
-    assert out.splitlines()[2].endswith(" with all three tools, 300 without: tools this small add too few tokens "
+    assert out.splitlines()[3].startswith("  ?     the catalogue reaches the prompt: cannot tell (prompt_tokens ")
+    assert out.splitlines()[3].endswith(" with all three tools, 300 without: tools this small add too few tokens "
                                         "to tell)")
-    assert out.splitlines()[3] == "  ok    a call comes back as tool_calls (S1-1)"
+    assert out.splitlines()[4] == "  ok    a call comes back as tool_calls (S1-1)"
 
 
 # ---------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from conftest import (BY_ID, FAELLE, KAPITEL_FEHLER, TEXT_ANTWORT, completion, messung, mit_fehlern,
+from conftest import (AUS_TEXT, BY_ID, FAELLE, KAPITEL_FEHLER, TEXT_ANTWORT, completion, messung, mit_fehlern,
                       openai_nachricht, richtig, zeilen)
 from messen import EROEFFNUNG, KATALOG
 
@@ -223,14 +223,12 @@ def test_jede_form_richtig_gelesen(cli, endpunkt, form):
     elif form in NATIV:  # graded as meant, and named as the server's shape
         assert diagnose == [": what the server did, not the model", ABWEICHEND[form]]
     elif form.__name__ == "zaun":  # no parser reads a fence: the model's format, and no server flag named
-        assert diagnose == [": the server did its part; the model did not", EIGEN_ZEILE]
+        assert diagnose == [": the server did its part; the model did not", EIGEN_ZEILE.format(form="a ``` fence")]
     else:  # the probe came back as text again: the parser is off
         assert diagnose == [": what the server did, not the model",
                             f"  aus_text       {SOLL_AUFRUFE}: calls were read from the answer text, not from "
                             'tool_calls (S1-1 asked again with tool_choice "required" at temperature 0 came back as '
-                            "text again); the server's tool-call parser is off (vLLM: --enable-auto-tool-choice "
-                            "--tool-call-parser ...; llama.cpp: --jinja). The figures above measure that setting, "
-                            "not the model."]
+                            f"text again); {AUS_TEXT}. The figures above measure that setting, not the model."]
     # shown whenever text calls or arguments a client cannot json.loads change what an agent gets done
     if form not in NATIV or form in (tgi, sglang):
         assert "gelungen_nativ       33.3 %   (with every call from tool_calls: what an agent on this server gets " \
@@ -243,7 +241,7 @@ EIGEN_ZEILE = (f"  eigenes_format {SOLL_AUFRUFE}: calls were written in a format
                "JSON in prose, or text beside other answers' tool_calls), which no tool-call parser turns into "
                "tool_calls: an agent on this server receives text, not calls. That is the model's output format, "
                "not a server setting: train or prompt it on its chat template's tool-call format. The figures "
-               "grade these calls as calls; gelungen_nativ is what an agent gets done.")
+               "grade these calls as calls; gelungen_nativ is what an agent gets done (it wrote {form}).")
 
 
 @pytest.mark.parametrize("form, aus_text, eigenes_format, gelungen_nativ", [
@@ -267,7 +265,8 @@ def test_textaufrufe_neben_nativen_sind_das_format_des_modells(cli, endpunkt):
     assert status == 0, err
     schritte = len(BY_ID["S2-1"]["erwartet"]) + len(BY_ID["S3-1"]["erwartet"])
     assert out.split("\n\nDiagnosis")[1].splitlines()[:2] == [
-        ": the server did its part; the model did not", EIGEN_ZEILE.replace(str(SOLL_AUFRUFE), str(schritte), 1)]
+        ": the server did its part; the model did not",
+        EIGEN_ZEILE.replace(str(SOLL_AUFRUFE), str(schritte), 1).format(form="<tool_call>")]
     assert "gelungen_nativ       95.2 %   (with every call from tool_calls: what an agent on this server gets " \
            "done)" in out.splitlines()
     k = json_lauf(cli, "--bewerten", "m")

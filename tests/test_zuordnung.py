@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import BY_ID, completion, fall_von, messung, openai_nachricht, prompt_tokens, richtig, zweiter_zug
+from conftest import AUS_TEXT, BY_ID, completion, fall_von, messung, openai_nachricht, prompt_tokens, richtig, zweiter_zug
 from test_diagnose import HINWEIS, NICHT, NULL, diagnose_block, fehler_zeilen, gesund, in_faellen, json_lauf
 
 S3_8 = BY_ID["S3-8"]["erwartet"]  # three calls
@@ -144,8 +144,7 @@ def test_pruefen_getaggt_ohne_native_ist_der_parser(cli, endpunkt):
     assert status == 1
     assert fehler_zeilen(out) == ["  FAIL  a call comes back as tool_calls: in S1-1 calls were read from the answer "
                                   'text, not from tool_calls (S1-1 asked again with tool_choice "required" at '
-                                  "temperature 0 came back as text again); the server's tool-call parser is off "
-                                  "(vLLM: --enable-auto-tool-choice --tool-call-parser ...; llama.cpp: --jinja)"]
+                                  f"temperature 0 came back as text again); {AUS_TEXT}"]
     assert [b["tool_choice"] for _, b in server.anfragen if fall_von(b).get("id") == "S1-1"] == ["auto", "required"]
 
 

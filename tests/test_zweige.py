@@ -97,7 +97,7 @@ def test_pruefen_ohne_s3_und_ohne_rueckfrage(cli, endpunkt, tmp_path):
     datei.write_text("".join(json.dumps(BY_ID[i]) + "\n" for i in ("S1-1", "S2-1", "S4-1")))
     status, out, err = cli("--pruefen", "--nachfrage", *messung(endpunkt(gesund).url, "--faelle", str(datei)))
     assert (status, err) == (0, "")
-    assert out.splitlines()[5:8] == [
+    assert out.splitlines()[6:9] == [
         "  ?     streamed and plain answers give the same calls: cannot tell, the case file has no S3 case",
         "  ?     several calls come in one answer: cannot tell, the case file has no S3 case",
         "  ?     a second turn (--nachfrage) is accepted: cannot tell, the case file has no case with a reply "
@@ -109,7 +109,7 @@ def test_pruefen_ohne_aufruf_in_s3(cli, endpunkt):
                       if fall and fall["stufe"] == "S3" else gesund(fall, body, nummer))
     status, out, err = cli("--pruefen", *messung(server.url))
     assert (status, err) == (0, "")
-    assert out.splitlines()[5:7] == [
+    assert out.splitlines()[6:8] == [
         "  ?     streamed and plain answers give the same calls: cannot tell, no call came in S3-1 without stream",
         "  ?     several calls come in one answer: cannot tell, S3-1 brought at most one call, asked for several or "
         "not"]
