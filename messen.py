@@ -2628,6 +2628,9 @@ def probe_text(probe, server=None):
     art = server_art(server)["probe"]
     if art == "keine":
         return f"no probe was asked: {server['name']} ignores tool_choice (ollama/ollama #8421, #11171)"
+    if art == "grammatik" and not probe:
+        return (f"no probe was asked: {server['name']} forces tool_choice \"required\" with a grammar, so its answer "
+                "would prove only that it can emit calls, not that its parser reads this model's form")
     if not probe:
         return "no probe was asked (a run saved before messen asked one, or stopped before it)"
     wie = f"{probe['fall']} {PROBE_WIE}"
@@ -3377,7 +3380,7 @@ def probe_fall(faelle, ausgaben, server=None):
     of the run came back as tool_calls and the server does not show its parser on (else that settles
     it) and takes tool_choice at all (Ollama ignores it); None when no probe is needed or can tell."""
     alle = [(a["id"], b) for a in ausgaben for b in (a, a.get("nach")) if b]
-    if any(b["nativ"] for _, b in alle) or parser_gezeigt(server) or server_art(server)["probe"] == "keine":
+    if any(b["nativ"] for _, b in alle) or parser_gezeigt(server) or server_art(server)["probe"] != "frei":
         return None
     ids = {i for i, b in alle if b["form"] == "parser" and any(c["args"] is not None for c in b["aufrufe"])}
     return next((f for f in faelle if f["id"] in ids), None)
@@ -3626,7 +3629,7 @@ def diagnose_zeilen(d, e=None):
         if grenze is not None and name in GEWAEHLTE_GRENZE:
             einstellung, folge = GEWAEHLTE_GRENZE[name].format(grenze=grenze), GRENZE_FOLGE
         zeilen.append(f"  {name:<14} {zahl}: {was}; {einstellung}. {folge}")
-    zeilen += [f"  protokoll {art} {zahl}: {PROTOKOLL_HINWEISE[art][0]}; {PROTOKOLL_HINWEISE[art][1]}. "
+    zeilen += [f"  protokoll {art} {zahl}: {PROTOKOLL_HINWEISE[art][0]}; {protokoll_hinweis(art, server)}. "
                f"{STROM_NOTIZ if art in STROM_NOTIZEN.values() else NACH_DEM_GEMEINTEN}"
                for art, zahl in d["protokoll"].items()]
     if d["strom_ungeprueft"]:
@@ -3637,6 +3640,20 @@ def diagnose_zeilen(d, e=None):
     if d["eigenes_format"]:
         zeilen.append(f"  eigenes_format {d['eigenes_format']}: {EIGENES_FORMAT}{eigen_beleg(d, server)}.")
     return zeilen
+
+
+def protokoll_hinweis(art, server):
+    """What a client sees of a protocol deviation, and whose it is: arguments encoded twice are the
+    server's only on one known to do so (llama.cpp #19520); elsewhere a model that writes its
+    arguments as a JSON string inside its call text arrives so too (vLLM's Hermes parser passes it on)."""
+    if art == "argumente_doppelt" and not (server and server["name"] in DOPPELT_KODIEREND):
+        return ("a client's json.loads(arguments) gives a string, not the arguments; whose that is cannot be told: "
+                "the model may have written its arguments as a JSON string inside its call, or the server encoded "
+                "them twice")
+    return PROTOKOLL_HINWEISE[art][1]
+
+
+DOPPELT_KODIEREND = ("llama.cpp",)  # servers shown to encode arguments twice (llama.cpp #19520)
 
 
 def hinweis(name, server, form=None):
@@ -4664,19 +4681,30 @@ def pruef_s3(endpunkt, lauf, faelle):
     except Serverfehler as e:
         return [(False, f"{was_strom}: {e}")]
     try:
-        zeile_strom = pruef_strom(fall, was_strom, schlicht, frage(stream=True))
+        zeile_strom = pruef_strom(fall, was_strom, schlicht, frage(stream=True), frage)
     except Serverfehler as e:
         zeile_strom = False, f"{was_strom}: the streamed request fails: {e}"
     return [zeile_strom, pruef_mehr(lauf, fall, was_mehr, schlicht, frage)]
 
 
-def pruef_strom(fall, was, schlicht, strom):
+def pruef_strom(fall, was, schlicht, strom, frage):
+    """The stream gives the plain answer's calls. Where it does not, each is asked once more before the
+    stream is blamed, as a run's cross-check does: behind a prompt cache or several slots, a repeated
+    prompt is answered otherwise at temperature 0, streamed or not."""
     if not schlicht:
         return None, f"{was}: cannot tell, no call came in {fall['id']} without stream"
-    if als_menge(strom) != als_menge(schlicht):
-        return False, (f"{was}: in {fall['id']} the stream gave {aufrufe_text(strom)}, the plain answer "
-                       f"{aufrufe_text(schlicht)}; {DIAGNOSE_HINWEISE['stream_defekt'][1]}")
-    return True, f"{was} ({fall['id']}: {mal(len(schlicht), 'call')})"
+    if als_menge(strom) == als_menge(schlicht):
+        return True, f"{was} ({fall['id']}: {mal(len(schlicht), 'call')})"
+    nochmal, strom_nochmal = frage(), frage(stream=True)
+    wie = f"in {fall['id']} the stream gave {aufrufe_text(strom)}, the plain answer {aufrufe_text(schlicht)}"
+    if als_menge(strom_nochmal) == als_menge(nochmal):
+        return True, (f"{was} ({fall['id']}: asked again, plain and streamed gave the same calls; the first answers "
+                      "differed because the server answers a repeated prompt otherwise, a prompt cache or several "
+                      "slots, not because of the stream)")
+    if als_menge(strom_nochmal) == als_menge(strom) and als_menge(nochmal) == als_menge(schlicht):
+        return False, f"{was}: {wie}, and the same again when asked once more; {DIAGNOSE_HINWEISE['stream_defekt'][1]}"
+    return None, (f"{was}: cannot tell; {wie}, and asked once more each gave other calls again: the server answers "
+                  "one prompt otherwise from request to request at temperature 0, so no answer here tells the stream")
 
 
 def pruef_mehr(lauf, fall, was, schlicht, frage):

@@ -148,8 +148,10 @@ class StillerServer(ThreadingHTTPServer):
 
 
 class Endpunkt:
-    def __init__(self, antwort):
+    def __init__(self, antwort, seiten=None):
         self.antwort = antwort
+        self.seiten = seiten or {}  # path -> JSON a GET of it answers (what a server says of itself); else 404
+        self.geholt = []  # the paths GET asked, in arrival order
         self.anfragen = []  # (headers, body) in arrival order
         self.je_fall = collections.Counter()  # case id -> requests so far (None: not a case)
         self.lock = threading.Lock()
@@ -174,6 +176,14 @@ class Endpunkt:
             protocol_version = "HTTP/1.1"  # keep-alive, as real servers do: no connection and thread per request
             wbufsize = -1                  # headers and body in one send: no delayed-ACK stall
             disable_nagle_algorithm = True
+
+            def do_GET(self):
+                self.body = {}
+                endpunkt.geholt.append(self.path)
+                if self.path in endpunkt.seiten:
+                    self.sende(endpunkt.seiten[self.path])
+                else:
+                    self.send_error(404)
 
             def do_POST(self):
                 body = self.body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -202,7 +212,9 @@ class Endpunkt:
                     self.close_connection = True
                     return was(self)
                 status, body, header = was if isinstance(was, tuple) else (200, was, {})
-                if isinstance(body, dict) and "choices" in body and "usage" not in body:
+                if self.command == "GET":
+                    body = json.dumps(body).encode()
+                elif isinstance(body, dict) and "choices" in body and "usage" not in body:
                     body = dict(body, usage={"prompt_tokens": prompt_tokens(self.body), "completion_tokens": 20})
                 if self.body.get("stream") is True and isinstance(body, dict) and "choices" in body:
                     body, header = gestreamt(body), {"Content-Type": "text/event-stream", **header}
@@ -231,8 +243,8 @@ def endpunkt():
     """Start loopback endpoints: endpunkt(antwort) -> Endpunkt; all stopped after the test."""
     gestartet = []
 
-    def starte(antwort=richtig):
-        e = Endpunkt(antwort)
+    def starte(antwort=richtig, seiten=None):
+        e = Endpunkt(antwort, seiten)
         gestartet.append(e)
         return e
     yield starte

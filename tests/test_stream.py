@@ -181,7 +181,8 @@ def test_pruefen_sieht_den_verlorenen_teil(cli, endpunkt):
     assert zeile.startswith('  FAIL  streamed and plain answers give the same calls: in S3-1 the stream gave '
                             'get_events(<malformed arguments>); get_events(<malformed arguments>), the plain answer '
                             'get_events(calendar="team", date="2026-03-18"); get_events(calendar="vertrieb", '
-                            'date="2026-03-18"); the server\'s streamed tool-call parser is at fault')
+                            'date="2026-03-18"), and the same again when asked once more; the server\'s streamed '
+                            'tool-call parser is at fault')
 
 
 def test_pruefen_mehrere_aufrufe_nur_auf_verlangen(cli, endpunkt):

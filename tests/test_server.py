@@ -1,0 +1,253 @@
+"""Know the server before you blame it: loopback endpoints that tell who they are as each real one does.
+
+/v1/models's owned_by as each server's source fills it (vLLM "vllm", llama.cpp "llamacpp", Ollama
+"library", LM Studio "organization_owner", SGLang "sglang"), TGI's /info, llama.cpp's /props with its
+chat template; then what the diagnosis and --pruefen say of one and the same model output on each.
+"""
+
+import json
+
+import pytest
+
+import messen
+from conftest import (BY_ID, completion, fall_von, messung, openai_nachricht, richtig, vorbereitet, zeilen,
+                      zweiter_zug)
+
+QWEN_VORLAGE = ("{%- if tools %}<|im_start|>system\n# Tools\n<tools>{{ tools }}</tools>\nFor each function call, "
+                "return a json object within <tool_call></tool_call> XML tags{%- endif %}")
+
+
+def modelle(besitzer, modell="m"):
+    return {"object": "list", "data": [{"id": modell, "object": "model", "owned_by": besitzer}]}
+
+
+SERVER = {
+    "vLLM": {"/v1/models": modelle("vllm"), "/version": {"version": "0.32.0"}},
+    "llama.cpp": {"/v1/models": modelle("llamacpp"),
+                  "/props": {"chat_template": QWEN_VORLAGE, "build_info": "b7000-abc123",
+                             "chat_template_caps": {"supports_tools": True, "supports_tool_calls": True}}},
+    "llama.cpp ohne props": {"/v1/models": modelle("llamacpp")},
+    "Ollama": {"/v1/models": modelle("library"), "/api/version": {"version": "0.12.3"}},
+    "LM Studio": {"/v1/models": modelle("organization_owner")},
+    "SGLang": {"/v1/models": modelle("sglang")},
+    "TGI": {"/v1/models": modelle("m"), "/info": {"model_id": "m", "version": "3.3.4"}},
+    "unbekannt": {},
+}
+FREMDE_SCHALTER = ("--jinja", "--enable-auto-tool-choice", "--tool-call-parser", "--chat-template-file",
+                   "--reasoning-format", "Modelfile", "--chat-template")
+
+
+def bereit(fall, body, nummer):
+    """Right in every case; 'OK' to --pruefen's own questions."""
+    return richtig(fall, body, nummer) if fall else completion({"role": "assistant", "content": "OK"})
+
+
+def nackt(fall, body, nummer):
+    """A model that writes its calls as bare JSON in content (not its template's <tool_call> tags)."""
+    soll = messen.soll_von(fall)
+    if not soll:
+        return richtig(fall, body, nummer)
+    if body.get("tool_choice") == "required":  # the probe: it loops until the limit
+        return completion({"role": "assistant", "content": '{"name": "get_contact"}}' + ".000000" * 60}, "length")
+    return completion({"role": "assistant", "content": "\n".join(
+        json.dumps({"name": s["name"], "arguments": s["args"]}) for s in soll)})
+
+
+def diagnose_von(out):
+    return out.split("\n\nDiagnosis")[1].split("\n\n")[0].splitlines()
+
+
+# ---------------------------------------------------------------------------
+# Who is it: the settings line, the summary, --pruefen
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, erkannt", [
+    ("vLLM", {"name": "vLLM", "version": "0.32.0", "beleg": "/v1/models: owned_by vllm", "vorlage": None}),
+    ("llama.cpp", {"name": "llama.cpp", "version": "b7000-abc123", "beleg": "/v1/models: owned_by llamacpp",
+                   "vorlage": {"werkzeuge": True, "form": "<tool_call>"}}),
+    ("Ollama", {"name": "Ollama", "version": "0.12.3", "beleg": "/v1/models: owned_by library", "vorlage": None}),
+    ("LM Studio", {"name": "LM Studio", "version": None, "beleg": "/v1/models: owned_by organization_owner",
+                   "vorlage": None}),
+    ("SGLang", {"name": "SGLang", "version": None, "beleg": "/v1/models: owned_by sglang", "vorlage": None}),
+    ("TGI", {"name": "TGI", "version": "3.3.4", "beleg": "/info: model_id and version", "vorlage": None}),
+    ("unbekannt", None),
+])
+def test_der_server_wird_erkannt(cli, endpunkt, tmp_path, name, erkannt):
+    server = endpunkt(bereit, SERVER[name])
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert zeilen(tmp_path / "ergebnisse" / "m.jsonl")[0]["einstellungen"]["server"] == erkannt
+    zeile = out.splitlines()[1]
+    assert zeile == (f"Server: {messen.server_wort(erkannt)}" if erkannt else
+                     "Server: not identified (its /v1/models names no owner messen knows, and no page of its own "
+                     "told it)")
+    assert server.zahl() == 42  # what it says of itself costs no request of the model
+    assert json.loads(cli("--bewerten", "m", "--json")[1])["auftraege_gelungen"] == 1.0
+    status, out, err = cli("--pruefen", *messung(server.url))
+    assert out.splitlines()[2] == (f"  ok    which server this is: {messen.server_wort(erkannt)}" if erkannt else
+                                   "  ?     which server this is: not identified (its /v1/models names no owner "
+                                   "messen knows, and no page of its own told it)")
+
+
+def test_eine_basis_url_ohne_v1(endpunkt):
+    assert messen.server_adressen("http://h:8/v1/chat/completions") == ("http://h:8", "http://h:8/v1/models")
+    assert messen.server_adressen("https://h/proxy/v1/chat/completions?k=1") == (
+        "https://h/proxy", "https://h/proxy/v1/models?k=1")
+    assert messen.server_adressen("http://h:8/chat/completions") == ("http://h:8", "http://h:8/v1/models")
+
+
+# ---------------------------------------------------------------------------
+# One model output, bare JSON, read on each server
+# ---------------------------------------------------------------------------
+
+def test_llama_cpp_mit_werkzeug_vorlage_und_einer_schleifenden_probe(cli, endpunkt):
+    server = endpunkt(nackt, SERVER["llama.cpp"])
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert diagnose_von(out) == [
+        ": the server did its part; the model did not",
+        f"  eigenes_format 37: {messen.EIGENES_FORMAT} (llama.cpp's /props: its chat template renders the tools, "
+        "which asks for <tool_call>; it wrote bare JSON)."]
+    assert "parser is off" not in out and "--jinja" not in out
+    assert server.zahl() == 42  # no probe: the server showed its parser on
+
+
+@pytest.mark.parametrize("name", ["llama.cpp ohne props", "vLLM", "TGI"])
+def test_ein_server_der_required_erzwingt_wird_nicht_gefragt(cli, endpunkt, name):
+    server = endpunkt(nackt, SERVER[name])
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    d = diagnose_von(out)
+    assert d[0] == ": whose some calls are cannot be told" and d[1].startswith("  text_ungeklaert 37: calls were read "
+                                                                               "from the answer text (bare JSON)")
+    wer = name.split()[0]
+    assert (f"(no probe was asked: {wer} forces tool_choice \"required\" with a grammar, so its answer would prove "
+            "only that it can emit calls, not that its parser reads this model's form)") in d[1]
+    assert "parser is off" not in out and server.zahl() == 42
+
+
+def test_vllm_nennt_den_parser_der_die_form_liest(cli, endpunkt):
+    status, out, err = cli(*messung(endpunkt(nackt, SERVER["vLLM"]).url))
+    assert ("either the server does not read this form (set --enable-auto-tool-choice with the --tool-call-parser "
+            "that reads the form the model writes (llama3_json for bare JSON)), or the model writes a form its "
+            "template's parser does not read") in diagnose_von(out)[1]
+
+
+def test_ollama_wird_nie_gefragt_und_heisst_nie_parser_aus(cli, endpunkt):
+    server = endpunkt(nackt, SERVER["Ollama"])
+    status, out, err = cli(*messung(server.url))
+    d = diagnose_von(out)
+    assert "(no probe was asked: Ollama ignores tool_choice (ollama/ollama #8421, #11171))" in d[1]
+    assert "a model whose template renders the tools and reads the call form it writes (its Modelfile's TEMPLATE)" \
+        in d[1]
+    assert "parser is off" not in out and server.zahl() == 42
+
+
+@pytest.mark.parametrize("name", ["unbekannt", "LM Studio", "SGLang"])
+def test_ein_anderer_server_bekommt_keinen_fremden_schalter(cli, endpunkt, name):
+    def als_text_auch_gefragt(fall, body, nummer):
+        soll = messen.soll_von(fall)
+        return completion({"role": "assistant", "content": "".join(
+            f"<tool_call>{json.dumps({'name': s['name'], 'arguments': s['args']})}</tool_call>" for s in soll)}) \
+            if soll else richtig(fall, body, nummer)
+    server = endpunkt(als_text_auch_gefragt, SERVER[name])
+    status, out, err = cli(*messung(server.url))
+    assert "  aus_text       37: calls were read from the answer text, not from tool_calls" in out
+    eigene = {"LM Studio": "the model's prompt template in LM Studio, with tool use on",
+              "SGLang": "--tool-call-parser for the form the model writes"}.get(name)
+    zeile = next(z for z in out.splitlines() if z.startswith("  aus_text"))
+    assert zeile.endswith(f"reads another form: {eigene or messen.UNBEKANNTER_SERVER['parser']}. The figures above "
+                          "measure that setting, not the model.")
+    erlaubt = {"SGLang": ("--tool-call-parser",)}.get(name, ())
+    assert not [s for s in FREMDE_SCHALTER if s in out and s not in erlaubt]
+    status, out, err = cli("--pruefen", *messung(server.url))
+    assert not [s for s in FREMDE_SCHALTER if s in out and s not in erlaubt]
+
+
+# ---------------------------------------------------------------------------
+# A handler's call syntax with the arguments lost: a call, never restraint, never "no call"
+# ---------------------------------------------------------------------------
+
+def funktions_syntax(fall, body, nummer):
+    """Every answer a call in llama-cpp-python's handler syntax, its arguments lost: S5 and S4 too."""
+    name = (messen.soll_von(fall) or [{"name": "book_room" if fall["stufe"] == "S5" else "list_contacts"}])[0]["name"]
+    return completion({"role": "assistant", "content": f"functions.{name}:"})
+
+
+def test_funktions_syntax_ist_ein_aufruf(cli, endpunkt):
+    server = endpunkt(funktions_syntax)
+    vorbereitet(cli, *messung(server.url))
+    k = json.loads(cli("--bewerten", "m", "--json")[1])
+    assert (k["stillgehalten"], k["stufen"]["S4"], k["stufen"]["S5"]) == (0 / 14, 0.0, 0.0)  # no restraint credited
+    zweite = sum(len(BY_ID[i]["erwartet"]) - 1 for i in BY_ID if i.startswith("S3"))  # one attempt, one step
+    assert (k["fehlerarten"]["kein_aufruf"], k["fehlerarten"]["ueberzaehlig"]) == (zweite, 14)
+    assert k["fehlerarten"]["fehlerhaft"] == 8 + 12 + 8  # one malformed call in each S1-S3 case
+    status, out, err = cli("--pruefen", *messung(server.url))
+    zeile = next(z for z in out.splitlines() if "a call comes back as tool_calls" in z)
+    assert zeile == ('  ?     a call comes back as tool_calls: cannot tell; in S1-1 a call came as text in a handler\'s '
+                     'syntax with its arguments missing ("functions.get_contact:"): the model stopped there, or the '
+                     f"server lost them; set {messen.UNBEKANNTER_SERVER['parser']}, and look at the server's log")
+    assert "the model answered without one" not in out
+
+
+def test_im_vergleich_sind_verlorene_argumente_nicht_zu_klaeren(cli, endpunkt):
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "a"))
+    vorbereitet(cli, *messung(endpunkt(lambda f, b, n: funktions_syntax(f, b, n) if f["id"] in ("S2-1", "S2-2")
+                                       else richtig(f, b, n)).url, "--tag", "b"))
+    v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
+    assert v["unklar"] == ["S2-1", "S2-2"] and v["wessen"]["S2-1"]["gruende"] == ["argumente_fehlen"]
+
+
+# ---------------------------------------------------------------------------
+# One reading per run: no two lines explain the same evidence in opposite ways
+# ---------------------------------------------------------------------------
+
+FORMEN = {
+    "hermes": lambda s: "".join(f"<tool_call>{json.dumps({'name': c['name'], 'arguments': c['args']})}</tool_call>"
+                                for c in s),
+    "nackt": lambda s: "\n".join(json.dumps({"name": c["name"], "arguments": c["args"]}) for c in s),
+    "zaun": lambda s: "```json\n" + json.dumps([{"name": c["name"], "arguments": c["args"]} for c in s]) + "\n```",
+    "pythonisch": lambda s: "[" + ", ".join(f"{c['name']}(" + ", ".join(f"{k}={v!r}" for k, v in c["args"].items())
+                                            + ")" for c in s) + "]",
+}
+
+
+@pytest.mark.parametrize("server_name", list(SERVER))
+@pytest.mark.parametrize("gemischt", [("nackt", "zaun"), ("hermes", "zaun"), ("pythonisch",), ("hermes", "nackt")])
+@pytest.mark.parametrize("probe", ["text", "nativ", "schleife"])
+def test_eine_lesart_je_lauf(cli, endpunkt, server_name, gemischt, probe):
+    def antwort(fall, body, nummer):
+        soll = messen.soll_von(fall)
+        if not soll:
+            return richtig(fall, body, nummer)
+        if body.get("tool_choice") == "required":
+            return {"text": completion({"role": "assistant", "content": FORMEN[gemischt[0]](soll)}),
+                    "nativ": richtig(fall, body, nummer), "schleife": nackt(fall, body, nummer)}[probe]
+        return completion({"role": "assistant", "content": FORMEN[gemischt[int(fall["id"][-1]) % len(gemischt)]](soll)})
+    status, out, err = cli(*messung(endpunkt(antwort, SERVER[server_name]).url))
+    assert status == 0, err
+    text = "\n".join(diagnose_von(out))
+    aus = "parser is off" in text
+    an = "the server's parser works" in text or "renders the tools" in text
+    assert not (aus and an), text
+    assert not (aus and "text_ungeklaert" in text), text
+    if server_name in ("vLLM", "llama.cpp", "llama.cpp ohne props", "Ollama", "TGI"):
+        assert not aus  # none of them can have its parser off and still answer tool_choice "auto"
+
+
+def test_der_strom_wird_hinter_einem_prompt_cache_nicht_beschuldigt(cli, endpunkt):
+    zaehler = {"S3-1": 0}
+
+    def cache(fall, body, nummer):
+        """The first S3-1 request is answered fresh, every later one from a cache that answers otherwise."""
+        if fall and fall["id"] == "S3-1" and not zweiter_zug(body):
+            zaehler["S3-1"] += 1
+            soll = fall["erwartet"] if zaehler["S3-1"] == 1 else fall["erwartet"][:1]
+            return completion(openai_nachricht(soll), "tool_calls")
+        return richtig(fall, body, nummer) if fall else completion({"role": "assistant", "content": "OK"})
+    status, out, err = cli("--pruefen", *messung(endpunkt(cache).url))
+    zeile = next(z for z in out.splitlines() if "streamed and plain" in z)
+    assert zeile == ("  ok    streamed and plain answers give the same calls (S3-1: asked again, plain and streamed "
+                     "gave the same calls; the first answers differed because the server answers a repeated prompt "
+                     "otherwise, a prompt cache or several slots, not because of the stream)")
+    assert fall_von  # the helpers the endpoints share stay imported
