@@ -697,8 +697,25 @@ def wert_fehler(name, wert, schema):
     erwartet = SCHEMA_TYPEN.get(typ) if isinstance(typ, str) else None
     ganz = typ == "integer" and isinstance(wert, float) and wert.is_integer()
     if erwartet and (not isinstance(wert, erwartet) or isinstance(wert, bool) and typ != "boolean") and not ganz:
-        return name, f"{json.dumps(wert, ensure_ascii=False)}, not of the type {typ} its schema says"
+        return name, f"{json.dumps(wert, ensure_ascii=False)}, not of the type {typ} its schema says" + \
+            typ_abhilfe(wert, typ)
     return None
+
+
+def typ_abhilfe(wert, typ):
+    """'; write it as 15, without quotes': the fix for a value written as text that its type reads."""
+    if isinstance(wert, str):
+        try:
+            gelesen = json.loads(wert.strip())
+        except ValueError:
+            gelesen = None
+        passt_ = typ == "boolean" and isinstance(gelesen, bool) or typ in ("number", "integer") and \
+            ist_zahl(gelesen) and (typ == "number" or float(gelesen).is_integer())
+        if passt_:
+            return f"; write it as {json.dumps(gelesen)}, without quotes"
+    if typ == "string" and not isinstance(wert, (dict, list)):
+        return f"; write it in quotes, {json.dumps(json.dumps(wert))}"
+    return ""
 
 
 def pruefe_danach(fall, katalog):
@@ -1839,11 +1856,21 @@ def text_aufrufe(text):
     return eigene_aufrufe(text), "eigen"
 
 
+def unlesbar_von(b):
+    """(form, the first 80 characters it was read from) for each malformed call of an answer: a call in
+    tool_calls whose arguments do not parse shows them as sent; one read from text shows the text."""
+    roh = native_rohe(b.get("nachricht") or {})
+    nativ = [("tool_calls", kurz(str((r.get("function") or {}).get("arguments") if isinstance(r, dict) else r), 80))
+             for c, r in zip(b["aufrufe"][:b["nativ"]], roh) if c["args"] is None]
+    text = ohne_denken(inhalt(b.get("nachricht") or {})).strip().replace("\n", " ")
+    return nativ + [(textform(b), kurz(text, 80)) for c in b["aufrufe"][b["nativ"]:] if c["args"] is None]
+
+
 def textform(b):
     """The form a graded output's text calls were written in, as the diagnosis names it."""
     text = ohne_denken(inhalt(b.get("nachricht") or {})).strip()
     if HANDLER.match(text):
-        return "functions.NAME:"
+        return "functions.NAME:" if b["form"] != "versuch" else "functions.NAME: with nothing after it"
     tag = next((t for t in TAG_FORMEN if t in text), None)
     if tag:
         return tag
@@ -2335,13 +2362,13 @@ def mangel(nachricht, aufrufe, finish, vollstaendig=False, still=False):
     made a complete call had failed before the limit: a spare call, the model's);
     'im_denken': no call and no text, but a reasoning field that holds the answer
     (calls or text; never graded, since an agent receives neither);
-    'aufrufe_verloren': finish_reason tool_calls, yet no call came (a parser that dropped them, SGLang
-    #26790): no answer, and in S4/S5 never restraint, since the model did call;
+    'angekuendigt': finish_reason tool_calls, yet no call came, not even as text (a parser that dropped
+    them, SGLang #26790): no answer, and in S4/S5 never restraint, since the model did call;
     'leer': neither a call nor text, once reasoning blocks are removed."""
     if finish == "length" and not vollstaendig and not (still and any(c["args"] is not None for c in aufrufe)):
         return "abgeschnitten"
     if finish == "tool_calls" and not aufrufe:
-        return "aufrufe_verloren"
+        return "angekuendigt"
     if aufrufe or SONDERTOKEN.sub("", ohne_denken(inhalt(nachricht))).strip():
         return None
     return "im_denken" if denk_text(nachricht) else "leer"
@@ -2412,7 +2439,7 @@ def abweichungen(ist_liste, soll_liste):
 
 
 FEHLERARTEN = ("kein_aufruf", "falsches_werkzeug", "falscher_wert", "fehlendes_argument", "erfundenes_argument",
-               "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "im_denken", "aufrufe_verloren",
+               "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "schleife", "im_denken", "angekuendigt",
                "falscher_zustand", "schrittgrenze")
 
 
@@ -2425,8 +2452,8 @@ def fehlerarten_von(a, soll_liste, still):
     ueberzaehlig (in S4/S5 every call) or fehlerhaft (malformed); an output that is
     no answer counts once, by its reason."""
     arten = collections.Counter()
-    if a["mangel"]:
-        arten[a["mangel"]] += 1
+    if a["mangel"]:  # a loop is a cut answer the diagnosis names apart: one word, one count
+        arten["schleife" if a["mangel"] == "abgeschnitten" and a.get("schleife") else a["mangel"]] += 1
         return arten
     if "ganz" in a:  # an S7 job fails once: at its step limit, or in its end state
         arten["schrittgrenze" if a["ganz"]["grenze"] else "falscher_zustand"] += not gelungen(a)
@@ -2510,6 +2537,9 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         "erledigt_ki": wilson_ki([v for i, v in alle_faelle.items() if stufe_von[i] == GANZ]),
         "fehlgeschlagen": [i for i, (e, m) in alle_faelle.items() if e < m],
         "diagnose": diagnose(ausgaben, katalog.schwelle_s1(faelle), einstellungen),
+        "unlesbar_geschrieben": [{"id": a["id"], "lauf": a["lauf"], "zug": zug, "form": form, "text": text}
+                                 for a in ausgaben if "ganz" not in a for zug, b in ((1, a), (2, a.get("nach"))) if b
+                                 for form, text in unlesbar_von(b)],
         "nachfrage": nachfrage(ausgaben),
         "fehlerarten": fehlerarten(faelle, ausgaben),
     }
@@ -2518,9 +2548,13 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
 
 
 def fehlerarten(faelle, ausgaben):
-    """Every failure class with its count over the run, zeros included."""
-    soll = {f["id"]: soll_von(f) for f in faelle}
-    summe = sum((fehlerarten_von(a, soll[a["id"]], a["stufe"] in STILL) for a in ausgaben), collections.Counter())
+    """Every failure class with its count over the run's answers, second turns included (as the
+    diagnosis counts them), zeros included."""
+    by_id = {f["id"]: f for f in faelle}
+    summe = sum((fehlerarten_von(a, soll_von(by_id[a["id"]]), a["stufe"] in STILL) for a in ausgaben),
+                collections.Counter())
+    summe += sum((fehlerarten_von(a["nach"], by_id[a["id"]]["danach"], False) for a in ausgaben if a.get("nach")),
+                 collections.Counter())
     return {art: summe[art] for art in FEHLERARTEN}
 
 
@@ -2580,6 +2614,7 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     text = sum(heil(b) for b in alle if b["form"] == "parser")
     wessen = "modell" if nativ else probe_urteil(e.get("probe"), server) if text else None
     protokoll = sum((collections.Counter(b["protokoll"]) + strom_notizen(b) for b in alle), collections.Counter())
+    katalog = katalog_befund(ausgaben, schwelle)
     return {
         "leer": sum(b["mangel"] == "leer" for b in alle),
         "abgeschnitten": sum(b["mangel"] == "abgeschnitten" and not b["schleife"] for b in alle),
@@ -2591,8 +2626,10 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
         "text_ungeklaert": text if text and wessen is None else 0,
         "probe": probe_text(e.get("probe"), server) if text and not nativ else None,
         "text_form": next((textform(b) for b in alle if b["form"] in ("parser", "eigen")), None),
+        "unlesbar": dict(collections.Counter(form for b in alle if "ganz" not in b and not b["mangel"]
+                                             for form, _ in unlesbar_von(b))),  # a cut call is the cut's
         "im_denken": sum(b["mangel"] == "im_denken" for b in alle),
-        "katalog_fehlt": katalog_fehlt(ausgaben, schwelle),
+        "katalog_fehlt": katalog[0], "katalog_unklar": katalog[1],
         "verworfen": sum(bool(a["verworfen"]) for a in ausgaben),
         "stream_defekt": sum(map(strom_defekt, alle)),
         "strom_ungeprueft": sum(map(strom_ungeprueft, alle)),
@@ -2684,16 +2721,22 @@ def strom_ungeprueft(b):
     return ohne is None or ohne != gestreamt and nochmal not in (gestreamt, ohne)
 
 
-def katalog_fehlt(ausgaben, schwelle=KATALOG_TOKENS):
-    """True when outputs sent the whole catalogue cost less than `schwelle` more prompt tokens than
-    S1's; None when the counts cannot tell (no usage, no S1, the full catalogue clearly cheaper than
-    S1's few tools, or a catalogue so small that its tools add fewer tokens than counts vary by)."""
+def katalog_befund(ausgaben, schwelle=KATALOG_TOKENS):
+    """(katalog_fehlt, why the counts cannot tell or None): katalog_fehlt is True when outputs sent the
+    whole catalogue cost less than `schwelle` more prompt tokens than S1's, None when the counts cannot
+    tell, for the one reason named."""
     s1 = [t for a in ausgaben if a["stufe"] == "S1" for t in [zahl_oder_none(a["usage"], "prompt_tokens")] if t]
     voll = [t for a in ausgaben if a["stufe"] != "S1" for t in [zahl_oder_none(a["usage"], "prompt_tokens")] if t]
-    if not s1 or not voll or schwelle < WENIGER_TOKENS:
-        return None
+    if not any(a["stufe"] == "S1" for a in ausgaben):
+        return None, "the run has no S1 case, whose few tools the whole catalogue is weighed against"
+    if not s1 or not voll:
+        return None, "the server sent no plausible prompt_tokens"
+    if schwelle < WENIGER_TOKENS:
+        return None, f"the tools S1 leaves out add about {schwelle:.0f} tokens, fewer than counts vary by"
     mehr = statistics.median(voll) - statistics.median(s1)
-    return None if mehr < -WENIGER_TOKENS else mehr < schwelle
+    if mehr < -WENIGER_TOKENS:
+        return None, "the whole catalogue cost fewer prompt_tokens than S1's few tools, so the server counts something else"
+    return mehr < schwelle, None
 
 
 def zahl_oder_none(usage, feld):
@@ -2729,7 +2772,7 @@ def wessen(a):
         return "unklar", "strom_ungeprueft"
     if a["mangel"] == "abgeschnitten":
         return "modell", "schleife" if a["schleife"] else "abgeschnitten"
-    if a["mangel"] in ("aufrufe_verloren", "im_denken"):
+    if a["mangel"] in ("angekuendigt", "im_denken"):
         return "unklar", a["mangel"]
     if a["form"] == "versuch" and a.get("stufe") not in STILL:  # in S4/S5 it is a spare call all the same
         return "unklar", "argumente_fehlen"  # functions.NAME: and nothing after: the model's, or a handler's
@@ -3322,6 +3365,7 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     sitzung = max((a["sitzung"] for a in ausgaben), default=-1) + 1
     gesamt, fertige = len(faelle) * lauf.n, fertig(ausgaben)
     ersetzt = {(a["id"], a["lauf"]) for a in ausgaben if zweite_fehlt(a)}  # outputs whose line a later one replaces
+    anzeige = Fortschritt(fertige, gesamt, lauf.parallel)
     with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
             roh.truncate(start)  # drops a half-written last line
@@ -3335,15 +3379,16 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
                     ausgaben[:] = [b for b in ausgaben if (b["id"], b["lauf"]) != (fall["id"], k)]
                 ausgaben.append(a)
                 fertige += not fehler
-                fortschritt(fertige, gesamt, fall["id"])
+                if not fehler:
+                    anzeige.weiter(a, fall["id"])
                 if fehler:
                     raise fehler
         except (Abbruch, KeyboardInterrupt, OSError) as e:
-            fortschritt_ende()
+            anzeige.ende()
             fehler = angehalten(e, pfad, gespeichert(pfad, faelle, fertige), gesamt)
             fehler.ursache = e  # the cause alone, for a run whose file is gone (the self-test's)
             raise fehler from None
-    fortschritt_ende()
+    anzeige.ende()
     return ordne(pfad, einstellungen, ausgaben, {f["id"]: i for i, f in enumerate(faelle)}, len(ersetzt))
 
 
@@ -3443,18 +3488,47 @@ def angehalten(e, pfad, gespeichert, gesamt):
     return type(e)(f"{e}\nmessen: {weiter}")
 
 
-def fortschritt(fertig, gesamt, fall_id):
-    if sys.stderr.isatty():
-        print(f"\rmessen: {fertig}/{gesamt} {fall_id:<8}", end="", file=sys.stderr, flush=True)
-    elif fertig == gesamt or fertig * 10 // gesamt != (fertig - 1) * 10 // gesamt:
-        # subtle: one write with its newline, so that Ctrl-C cannot fall between the line and its end
-        sys.stderr.write(f"messen: {fertig}/{gesamt} outputs\n")
-        sys.stderr.flush()
+class Fortschritt:
+    """What a run shows while it measures, on stderr: on a terminal one line rewritten in place (done of
+    all, the time so far, the median seconds a request took, and from the fifth output on the time
+    left: the outputs left times the median an output took, over --parallel); else a plain line at
+    every tenth, as a log keeps it."""
+
+    def __init__(self, fertig, gesamt, parallel):
+        self.fertig, self.gesamt, self.parallel = fertig, gesamt, parallel
+        self.start, self.ausgaben, self.anfragen = time.monotonic(), [], []  # seconds an output, a request took
+        self.terminal = sys.stderr.isatty()
+
+    def weiter(self, a, fall_id):
+        self.fertig += 1
+        self.ausgaben.append(a["latenz_s"])
+        self.anfragen += [s["latenz_s"] for s in a.get("verlauf") or [a]]  # an S7 job's requests are its steps
+        if self.terminal:
+            print(f"\rmessen: {self.fertig}/{self.gesamt} {fall_id:<8} {self.stand()}\033[K", end="",
+                  file=sys.stderr, flush=True)
+        elif self.fertig == self.gesamt or self.fertig * 10 // self.gesamt != (self.fertig - 1) * 10 // self.gesamt:
+            # subtle: one write with its newline, so that Ctrl-C cannot fall between the line and its end
+            sys.stderr.write(f"messen: {self.fertig}/{self.gesamt} outputs\n")
+            sys.stderr.flush()
+
+    def stand(self):
+        """'2:14 so far, 27.1 s a request (median), about 8:40 left'."""
+        teile = [f"{uhrzeit(time.monotonic() - self.start)} so far",
+                 f"{statistics.median(self.anfragen):.1f} s a request (median)"]
+        if len(self.ausgaben) >= 5 and self.fertig < self.gesamt:
+            rest = (self.gesamt - self.fertig) * statistics.median(self.ausgaben) / self.parallel
+            teile.append(f"about {uhrzeit(rest)} left")
+        return ", ".join(teile)
+
+    def ende(self):
+        if self.terminal:
+            print(file=sys.stderr)
 
 
-def fortschritt_ende():
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
+def uhrzeit(sekunden):
+    """134 -> '2:14', 4000 -> '1:06:40'."""
+    s = int(round(sekunden))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
 # ---------------------------------------------------------------------------
@@ -3610,15 +3684,16 @@ def diagnose_zeilen(d, e=None):
     server, and the max_tokens the user chose, under which a cut or looping answer is the model's)."""
     e = e or {}
     server, grenze = e.get("server"), token_grenze(e)
-    if not any(x for n, x in d.items() if n != "text_form"):
-        unbekannt = "; whether the catalogue reached the prompt the token counts cannot tell: no plausible usage, " \
-                    "no S1 case, or tools too small to tell" \
+    if not auffaellig(d):
+        unbekannt = f"; whether the catalogue reached the prompt cannot be told: {d['katalog_unklar']}" \
             if d["katalog_fehlt"] is None else ""
         return [f"Diagnosis: all clear (every output an answer, calls from tool_calls{unbekannt})."]
     beim_server = [n for n in DIAGNOSE_HINWEISE if d[n]]
-    zeilen = ["Diagnosis: what the server did, not the model" if beim_server or d["protokoll"] else
-              "Diagnosis: whose some calls are cannot be told" if d["text_ungeklaert"] else
-              "Diagnosis: the server did its part; the model did not" if d["eigenes_format"] else
+    des_servers = [n for n in beim_server if grenze is None or n not in GEWAEHLTE_GRENZE]  # under a cap: the model's
+    zeilen = ["Diagnosis: what the server did, not the model" if des_servers or d["protokoll"] else
+              "Diagnosis: whose some calls are cannot be told" if d["text_ungeklaert"] or VERSUCH in d["unlesbar"] else
+              "Diagnosis: the server did its part; the model did not" if d["eigenes_format"] or d["unlesbar"] or
+              beim_server else
               "Diagnosis: nothing blamed on the server; a note"]
     for name in beim_server:
         was, einstellung = DIAGNOSE_HINWEISE[name]
@@ -3639,7 +3714,17 @@ def diagnose_zeilen(d, e=None):
                       f"{ungeklaert_text(d['probe'], server, d['text_form'])}.")
     if d["eigenes_format"]:
         zeilen.append(f"  eigenes_format {d['eigenes_format']}: {EIGENES_FORMAT}{eigen_beleg(d, server)}.")
+    if d["unlesbar"]:
+        formen = ", ".join(f"{form} {zahl}" for form, zahl in d["unlesbar"].items())
+        wessen_ = (" Those written as functions.NAME: with nothing after it are the model's, or a handler's that "
+                   "lost the arguments: that cannot be told here." if VERSUCH in d["unlesbar"] else "")
+        zeilen.append(f"  unlesbar       {sum(d['unlesbar'].values())}: calls whose arguments do not parse, by the "
+                      f"form they were written in: {formen}; the failed list shows what was written. The model wrote "
+                      f"them: train or prompt it on its template's call format.{wessen_}")
     return zeilen
+
+
+VERSUCH = "functions.NAME: with nothing after it"
 
 
 def protokoll_hinweis(art, server):
@@ -3662,6 +3747,14 @@ def hinweis(name, server, form=None):
     for platz in ("vorlage", "denken", "parser"):  # subtle: not str.format: the hints quote JSON's braces
         text = text.replace(f"{{{platz}}}", abhilfe(platz, server, form)) if f"{{{platz}}}" in text else text
     return text
+
+
+NUR_ANGABEN = ("text_form", "katalog_unklar")  # diagnosis keys that say how, never that something is wrong
+
+
+def auffaellig(d):
+    """Does the diagnosis find anything (not all clear)?"""
+    return any(x for n, x in d.items() if n not in NUR_ANGABEN)
 
 
 def ungeklaert_text(probe, server, form):
@@ -3742,7 +3835,7 @@ def aufrufe_text(liste, mangel_=None):
     if not liste:
         return {"leer": "nothing (neither a call nor text)", "abgeschnitten": "cut off by the token limit",
                 "im_denken": "calls in a reasoning field only",
-                "aufrufe_verloren": "no call, though finish_reason said tool_calls"}.get(mangel_, "no call")
+                "angekuendigt": "no call, though finish_reason said tool_calls"}.get(mangel_, "no call")
     mehr = [f"... {len(liste) - 20} more calls"] if len(liste) > 20 else []
     return "; ".join(list(map(aufruf_text, liste[:20])) + mehr)
 
@@ -3831,8 +3924,10 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
     gruende = gruende_von(b, erwartet)
     ohne = lies_aufrufe(b["strom"]["ohne_strom"]["nachricht"])[0] if strom_defekt(b) else None
     geschrieben = f': "{kurz(b["text"], 100)}"' if not b["aufrufe"] and b.get("text") else ""  # what came instead
+    unlesbar = unlesbar_von(b)
     return [f"  {a['id']}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
             f"      came:     {aufrufe_text(b['aufrufe'], b['mangel'])}{geschrieben}"] + \
+        [f"      written:  {form}: \"{text}\"" for form, text in dict(unlesbar).items()] + \
         ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: stream_defekt)"] if ohne else []) + \
         ([f"      differs:  {'; '.join(gruende)}"] if gruende else [])
 
@@ -3852,7 +3947,7 @@ def bericht_json(e, k, gezeigt=False):
 
 
 JSON_FELDER = ("gelungen_nativ", "nachfrage", "weiter", "erledigt", "anfragen_je_job",
-               "stufen", "alle_n", "alle_n_stufen", "gelungen_ki", "erledigt_ki",
+               "stufen", "alle_n", "alle_n_stufen", "gelungen_ki", "erledigt_ki", "unlesbar_geschrieben",
                "fehlerarten", "fehlgeschlagen", "diagnose", "latenz_s", "tokens", "dauer_s")  # beside the five metrics
 
 
@@ -4283,7 +4378,8 @@ def diagnose_markdown(ks, differenz_spalte=False):
 
 def diagnose_kurz(d):
     """'katalog_fehlt yes, leer 3': the diagnosis in a few words; "" when all is clear."""
-    return ", ".join(f"{n} {'yes' if x is True else x}" for n, x in diagnose_flach(d) if x and n != "probe")
+    return ", ".join(f"{n} {'yes' if x is True else x}" for n, x in diagnose_flach(d)
+                     if x and n != "probe" and n not in NUR_ANGABEN)
 
 
 def diagnose_flach(d):
@@ -4493,7 +4589,8 @@ def pruefen(lauf, faelle):
     at temperature 0 it would take as long again."""
     lauf = dataclasses.replace(lauf, timeout_nochmal=False)
     endpunkt, antworten = Endpunkt(lauf), []
-    print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}:", flush=True)
+    zahl = 7 + lauf.nachfrage + lauf.weiter  # the lines below, each printed as its check ends
+    print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}, {zahl} checks:", flush=True)
     punkte = zeige_punkte([pruef_modell(endpunkt, lauf, antworten)])
     if punkte[0][0]:
         server = erkenne_server(endpunkt)
@@ -4601,6 +4698,10 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
         gruende.append(grund)
     if not auswahl:
         return None, f"{was}: cannot tell, the case file has no case that expects a call"
+    if gruende and all(g == "abgeschnitten" for g in gruende) and "max_tokens" in lauf.extra:
+        return None, (f"{was}: cannot tell, every answer of {len(gruende)} ran past the cap you chose "
+                      f"(max_tokens {grenze}) before a call came: the model rambles or loops at this budget; a "
+                      "measurement under the same cap counts that as the model's")
     if gruende and all(g == "abgeschnitten" for g in gruende):
         return None, (f"{was}: cannot tell, every answer of {len(gruende)} was cut at {grenze} tokens before a call "
                       f"or text came (finish_reason length), as a thinking model's is; give it more with "
@@ -4849,7 +4950,7 @@ def selbsttest(lauf, faelle, sha):
         server.server_close()
     anteile = [k[m] for m in metriken(k) if m != "schritte_je_auftrag" and k[m] is not None] + \
         [x for x in k["stufen"].values() if x is not None]  # None: a case file without that stage
-    if any(x != 1 for x in anteile) or any(k["diagnose"].values()):
+    if any(x != 1 for x in anteile) or auffaellig(k["diagnose"]):
         raise Abbruch(f"the self-test did not score 100 % everywhere: {selbsttest_schuld(lauf.faelle, faelle)}")
     return 0
 

@@ -40,7 +40,8 @@ UNERKANNT = ("  ?     which server this is: not identified (its /v1/models names
 AUS_TEXT = ("the server's tool-call parser is off or reads another form: the server's tool-call parser for this "
             "model's template (its name and option depend on the server)")  # the fix for an unknown server
 UNBEKANNT = ("Diagnosis: all clear (every output an answer, calls from tool_calls; whether the catalogue reached "
-             "the prompt the token counts cannot tell: no plausible usage, no S1 case, or tools too small to tell).")
+             "the prompt cannot be told: {})."
+             ).format  # each with its one reason
 
 
 # ---------------------------------------------------------------------------

@@ -371,6 +371,16 @@ def main():
         except Baufehler as e:
             pruefe(False, str(e))
     zahlen(figures)
+    if os.environ.get("MESSEN_OHNE_VLLM") != "1":  # vLLM, the server most users run: tests/echter_vllm.py
+        import echter_vllm
+        start = time.monotonic()
+        try:
+            zeiten = echter_vllm.pruefe_vllm(server_dir, modell, pruefe)
+            sag(f"vLLM: installed in {zeiten['installiert_s']:.0f} s (0: cached), converted in "
+                f"{zeiten['konvertiert_s']:.0f} s, started in {zeiten.get('start_s', 0):.0f} s; its checks took "
+                f"{time.monotonic() - start:.0f} s")
+        except (Baufehler, OSError, subprocess.SubprocessError) as e:
+            pruefe(False, f"vLLM: {e}")
     print(f"{pruefe.fehler} checks failed" if pruefe.fehler else "all checks passed", flush=True)
     return 1 if pruefe.fehler else 0
 

@@ -28,7 +28,8 @@ HINWEIS = {  # an unknown server: each fix in words, never another server's flag
 }
 NULL = {"leer": 0, "abgeschnitten": 0, "schleife": 0, "aus_text": 0, "teilweise_geparst": 0, "protokoll": {}, "eigenes_format": 0,
         "text_ungeklaert": 0, "probe": None, "im_denken": 0, "katalog_fehlt": False,
-        "verworfen": 0, "stream_defekt": 0, "strom_ungeprueft": 0, "text_form": None}
+        "verworfen": 0, "stream_defekt": 0, "strom_ungeprueft": 0, "text_form": None, "katalog_unklar": None,
+        "unlesbar": {}}
 
 
 def json_lauf(cli, *argv):
@@ -136,7 +137,7 @@ def test_ohne_usage_ist_der_katalog_unbekannt(cli, endpunkt):
     server = endpunkt(lambda fall, body, nummer: dict(richtig(fall, body, nummer), usage=None))
     status, out, err = cli(*messung(server.url))
     assert status == 0, err
-    assert diagnose_block(out) == [UNBEKANNT]
+    assert diagnose_block(out) == [UNBEKANNT("the server sent no plausible prompt_tokens")]
     assert json_lauf(cli, "--bewerten", "m")["diagnose"]["katalog_fehlt"] is None
 
 
@@ -180,7 +181,7 @@ def test_pruefen_auf_einem_gesunden_server(cli, endpunkt):
     assert (status, err) == (0, "")
     ohne, mit = prompt_tokens({}), prompt_tokens({"tools": KATALOG})
     assert out.splitlines() == [
-        f"Checking {server.url} with model m:",
+        f"Checking {server.url} with model m, 7 checks:",
         "  ok    the endpoint answers and accepts the model name",
         UNERKANNT,
         f"  ok    the catalogue reaches the prompt (prompt_tokens {mit} with all eleven tools, {ohne} without)",

@@ -57,7 +57,7 @@ def pruefe_bewertung(fall, b):
         assert a["args"] is None or isinstance(a["args"], dict)
     assert 0 <= b["treffer"] <= b["soll"] == len(messen.soll_von(fall))
     assert 0 <= b["offen"] <= len(b["aufrufe"])
-    assert b["mangel"] in (None, "leer", "abgeschnitten", "im_denken", "aufrufe_verloren")
+    assert b["mangel"] in (None, "leer", "abgeschnitten", "im_denken", "angekuendigt")
     assert b["mangel"] is None or not messen.gelungen(b)
 
 

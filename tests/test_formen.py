@@ -113,7 +113,7 @@ def test_finish_reason_tool_calls_ohne_aufruf_sind_verlorene_aufrufe(cli, endpun
             f"{GEMEINT}") in diagnose_von(out)
     k = json_lauf(cli, "--bewerten", "m")
     assert k["diagnose"] == dict(NULL, protokoll={"aufrufe_verloren": 2})  # no answer, not an empty one
-    assert k["fehlerarten"]["aufrufe_verloren"] == 2 and k["fehlerarten"]["leer"] == 0
+    assert k["fehlerarten"]["angekuendigt"] == 2 and k["fehlerarten"]["leer"] == 0
     assert k["auftraege_gelungen"] == 40 / 42
 
 

@@ -159,7 +159,10 @@ def test_ein_kleiner_katalog_kann_katalog_fehlt_nicht_sagen(cli, endpunkt, tmp_p
     server = endpunkt(antwort)
     k = json_lauf(cli, *messung(server.url, "--tag", "a", *bibliothek(tmp_path)))
     assert k["diagnose"]["katalog_fehlt"] is None
-    assert cli("--bewerten", "a")[1].splitlines()[-1] == UNBEKANNT
+    schwelle = messen.lade_katalog(tmp_path / "bibliothek.json").schwelle_s1(
+        messen.lade_faelle(tmp_path / "bibliothek.jsonl", messen.lade_katalog(tmp_path / "bibliothek.json"))[0])
+    assert cli("--bewerten", "a")[1].splitlines()[-1] == UNBEKANNT(
+        f"the tools S1 leaves out add about {schwelle:.0f} tokens, fewer than counts vary by")
     assert messen.lade_katalog(tmp_path / "bibliothek.json").schwelle() == \
         200 * len(json.dumps(BIB["werkzeuge"])) / len(json.dumps(messen.KATALOG)) < messen.WENIGER_TOKENS
     status, out, err = cli("--pruefen", *messung(server.url, *bibliothek(tmp_path)))
@@ -376,7 +379,10 @@ def test_werte_nach_ihrem_schema(cli, endpunkt, tmp_path, argumente, gelungen):
     ({"degrees": 21, "room": "garage"}, "the expected value of 'room' in set_heating is \"garage\", not one of its "
                                         "enum (\"kitchen\", \"office\")"),
     ({"degrees": "21", "room": "office"}, "the expected value of 'degrees' in set_heating is \"21\", not of the type "
-                                          "number its schema says"),
+                                          "number its schema says; write it as 21, without quotes"),
+    ({"degrees": 21, "eco": "true", "room": "office"}, "the expected value of 'eco' in set_heating is \"true\", not "
+                                                       "of the type boolean its schema says; write it as true, without "
+                                                       "quotes"),
     ({"degrees": 21, "eco": "yes", "room": "office"}, "the expected value of 'eco' in set_heating is \"yes\", not of "
                                                       "the type boolean its schema says"),
 ])

@@ -49,7 +49,8 @@ def test_die_messung_des_kapitels(cli, endpunkt, tmp_path):
     assert k["fehlgeschlagen"] == ["S2-9", "S5-8"]
     assert k["fehlerarten"] == {"kein_aufruf": 0, "falsches_werkzeug": 0, "falscher_wert": 1, "fehlendes_argument": 0,
                                 "erfundenes_argument": 0, "ueberzaehlig": 2, "fehlerhaft": 0, "leer": 0,
-                                "abgeschnitten": 0, "im_denken": 0, "aufrufe_verloren": 0, "falscher_zustand": 0, "schrittgrenze": 0}
+                                "abgeschnitten": 0, "schleife": 0, "im_denken": 0, "angekuendigt": 0, "falscher_zustand": 0,
+                                "schrittgrenze": 0}
     assert (k["modell"], k["tag"], k["temp"], k["n"], k["faelle"], k["ausgaben"]) == ("m", "gross", 0.0, 1, 42, 42)
 
     status, out2, err = cli("--bewerten", "gross")
@@ -289,7 +290,14 @@ def test_kaputte_aufrufe_zaehlen_als_aufruf_und_nicht_formkorrekt(cli, endpunkt)
     assert k["auftraege_gelungen"] == 40 / 42
     assert k["schritte_je_auftrag"] == (SOLL_AUFRUFE - 1 + 2) / 42
     status, out, _ = cli("--bewerten", "m")
-    assert status == 0 and "Diagnosis: all clear" in out  # malformed text is the model's fault, not the parser's
+    assert status == 0  # malformed text is the model's fault, not the parser's: counted by form, the text shown
+    assert out.split("\n\nDiagnosis")[1].split("\n\n")[0].splitlines() == [
+        ": the server did its part; the model did not",
+        "  unlesbar       2: calls whose arguments do not parse, by the form they were written in: <tool_call> 2; the "
+        "failed list shows what was written. The model wrote them: train or prompt it on its template's call format."]
+    assert f'      written:  <tool_call>: "{kaputt}"' in out.splitlines()
+    assert k["unlesbar_geschrieben"] == [{"id": i, "lauf": 0, "zug": 1, "form": "<tool_call>", "text": kaputt}
+                                         for i in ("S2-3", "S4-1")]
 
 
 def test_der_zweite_aufruf_desselben_werkzeugs_fehlt(cli, endpunkt):

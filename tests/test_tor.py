@@ -143,7 +143,7 @@ def test_aufrufe_die_der_server_verlor_sind_nicht_zu_klaeren(cli, endpunkt):
     status, b, _ = cli("--bewerten", "b", "--json")
     k = json.loads(b)
     assert k["stillgehalten"] == 8 / 14  # the six S4 answers announced calls: no restraint credited
-    assert (k["stufen"]["S4"], k["fehlerarten"]["aufrufe_verloren"]) == (0.0, 12)
+    assert (k["stufen"]["S4"], k["fehlerarten"]["angekuendigt"]) == (0.0, 12)
 
 
 def test_ein_heiss_gebrochener_strom_ist_nicht_zu_klaeren(cli, endpunkt):

@@ -85,7 +85,7 @@ def test_sechs_eigene_fehler_bleiben_ein_urteil(cli, endpunkt):
      f"messen: b is worse than a beyond chance at 5 % over all cases (p = {2 / 2 ** 7:.3g}) and in calling "
      f"(p = {2 * 2 / 2 ** 7:.3g}, Holm-corrected); --streng exits 3\n"),
     # calls announced and dropped: cannot tell whose; worse only if they are counted against b
-    (VERLOREN, "4 cases could go either way, whose outputs cannot be told (aufrufe_verloren: S2-1, S2-2, S2-3, "
+    (VERLOREN, "4 cases could go either way, whose outputs cannot be told (angekuendigt: S2-1, S2-2, S2-3, "
      f"S2-4); on the model's 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) counted against B: "
      f"p = {2 / 2 ** 7:.3g}: cannot tell", 2,
      "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
