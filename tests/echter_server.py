@@ -249,6 +249,12 @@ def werkzeug_template(server_dir, modell, ordner, pruefe, figures):
         if r.returncode == 0:
             k = json.loads(r.stdout)
             d = k["diagnose"]
+            server = json.loads((ordner / "passend.jsonl").read_text().splitlines()[0])["einstellungen"]["server"]
+            pruefe(bool(server) and server["name"] == "llama.cpp" and (server["vorlage"] or {}).get("werkzeuge"),
+                   f"the server identified as llama.cpp, its template rendering tools: {server}")
+            pruefe(d["aus_text"] == 0 and d["text_ungeklaert"] == 0,
+                   f"calls left as text are the model's where it wrote a form of its own: eigenes_format "
+                   f"{d['eigenes_format']} ({d['text_form'] or 'no text calls'}), unlesbar {d['unlesbar'] or 'none'}")
             nativ = sum(bool(a["nachricht"].get("tool_calls")) for a in zeilen)
             pruefe(nativ > 0 and d["aus_text"] == 0 and d["text_ungeklaert"] == 0,
                    f"calls read from tool_calls ({nativ} outputs), none blamed on the server's parser (aus_text 0); "
