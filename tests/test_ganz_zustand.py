@@ -14,20 +14,11 @@ import pytest
 import messen
 from conftest import (BY_ID, GANZ_FAELLE, completion, messung, openai_nachricht, prompt_tokens, richtig,
                       vorbereitet, zeilen)
+from test_ganz import json_lauf, schritt
 
 SCHREIBEND = {"create_contact", "update_contact", "delete_contact", "add_note", "create_event", "book_room",
               "send_email"}
 JOBS = len(GANZ_FAELLE)
-
-
-def json_lauf(cli, *argv):
-    status, out, err = cli(*argv, "--json")
-    assert status == 0, err
-    return json.loads(out)
-
-
-def schritt(body):
-    return sum(m["role"] == "assistant" for m in body["messages"])
 
 
 def antwort_mit(aufrufe, text="Done."):
