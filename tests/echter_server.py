@@ -355,7 +355,7 @@ def zahlen(figures):
     print("Figures:", flush=True)
     for name, k in figures:
         stufen = ", ".join(f"{s} {k['stufen'][s] * 100:.1f} %" for s in k["stufen"])
-        d = ", ".join(f"{n} {v}" for n, v in k["diagnose"].items() if v)
+        d = ", ".join(f"{n} {v}" for n, v in k["diagnose"].items() if v and n not in ("text_form", "katalog_unklar"))
         kopf = f"erledigt {k['erledigt'] * 100:.1f} %" if k.get("erledigt") is not None and \
             k["auftraege_gelungen"] is None else f"weiter {k['weiter'] * 100:.1f} %" if k["auftraege_gelungen"] is None else \
             f"auftraege_gelungen {k['auftraege_gelungen'] * 100:.1f} %, stillgehalten {k['stillgehalten'] * 100:.1f} %"
