@@ -30,8 +30,9 @@ Usage:
 
 Exit status: 0 a complete measurement (--pruefen: the server is set up right),
 1 the run failed (server, network, a full disk; --pruefen: a check failed), 2 bad
-usage or bad input (--streng: runs that a server setting makes incomparable), 3
---vergleich --streng: the last run's model is worse beyond chance, 130 interrupted,
+usage or bad input (--streng: runs not comparable, or evidence that cannot settle
+whether the model is worse), 3 --vergleich --streng: the last run's model is worse
+beyond chance, over all cases or in calling or holding still, 130 interrupted,
 143 terminated. Every answered output is kept in
 ergebnisse/<tag>.jsonl; the same command again asks only for what is missing.
 
@@ -40,10 +41,13 @@ empty answer, one cut off by the token limit, calls left as text by a parser tha
 off or stopped after the first call, arguments encoded twice or sent as an object,
 calls lost, a catalogue the chat template dropped, a stream that changed the calls),
 what the model did (a format of its own, a loop), and what cannot be told, and why.
-Where the text alone cannot tell, one more request settles it (the probe, the
-stream's cross-check). An output that is no answer never succeeds, none of it is
-credited to the model as restraint, gelungen_nativ shows what an agent on the server
-gets done, and a comparison tests the model's flips apart from the server's.
+It knows the server it asks (from /v1/models and the server's own pages) and names
+that server's own options. Where the text alone cannot tell, one more request settles
+it where that server lets it (the probe, the stream's cross-check). An output that is
+no answer never succeeds, none of it is credited to the model as restraint,
+gelungen_nativ shows what an agent on the server gets done, and a comparison sorts
+every failed output into the model's, the server's and cannot-tell, and gives a
+verdict only where both ways of counting the last agree.
 
 What it deliberately does not do: it never executes a tool against anything real
 (one answer per case; a second turn only with --nachfrage, only in S5, with the
@@ -5079,7 +5083,7 @@ examples:
 --bewerten and --vergleich read the runs saved in ergebnisse/ of the current folder (or --ausgabe).
 
 exit status: 0 a complete measurement (--pruefen: set up right), 1 the run failed (server, network, disk;
---pruefen: a check failed), 2 bad usage or input (--streng: not comparable), 3 --streng: the last run's
+--pruefen: a check failed), 2 bad usage or input (--streng: not comparable, or cannot tell), 3 --streng: the last run's
 model is worse beyond chance, 130 interrupted, 143 terminated. The same command again asks only for what
 is missing."""
 
@@ -5116,7 +5120,8 @@ def parser():
     p.add_argument("--vergleich", type=tag_arg, nargs="+", metavar="TAG",
                    help="compare saved runs: A B, or a series A B C ... (each against the first)")
     p.add_argument("--streng", action="store_true",
-                   help="with --vergleich: exit 3 when the last run is worse than the first beyond chance at 5 %%")
+                   help="with --vergleich: exit 3 when the last run's model is worse than the first's beyond chance "
+                        "at 5 %%, 2 when the runs are not comparable or the evidence cannot settle it")
     p.add_argument("--bild", type=bild_arg, metavar="FILE",
                    help="with --bewerten or --vergleich: draw the run(s) as FILE.svg or FILE.png (matplotlib)")
     p.add_argument("--nachfrage", action="store_true", help="S5: after an answer that held still, send the "
