@@ -2670,8 +2670,9 @@ def probe_text(probe, server=None):
     if art == "keine":
         return f"no probe was asked: {server['name']} ignores tool_choice (ollama/ollama #8421, #11171)"
     if art == "grammatik" and not probe:
-        return (f"no probe was asked: {server['name']} forces tool_choice \"required\" with a grammar, so its answer "
-                "would prove only that it can emit calls, not that its parser reads this model's form")
+        return (f"no probe was asked: {server['name']} forces tool_choice \"required\" with a grammar where its "
+                "structured output works, so its answer would prove nothing about whether its parser reads this "
+                "model's form")
     if not probe:
         return "no probe was asked (a run saved before messen asked one, or stopped before it)"
     wie = f"{probe['fall']} {PROBE_WIE}"

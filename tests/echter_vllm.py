@@ -209,20 +209,25 @@ def richtiger_parser(vorlage, ordner, pruefe, zahlen):
             zahlen["lauf"] = (dauer, k)
             print("    " + "\n    ".join(messen("--bewerten", "hermes", "--ausgabe", str(ordner))[0]
                                         .stdout.splitlines()[:24]), flush=True)
-        erzwungen(s, pruefe)
+        erzwungen(s, ordner, pruefe)
         gestreamt(s.url, ordner, pruefe)
 
 
-def erzwungen(s, pruefe):
-    """tool_choice "required" as vLLM forces it: tool_calls, whatever the model would have written."""
+def erzwungen(s, ordner, pruefe):
+    """tool_choice "required", the probe's path, as vLLM answers it; and that messen asked vLLM no probe."""
     body = {"model": "smollm2", "messages": [{"role": "user", "content": "Which calendars are there?"}],
             "tools": [{"type": "function", "function": {"name": "list_calendars", "description": "List the calendars.",
                                                         "parameters": {"type": "object", "properties": {}}}}],
             "tool_choice": "required", "temperature": 0, "max_tokens": 64}
     antwort = requests.post(f"{s.url}/chat/completions", json=body, timeout=600).json()
     nachricht = antwort["choices"][0]["message"]
-    pruefe(bool(nachricht.get("tool_calls")), "tool_choice \"required\" comes back as tool_calls (vLLM forces it, "
-           f"so messen asks it no probe): {json.dumps(nachricht)[:200]}")
+    wie = "as tool_calls" if nachricht.get("tool_calls") else "as text"
+    sag(f"tool_choice \"required\" came back {wie} (finish_reason {antwort['choices'][0]['finish_reason']}): "
+        f"{json.dumps(nachricht)[:240]}")
+    einstellungen = json.loads((ordner / "hermes.jsonl").read_text().splitlines()[0])["einstellungen"]
+    pruefe(einstellungen.get("probe") is None, "messen asked vLLM no probe: what \"required\" brings proves nothing "
+                                              "about its parser (vLLM forces it by a grammar where structured output "
+                                              f"works; here it came back {wie})")
 
 
 def gestreamt(url, ordner, pruefe):

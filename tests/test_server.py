@@ -121,8 +121,8 @@ def test_ein_server_der_required_erzwingt_wird_nicht_gefragt(cli, endpunkt, name
     assert d[0] == ": whose some calls are cannot be told" and d[1].startswith("  text_ungeklaert 37: calls were read "
                                                                                "from the answer text (bare JSON)")
     wer = name.split()[0]
-    assert (f"(no probe was asked: {wer} forces tool_choice \"required\" with a grammar, so its answer would prove "
-            "only that it can emit calls, not that its parser reads this model's form)") in d[1]
+    assert (f"(no probe was asked: {wer} forces tool_choice \"required\" with a grammar where its structured output "
+            "works, so its answer would prove nothing about whether its parser reads this model's form)") in d[1]
     assert "parser is off" not in out and server.zahl() == 42
 
 
