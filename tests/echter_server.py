@@ -385,8 +385,8 @@ def main():
             sag(f"vLLM: installed in {zeiten['installiert_s']:.0f} s (0: cached), converted in "
                 f"{zeiten['konvertiert_s']:.0f} s, started in {zeiten.get('start_s', 0):.0f} s; its checks took "
                 f"{time.monotonic() - start:.0f} s")
-        except (Baufehler, OSError, subprocess.SubprocessError) as e:
-            pruefe(False, f"vLLM: {e}")
+        except (Baufehler, echter_vllm.Baufehler, OSError, subprocess.SubprocessError) as e:
+            pruefe(False, f"vLLM: {e}")  # subtle: run as __main__, this module's Baufehler is not echter_vllm's
     print(f"{pruefe.fehler} checks failed" if pruefe.fehler else "all checks passed", flush=True)
     return 1 if pruefe.fehler else 0
 

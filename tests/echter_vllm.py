@@ -12,9 +12,9 @@ vLLM on 127.0.0.1 with llama.cpp's Qwen2.5 template, and checks with the real me
    identified as vLLM in --pruefen and in the settings line; a run names the party right;
    a request with tool_choice "required" comes back as tool_calls (vLLM forces it), which is
    why messen asks vLLM no probe; a few cases streamed give the plain run's calls;
-2. `--tool-call-parser llama3_json`, the wrong parser for that template: whatever the model
-   writes in <tool_call> stays text, and the diagnosis names the parser option and never calls
-   it the model's own format as a fact;
+2. `--tool-call-parser pythonic`, the wrong parser for that template (vLLM refuses llama3_json for a
+   tokenizer without <|python_tag|>): whatever the model writes in <tool_call> stays text, and the
+   diagnosis names the parser option and never calls it the model's own format as a fact;
 3. without --enable-auto-tool-choice: vLLM refuses tool_choice "auto" with 400, and messen stops
    with vLLM's words and the hint.
 
@@ -248,9 +248,9 @@ def gestreamt(url, ordner, pruefe):
 
 
 def falscher_parser(vorlage, ordner, pruefe):
-    print("vLLM with --tool-call-parser llama3_json, the wrong parser for the Qwen2.5 template:", flush=True)
-    with VllmServer(vorlage, "--enable-auto-tool-choice", "--tool-call-parser", "llama3_json") as s:
-        r, dauer = messen(*lauf(s.url, "llama3", ordner, WENIGE), timeout=3600)
+    print("vLLM with --tool-call-parser pythonic, the wrong parser for the Qwen2.5 template:", flush=True)
+    with VllmServer(vorlage, "--enable-auto-tool-choice", "--tool-call-parser", "pythonic") as s:
+        r, dauer = messen(*lauf(s.url, "pythonisch", ordner, WENIGE), timeout=3600)
         pruefe(r.returncode == 0, f"a run of {len(WENIGE)} cases completes in {dauer:.0f} s{fehlertext(r)}")
         diagnose = r.stdout.split("\n\nDiagnosis")[1].split("\n\n")[0] if "\n\nDiagnosis" in r.stdout else ""
         print("    Diagnosis" + "\n    ".join(diagnose.splitlines()), flush=True)
