@@ -276,9 +276,13 @@ def pruefe_vllm(server_dir, gguf, pruefe):
     zeiten = {"installiert_s": installiere_vllm(), "konvertiert_s": konvertiere(gguf)}
     vorlage = server_dir / "templates" / QWEN
     with tempfile.TemporaryDirectory() as tmp:
-        richtiger_parser(vorlage, Path(tmp), pruefe, zeiten)
-        falscher_parser(vorlage, Path(tmp), pruefe)
-        ohne_auto_tool_choice(vorlage, Path(tmp), pruefe)
+        for pruefung in (lambda: richtiger_parser(vorlage, Path(tmp), pruefe, zeiten),
+                         lambda: falscher_parser(vorlage, Path(tmp), pruefe),
+                         lambda: ohne_auto_tool_choice(vorlage, Path(tmp), pruefe)):
+            try:
+                pruefung()
+            except Baufehler as e:  # a server that does not start fails its checks, not the others
+                pruefe(False, str(e))
     return zeiten
 
 
