@@ -47,6 +47,7 @@ START_FRIST = 900  # seconds vLLM may take to answer /v1/models (its start compi
 MAX_TOKENS = '{"max_tokens": 256}'
 WENIGE = ["S1-1", "S1-4", "S2-3", "S2-7", "S3-1", "S4-1", "S4-2", "S5-2"]  # a run's cases, each stage
 STROM = ["S1-1", "S1-4", "S3-1"]  # asked plain and streamed
+FALSCH = ["S1-4", "S2-9"]  # where SmolLM2 completes a <tool_call> under hermes: text under another parser
 
 
 # ---------------------------------------------------------------------------
@@ -250,13 +251,17 @@ def gestreamt(url, ordner, pruefe):
 def falscher_parser(vorlage, ordner, pruefe):
     print("vLLM with --tool-call-parser pythonic, the wrong parser for the Qwen2.5 template:", flush=True)
     with VllmServer(vorlage, "--enable-auto-tool-choice", "--tool-call-parser", "pythonic") as s:
-        r, dauer = messen(*lauf(s.url, "pythonisch", ordner, WENIGE), timeout=3600)
-        pruefe(r.returncode == 0, f"a run of {len(WENIGE)} cases completes in {dauer:.0f} s{fehlertext(r)}")
+        r, dauer = messen(*lauf(s.url, "pythonisch", ordner, FALSCH), timeout=3600)
+        pruefe(r.returncode == 0, f"a run of {len(FALSCH)} cases completes in {dauer:.0f} s{fehlertext(r)}")
         diagnose = r.stdout.split("\n\nDiagnosis")[1].split("\n\n")[0] if "\n\nDiagnosis" in r.stdout else ""
         print("    Diagnosis" + "\n    ".join(diagnose.splitlines()), flush=True)
         text_zeilen = [z for z in diagnose.splitlines() if z.lstrip().startswith(("text_ungeklaert", "aus_text"))]
-        pruefe(all("--tool-call-parser" in z for z in text_zeilen),
-               f"every line on calls left as text names vLLM's --tool-call-parser ({len(text_zeilen)} lines)")
+        # subtle: unconstrained by hermes' grammar, SmolLM2 often runs to the cap before its call ends; where a
+        # call did come as text, its line must name the parser that reads it (tests/test_server.py shows it always)
+        pruefe(all("--tool-call-parser that reads the form the model writes (hermes for <tool_call>)" in z
+                   for z in text_zeilen),
+               f"every line on calls left as text names the parser that reads them ({len(text_zeilen)} such "
+               f"line{'s' * (len(text_zeilen) != 1)}{'' if text_zeilen else ': no call came whole as text this time'})")
         pruefe("parser works for this template" not in diagnose and "--jinja" not in r.stdout,
                "no line calls the text calls the model's own format as a fact, none names llama.cpp's flag")
 
