@@ -2740,7 +2740,8 @@ def katalog_befund(ausgaben, schwelle=KATALOG_TOKENS):
         return None, f"the tools S1 leaves out add about {schwelle:.0f} tokens, fewer than counts vary by"
     mehr = statistics.median(voll) - statistics.median(s1)
     if mehr < -WENIGER_TOKENS:
-        return None, "the whole catalogue cost fewer prompt_tokens than S1's few tools, so the server counts something else"
+        return None, ("the whole catalogue cost fewer prompt_tokens than S1's few tools, so the server counts "
+                      "something else")
     return mehr < schwelle, None
 
 
@@ -2782,8 +2783,10 @@ def wessen(a):
     if a["form"] == "versuch" and a.get("stufe") not in STILL:  # in S4/S5 it is a spare call all the same
         return "unklar", "argumente_fehlen"  # functions.NAME: and nothing after: the model's, or a handler's
     if a["mangel"] == "leer" and not inhalt(a["nachricht"]):
-        # subtle: whitespace or a stop token written as text is something the model wrote
-        return ("server", "leer") if zahl_oder_none(a.get("usage"), "completion_tokens") else ("unklar", "leer")
+        # subtle: whitespace or a stop token written as text is something the model wrote; an S7 job's
+        # line sums its steps' tokens, so its last step's own count is read
+        usage = a["verlauf"][-1]["usage"] if a.get("verlauf") else a.get("usage")
+        return ("server", "leer") if zahl_oder_none(usage, "completion_tokens") else ("unklar", "leer")
     return "modell", a["mangel"]
 
 
