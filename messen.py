@@ -1125,8 +1125,10 @@ def erkenne_server(endpunkt):
 
 
 SERVER_SEITEN = {"vLLM": "/version", "Ollama": "/api/version", "TGI": "/info", "llama.cpp": "/props"}
+SELBSTTEST = "messen-selbsttest"  # the owner the built-in loopback endpoint names
 OWNED_BY = {"vllm": "vLLM", "llamacpp": "llama.cpp", "sglang": "SGLang", "library": "Ollama",
-            "organization_owner": "LM Studio"}  # /v1/models's owned_by, as each server's source fills it
+            "organization_owner": "LM Studio", SELBSTTEST: "the self-test's loopback endpoint"}  # as each server's
+# source fills /v1/models's owned_by
 
 
 def server_adressen(url):
@@ -4908,6 +4910,16 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
                  "usage": usage})).encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream" if body.get("stream") else "application/json")
+            self.send_header("Content-Length", str(len(daten)))
+            self.end_headers()
+            self.wfile.write(daten)
+
+        def do_GET(self):
+            """What it says of itself, as a server does in /v1/models: the self-test's own owner."""
+            daten = json.dumps({"object": "list", "data": [{"id": "selbsttest", "object": "model",
+                                                            "owned_by": SELBSTTEST}]}).encode()
+            self.send_response(200 if self.path.endswith("/v1/models") else 404)
+            self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(daten)))
             self.end_headers()
             self.wfile.write(daten)
