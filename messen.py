@@ -3773,7 +3773,8 @@ def ungeklaert_text(probe, server, form):
     return (f"calls were read from the answer text ({form or 'a form a tool-call parser reads'}), never from "
             f"tool_calls, and whose that is cannot be told ({probe}): either the server does not read this form "
             f"(set {abhilfe('parser', server, form)}), or the model writes a form its template's parser does not "
-            "read (train or prompt it on its template's form); --pruefen asks again")
+            "read (train or prompt it on its template's form)" +
+            ("; --pruefen asks again" if server_art(server)["probe"] == "frei" else ""))
 
 
 def eigen_beleg(d, server):
