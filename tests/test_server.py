@@ -257,3 +257,27 @@ def test_der_strom_wird_hinter_einem_prompt_cache_nicht_beschuldigt(cli, endpunk
                      "gave the same calls; the first answers differed because the server answers a repeated prompt "
                      "otherwise, a prompt cache or several slots, not because of the stream)")
     assert fall_von  # the helpers the endpoints share stay imported
+
+
+def test_eine_schleifende_probe_sagt_nichts(cli, endpunkt):
+    status, out, err = cli(*messung(endpunkt(nackt).url))  # a server that does not say who it is: a probe is sent
+    d = diagnose_von(out)
+    assert d[0] == ": whose some calls are cannot be told" and "aus_text" not in out
+    assert ('(S1-1 asked again with tool_choice "required" at temperature 0 was cut by the token limit while looping, '
+            "which tells nothing)") in d[1]
+
+
+@pytest.mark.parametrize("name, whose", [
+    ("llama.cpp", "a client's json.loads(arguments) gives a string, not the arguments (llama.cpp #19520)"),
+    ("vLLM", "a client's json.loads(arguments) gives a string, not the arguments; whose that is cannot be told: the "
+             "model may have written its arguments as a JSON string inside its call, or the server encoded them twice"),
+])
+def test_doppelt_kodiert_ist_nur_auf_llama_cpp_des_servers(cli, endpunkt, name, whose):
+    def doppelt(fall, body, nummer):
+        antwort = bereit(fall, body, nummer)
+        for c in antwort["choices"][0]["message"].get("tool_calls") or []:
+            c["function"]["arguments"] = json.dumps(c["function"]["arguments"])
+        return antwort
+    status, out, err = cli(*messung(endpunkt(doppelt, SERVER[name]).url))
+    assert f"  protokoll argumente_doppelt 37: calls whose arguments were encoded twice, a JSON string holding the " \
+           f"object's JSON text; {whose}." in out
