@@ -346,6 +346,15 @@ def meldungen(err):
 RAD = {}  # "ordner": the build's folder, "pip": the running build
 
 
+def pytest_configure(config):
+    """Two processes where pytest-xdist is installed (the extra test brings it) and no -n was given: most
+    tests are real runs over loopback HTTP, 104 s in one process on two cores, 50 s in two."""
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if config.option.numprocesses is None and config.option.dist == "no" and not config.option.collectonly:
+        config.option.numprocesses, config.option.dist, config.option.tx = 2, "load", ["popen"] * 2
+
+
 def pytest_collection_finish(session):
     """Start building the project's wheel as the run begins, when a selected test needs it: pip's
     isolated build takes seconds in a process of its own, on the core the in-process tests leave idle."""
