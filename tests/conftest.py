@@ -9,9 +9,7 @@ request whose question is no case (--pruefen asks such).
 """
 
 import collections
-import shutil
 import subprocess
-import tempfile
 import json
 import re
 import sys
@@ -90,6 +88,12 @@ def openai_nachricht(aufrufe):
         for i, a in enumerate(aufrufe)]}
 
 
+def erwartet_von(fall):
+    """The calls a case's answer must make, read from the case file itself, never through messen: in S6
+    those after the tools' results (its first step is sent as done), elsewhere the expected ones."""
+    return fall["danach"] if fall["stufe"] == "S6" else fall["erwartet"]
+
+
 def richtig(fall, body, nummer):
     """Every case answered with its expected calls (in S6, those after the tools' results; in S7, the
     reference's step after as many answers as the conversation holds)."""
@@ -97,8 +101,8 @@ def richtig(fall, body, nummer):
         soll = fall["loesung"][sum(m["role"] == "assistant" for m in body["messages"])]
         text = {"role": "assistant", "content": " ".join(fall.get("antwort", [])) or "Done."}
         return completion(openai_nachricht(soll) if soll else text, "tool_calls" if soll else "stop")
-    soll = messen.soll_von(fall)
-    return completion(openai_nachricht(soll), "tool_calls" if soll else "stop")
+    aufrufe = erwartet_von(fall)
+    return completion(openai_nachricht(aufrufe), "tool_calls" if aufrufe else "stop")
 
 
 KAPITEL_FEHLER = {  # the chapter's two failures
@@ -110,7 +114,7 @@ KAPITEL_FEHLER = {  # the chapter's two failures
 def mit_fehlern(fehler):
     """Right everywhere except the cases in fehler (id -> calls sent instead)."""
     def antwort(fall, body, nummer):
-        aufrufe = fehler.get(fall["id"], messen.soll_von(fall))
+        aufrufe = fehler.get(fall["id"], erwartet_von(fall))
         return completion(openai_nachricht(aufrufe), "tool_calls" if aufrufe else "stop")
     return antwort
 
@@ -254,12 +258,14 @@ def endpunkt():
 
 
 @pytest.fixture
-def cli(capsys, tmp_path, monkeypatch):
+def cli(capsys, tmp_path, monkeypatch, request):
     """Run the command line in this process: cli(*argv) -> (status, stdout, stderr).
 
-    Results go to tmp_path unless --ausgabe is given; no API key is set unless a test sets one.
+    Results go to tmp_path unless --ausgabe is given; no API key is set unless a test sets one. What
+    messen wrote to stderr in each call is shown beside a failed test's report (pytest_runtest_makereport).
     """
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    request.node.messen_stderr = []
 
     def lauf(*argv):
         argv = list(argv)
@@ -267,8 +273,26 @@ def cli(capsys, tmp_path, monkeypatch):
             argv += ["--ausgabe", str(tmp_path / "ergebnisse")]
         status = messen.main(argv)
         out, err = capsys.readouterr()
+        request.node.messen_stderr.append((argv, status, err))
         return status, out, err
     return lauf
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report shows messen's stderr of every command line it ran: `assert 2 == 0` alone
+    says nothing of why."""
+    bericht = (yield).get_result()
+    laeufe = getattr(item, "messen_stderr", None)
+    if bericht.failed and laeufe:
+        text = "\n".join(f"$ messen {' '.join(argv)}\n  -> exit {status}\n{err}" for argv, status, err in laeufe)
+        bericht.sections.append(("messen's stderr", text[-20_000:]))
+
+
+@pytest.fixture
+def bild():
+    """Tests that draw a picture need matplotlib (the extra 'bild'); without it they are skipped, saying so."""
+    return pytest.importorskip("matplotlib", reason="--bild needs matplotlib: pip install '.[bild]'")
 
 
 def vorbereitet(cli, *argv, status=0):
@@ -339,13 +363,6 @@ def meldungen(err):
     return [z for z in err.splitlines() if not re.fullmatch(r"messen: \d+/\d+ outputs", z)]
 
 
-# ---------------------------------------------------------------------------
-# The project's wheel, for the install tests
-# ---------------------------------------------------------------------------
-
-RAD = {}  # "ordner": the build's folder, "pip": the running build
-
-
 def pytest_configure(config):
     """Two processes where pytest-xdist is installed (the extra test brings it) and no -n was given: most
     tests are real runs over loopback HTTP, 104 s in one process on two cores, 50 s in two."""
@@ -355,33 +372,21 @@ def pytest_configure(config):
         config.option.numprocesses, config.option.dist, config.option.tx = 2, "load", ["popen"] * 2
 
 
-def pytest_collection_finish(session):
-    """Start building the project's wheel as the run begins, when a selected test needs it: pip's
-    isolated build takes seconds in a process of its own, on the core the in-process tests leave idle."""
-    if not any("rad" in getattr(item, "fixturenames", ()) for item in session.items):
-        return
-    ordner = Path(tempfile.mkdtemp(prefix="messen-rad-"))
+# ---------------------------------------------------------------------------
+# The project's wheel, for the install tests
+# ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def rad(tmp_path_factory):
+    """The project built once as a wheel, when the first test that needs it asks (collecting builds nothing);
+    its source holds no case file any more, so the installed command cannot read the source tree."""
+    ordner = tmp_path_factory.mktemp("messen-rad")
     quelle = ordner / "quelle"  # a copy without any other file of the tree
     quelle.mkdir()
     for name in ("messen.py", "faelle.jsonl", "pyproject.toml", "README.md"):
         (quelle / name).write_bytes((ROOT / name).read_bytes())
-    RAD.update(ordner=ordner, pip=subprocess.Popen(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(ordner / "rad"), str(quelle)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
-
-
-def pytest_sessionfinish(session):
-    if RAD:
-        RAD["pip"].kill()  # a no-op once it has ended
-        RAD["pip"].communicate()
-        shutil.rmtree(RAD["ordner"], ignore_errors=True)
-
-
-@pytest.fixture(scope="session")
-def rad():
-    """The project built once as a wheel (started when the run began); its source holds no case file
-    any more, so the installed command cannot read the source tree."""
-    _, fehler = RAD["pip"].communicate(timeout=120)
-    assert RAD["pip"].returncode == 0, fehler
-    (RAD["ordner"] / "quelle" / "faelle.jsonl").unlink(missing_ok=True)
-    return next((RAD["ordner"] / "rad").glob("messen-*.whl"))
+    pip = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(ordner / "rad"),
+                          str(quelle)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert pip.returncode == 0, pip.stderr
+    (quelle / "faelle.jsonl").unlink()
+    return next((ordner / "rad").glob("messen-*.whl"))

@@ -12,7 +12,7 @@ import shlex
 import pytest
 
 import messen
-from conftest import KAPITEL_FEHLER, ROOT, completion, falsch_in, messung, mit_fehlern, openai_nachricht, richtig, \
+from conftest import erwartet_von, KAPITEL_FEHLER, ROOT, completion, falsch_in, messung, mit_fehlern, openai_nachricht, richtig, \
     vorbereitet
 
 DATEIEN = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -77,7 +77,7 @@ def klein(cli, endpunkt):
 
 def urteil(cli, endpunkt):
     leer = completion({"role": "assistant", "content": None})
-    erfunden = {i: [dict(s, args=dict(s["args"], company="Acme")) for s in messen.soll_von(f)]
+    erfunden = {i: [dict(s, args=dict(s["args"], company="Acme")) for s in erwartet_von(f)]
                 for i, f in ((i, next(f for f in messen.lade_faelle(ROOT / "faelle.jsonl")[0] if f["id"] == i))
                              for i in ("S2-4", "S2-5", "S2-6"))}
     modell = mit_fehlern(erfunden)

@@ -11,7 +11,7 @@ import json
 import pytest
 
 import messen
-from conftest import BY_ID, FAELLE, completion, fall_von, meldungen, messung, openai_nachricht, richtig
+from conftest import erwartet_von, BY_ID, FAELLE, completion, fall_von, meldungen, messung, openai_nachricht, richtig
 from test_diagnose import NICHT, NULL, json_lauf
 
 SOLL_AUFRUFE = sum(len(f["erwartet"]) for f in FAELLE)  # 37
@@ -33,7 +33,7 @@ def diagnose_von(out):
 
 def teilweise(fall, body, nummer):
     """The first call as tool_calls, the rest left in content as the template wrote them."""
-    soll = messen.soll_von(fall)
+    soll = erwartet_von(fall)
     if len(soll) < 2:
         return richtig(fall, body, nummer)
     nachricht = dict(openai_nachricht(soll[:1]), content="\n".join(map(hermes_block, soll[1:])))
@@ -60,7 +60,7 @@ def test_ein_teilweise_geparster_aufruf_wird_dem_modell_gutgeschrieben(cli, endp
 def test_ein_echo_des_aufrufs_im_text_zaehlt_einmal(cli, endpunkt):
     # a server that keeps the raw text beside tool_calls lost nothing, and the model called once
     def antwort(fall, body, nummer):
-        soll = messen.soll_von(fall)
+        soll = erwartet_von(fall)
         if not soll:
             return richtig(fall, body, nummer)
         return completion(dict(openai_nachricht(soll), content="\n".join(map(hermes_block, soll))), "tool_calls")
@@ -147,7 +147,7 @@ def nackt_ausser_gefordert(gefordert):
     def antwort(fall, body, nummer):
         if body.get("tool_choice") == "required":
             return gefordert(fall, body, nummer)
-        soll = messen.soll_von(fall)
+        soll = erwartet_von(fall)
         return completion({"role": "assistant", "content": nackt(soll)}) if soll else richtig(fall, body, nummer)
     return antwort
 
@@ -174,7 +174,7 @@ def test_nacktes_json_bei_laufendem_parser_ist_das_format_des_modells(cli, endpu
 
 def test_nacktes_json_und_eine_probe_als_text_ist_der_parser(cli, endpunkt):
     def auch_gefordert_nackt(fall, body, nummer):
-        return completion({"role": "assistant", "content": nackt(messen.soll_von(fall))})
+        return completion({"role": "assistant", "content": nackt(erwartet_von(fall))})
     server = endpunkt(nackt_ausser_gefordert(auch_gefordert_nackt))
     k = json_lauf(cli, *messung(server.url))
     assert (k["diagnose"]["aus_text"], k["diagnose"]["eigenes_format"], k["diagnose"]["text_ungeklaert"]) == \

@@ -285,6 +285,7 @@ def test_wiederholt_parallel_gemischt_abgelehnt_bild_und_markdown(cli, endpunkt,
     assert status == 2 and "was measured with ganz true, not false" in err
     status, md, err = cli("--bewerten", "m", "--markdown")
     assert "| erledigt | 100 % |" in md.splitlines() and "| S7 | 100 % |" in md.splitlines()
+    pytest.importorskip("matplotlib", reason="--bild needs matplotlib: pip install '.[bild]'")
     svg = tmp_path / "s7.svg"
     assert cli("--bewerten", "m", "--bild", str(svg))[0] == 0
     assert "whole job" in svg.read_text() and "S7 jobs done, 95 % interval" in svg.read_text()

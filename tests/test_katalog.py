@@ -10,7 +10,7 @@ import re
 import pytest
 
 import messen
-from conftest import (BY_ID, FAELLE, ROOT, UNBEKANNT, completion, messung, openai_nachricht, richtig, vorbereitet,
+from conftest import (erwartet_von, BY_ID, FAELLE, ROOT, UNBEKANNT, completion, messung, openai_nachricht, richtig, vorbereitet,
                       zeilen)
 
 BEISPIEL = (ROOT / "docs" / "katalog.md").read_text(encoding="utf-8")
@@ -43,7 +43,7 @@ def umbenannt_richtig(fall, body, nummer):
     """A model that reads the renamed catalogue: the expected calls in its names."""
     karte = messen.SYNONYME
     aufrufe = [{"name": karte["werkzeuge"][s["name"]], "args": {karte["argumente"][k]: v for k, v in s["args"].items()}}
-               for s in messen.soll_von(fall)]
+               for s in erwartet_von(fall)]
     return completion(openai_nachricht(aufrufe), "tool_calls" if aufrufe else "stop")
 
 

@@ -10,7 +10,7 @@ import json
 import pytest
 
 import messen
-from conftest import (BY_ID, completion, fall_von, messung, openai_nachricht, richtig, vorbereitet, zeilen,
+from conftest import (erwartet_von, BY_ID, completion, fall_von, messung, openai_nachricht, richtig, vorbereitet, zeilen,
                       zweiter_zug)
 
 QWEN_VORLAGE = ("{%- if tools %}<|im_start|>system\n# Tools\n<tools>{{ tools }}</tools>\nFor each function call, "
@@ -44,7 +44,7 @@ def bereit(fall, body, nummer):
 
 def nackt(fall, body, nummer):
     """A model that writes its calls as bare JSON in content (not its template's <tool_call> tags)."""
-    soll = messen.soll_von(fall)
+    soll = erwartet_von(fall)
     if not soll:
         return richtig(fall, body, nummer)
     if body.get("tool_choice") == "required":  # the probe: it loops until the limit
@@ -146,7 +146,7 @@ def test_ollama_wird_nie_gefragt_und_heisst_nie_parser_aus(cli, endpunkt):
 @pytest.mark.parametrize("name", ["unbekannt", "LM Studio", "SGLang"])
 def test_ein_anderer_server_bekommt_keinen_fremden_schalter(cli, endpunkt, name):
     def als_text_auch_gefragt(fall, body, nummer):
-        soll = messen.soll_von(fall)
+        soll = erwartet_von(fall)
         return completion({"role": "assistant", "content": "".join(
             f"<tool_call>{json.dumps({'name': s['name'], 'arguments': s['args']})}</tool_call>" for s in soll)}) \
             if soll else richtig(fall, body, nummer)
@@ -172,7 +172,7 @@ def funktions_syntax(fall, body, nummer):
     """Every answer a call in llama-cpp-python's handler syntax, its arguments lost: S5 and S4 too."""
     if not fall:
         return bereit(fall, body, nummer)
-    name = (messen.soll_von(fall) or [{"name": "book_room" if fall["stufe"] == "S5" else "list_contacts"}])[0]["name"]
+    name = (erwartet_von(fall) or [{"name": "book_room" if fall["stufe"] == "S5" else "list_contacts"}])[0]["name"]
     return completion({"role": "assistant", "content": f"functions.{name}:"})
 
 
@@ -223,7 +223,7 @@ LESARTEN += [(server, gemischt, "text") for server in ("unbekannt", "vLLM", "lla
 @pytest.mark.parametrize("server_name, gemischt, probe", LESARTEN)
 def test_eine_lesart_je_lauf(cli, endpunkt, server_name, gemischt, probe):
     def antwort(fall, body, nummer):
-        soll = messen.soll_von(fall)
+        soll = erwartet_von(fall)
         if not soll:
             return richtig(fall, body, nummer)
         if body.get("tool_choice") == "required":

@@ -441,7 +441,7 @@ def test_vergleich_mit_wiederholungen_nutzt_den_permutationstest(cli, endpunkt):
 # --bild: a picture of a run or a series (matplotlib, the optional extra 'bild')
 # ---------------------------------------------------------------------------
 
-def test_bild_eines_laufs_und_einer_reihe(cli, endpunkt, tmp_path):
+def test_bild_eines_laufs_und_einer_reihe(cli, endpunkt, tmp_path, bild):
     vorbereitet(cli, *messung(endpunkt(falsch_in(SECHS)).url, "--tag", "basis"))
     vorbereitet(cli, *messung(endpunkt(mit_fehlern(KAPITEL_FEHLER)).url, "--tag", "ft-1"))
     vorbereitet(cli, *messung(endpunkt().url, "--tag", "ft-2"))  # 100 %: its interval ends at 1.0 up to rounding
@@ -460,7 +460,7 @@ def test_bild_eines_laufs_und_einer_reihe(cli, endpunkt, tmp_path):
     assert ">85.7<" in bild and f">{100 * 5 / 42:.0f}<" in bild
 
 
-def test_bild_zeigt_anteile_nicht_zahlen(cli, endpunkt, tmp_path):
+def test_bild_zeigt_anteile_nicht_zahlen(cli, endpunkt, tmp_path, bild):
     """A run with --n 3 and one with --n 1, both wrong in the same six cases: the same bars."""
     vorbereitet(cli, *messung(endpunkt(falsch_in(SECHS)).url, "--tag", "eins"))
     vorbereitet(cli, *messung(endpunkt(falsch_in(SECHS)).url, "--tag", "drei", "--n", "3"))
@@ -526,7 +526,7 @@ def test_streng_folgt_der_summe_nicht_der_zahl_der_faelle(cli, endpunkt, reihe, 
                                           "(p = 0.0269) and in calling (p = 0.0416, Holm-corrected); --streng exits 3\n")
 
 
-def test_das_bild_traegt_die_diagnose(cli, endpunkt, tmp_path):
+def test_das_bild_traegt_die_diagnose(cli, endpunkt, tmp_path, bild):
     def leer_in_drei(fall, body, nummer):
         return completion({"role": "assistant", "content": None}) if fall["id"] in IDS[:3] else \
             richtig(fall, body, nummer)

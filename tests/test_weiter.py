@@ -277,7 +277,7 @@ def test_selbsttest_mit_weiter(cli):
     assert len(FAELLE) + len(WEITER_FAELLE) == 52
 
 
-def test_das_bild_zeigt_s6(cli, endpunkt, tmp_path):
+def test_das_bild_zeigt_s6(cli, endpunkt, tmp_path, bild):
     vorbereitet(cli, *messung(endpunkt(weiter_mit(lambda f: f["danach"])).url, "--tag", "a", "--weiter"))
     vorbereitet(cli, *messung(endpunkt(weiter_mit(erfunden)).url, "--tag", "b", "--weiter"))
     svg = tmp_path / "b.svg"
@@ -349,7 +349,7 @@ def test_eine_basis_ohne_s6_vergleicht_mit_einem_weiter_lauf_in_beiden_reihenfol
 ACHSEN_NULL = 2  # ticks labelled 0: the stages and the headline (the failure classes start above it)
 
 
-def test_das_bild_zeichnet_nur_gemessene_stufen(cli, endpunkt, tmp_path):
+def test_das_bild_zeichnet_nur_gemessene_stufen(cli, endpunkt, tmp_path, bild):
     nur_s6 = tmp_path / "s6.jsonl"
     nur_s6.write_text("".join(json.dumps(f) + "\n" for f in WEITER_FAELLE))
     vorbereitet(cli, *messung(endpunkt(weiter_mit(lambda f: f["danach"])).url, "--tag", "s6", "--weiter",
