@@ -1662,27 +1662,59 @@ AUFRUF_IN_PROSA = re.compile(r'\[\s*\{\s*"name"|\{\s*"name"')
 # and json.JSONDecoder.raw_decode, so a hostile answer grades in time linear in its length
 
 
-def lies_aufrufe(nachricht):
-    """Return (calls, form); a call is {"name": str|None, "args": dict|None}.
+NATIV = "tool_calls"  # the source of a call the server sent in tool_calls; a text call's is the form it was written in
 
-    form: None (no call), 'nativ' (tool_calls), 'parser' (text in a form a server's
-    tool-call parser reads when it is on), 'eigen' (a form of the model's own, in
-    a ``` fence or in prose, which no parser turns into tool_calls), or 'teilweise'
-    (tool_calls, and further calls left as text in a parser's form beside them: a
-    parser that stopped after the first). Every call the model wrote is read, the
-    native ones first; a fence beside tool_calls stays 'eigen'."""
-    nativ = [nativer_aufruf(c) for c in native_rohe(nachricht)]
-    text, form = text_aufrufe(inhalt(nachricht))
+
+def lies_aufrufe(nachricht):
+    """Return (calls, form); a call is {"name": str|None, "args": dict|None, "quelle": where it came from}.
+
+    quelle: NATIV, or the text form it was written in (schreibform: '<tool_call>', 'a ``` fence' ...);
+    a malformed call also carries what was written (geschrieben, at most 80 characters), so that
+    nothing after grading reads the message again. form: None (no call), 'nativ' (tool_calls),
+    'parser' (text in a form a server's tool-call parser reads when it is on), 'eigen' (a form of
+    the model's own, in a ``` fence or in prose, which no parser turns into tool_calls), 'versuch'
+    (functions.NAME: and nothing after), or 'teilweise' (tool_calls, and further calls left as text
+    in a parser's form beside them: a parser that stopped after the first). Every call the model
+    wrote is read, the native ones first; a fence beside tool_calls stays 'eigen'."""
+    roh = native_rohe(nachricht)
+    nativ = [dict(nativer_aufruf(c), quelle=NATIV) for c in roh]
+    for c, r in zip(nativ, roh):
+        if c["args"] is None:
+            c["geschrieben"] = kurz(str((r.get("function") or {}).get("arguments") if isinstance(r, dict) else r), 80)
+    denkfrei = ohne_denken(inhalt(nachricht)).strip()
+    text, form = text_aufrufe(denkfrei)
     text = weitere(text, nativ)
     if not text:
         return nativ, "nativ" if nativ else None
+    quelle, gezeigt = schreibform(denkfrei, form), kurz(denkfrei.replace("\n", " "), 80)
+    for c in text:
+        c["quelle"] = quelle
+        if c["args"] is None:
+            c["geschrieben"] = gezeigt
     return nativ + text, "teilweise" if nativ and form == "parser" else form
+
+
+def schreibform(text, form):
+    """The form text calls were written in, as the diagnosis names it (text: without reasoning, stripped)."""
+    if HANDLER.match(text):
+        return "functions.NAME:" if form != "versuch" else "functions.NAME: with nothing after it"
+    tag = next((t for t in TAG_FORMEN if t in text), None)
+    if tag:
+        return tag
+    if form == "eigen":
+        return "a ``` fence" if "```" in text else "JSON in prose"
+    return "[f(a=1)]" if PYTHONISCH.match(text) else "bare JSON"
+
+
+def aufruf_kern(c):
+    """A call as it is compared and executed: its name and arguments, not where it came from."""
+    return {"name": c["name"], "args": c["args"]}
 
 
 def weitere(text, nativ):
     """The text calls that are not a copy of a native one: a server that echoes the raw call into
     content beside tool_calls lost nothing, and the model wrote it once."""
-    offen = list(nativ)
+    offen = [aufruf_kern(c) for c in nativ]
     rest = []
     for c in text:
         if c in offen:
@@ -1834,7 +1866,7 @@ def text_aufrufe(text):
     parser reads (it was off), 'eigen' for those no parser reads (the model's own), 'versuch'
     for a handler's call syntax whose arguments are missing (functions.NAME: and nothing after:
     a call attempt, never an answer in words; whose the lost arguments are cannot be told)."""
-    text = SONDERTOKEN.sub("", ohne_denken(text)).strip()
+    text = SONDERTOKEN.sub("", text).strip()
     handler = HANDLER.match(text)
     if handler:  # llama-cpp-python's functionary handler, and the harmony format's to=functions.NAME
         rest = text[handler.end():].strip()
@@ -1863,26 +1895,14 @@ def text_aufrufe(text):
 
 
 def unlesbar_von(b):
-    """(form, the first 80 characters it was read from) for each malformed call of an answer: a call in
-    tool_calls whose arguments do not parse shows them as sent; one read from text shows the text."""
-    roh = native_rohe(b.get("nachricht") or {})
-    nativ = [("tool_calls", kurz(str((r.get("function") or {}).get("arguments") if isinstance(r, dict) else r), 80))
-             for c, r in zip(b["aufrufe"][:b["nativ"]], roh) if c["args"] is None]
-    text = ohne_denken(inhalt(b.get("nachricht") or {})).strip().replace("\n", " ")
-    return nativ + [(textform(b), kurz(text, 80)) for c in b["aufrufe"][b["nativ"]:] if c["args"] is None]
+    """(form, the first 80 characters it was read from) for each malformed call of a graded output: a call
+    in tool_calls whose arguments do not parse shows them as sent; one read from text shows the text."""
+    return [(c["quelle"], c["geschrieben"]) for c in b["aufrufe"] if c["args"] is None and "geschrieben" in c]
 
 
 def textform(b):
     """The form a graded output's text calls were written in, as the diagnosis names it."""
-    text = ohne_denken(inhalt(b.get("nachricht") or {})).strip()
-    if HANDLER.match(text):
-        return "functions.NAME:" if b["form"] != "versuch" else "functions.NAME: with nothing after it"
-    tag = next((t for t in TAG_FORMEN if t in text), None)
-    if tag:
-        return tag
-    if b["form"] == "eigen":
-        return "a ``` fence" if "```" in text else "JSON in prose"
-    return "[f(a=1)]" if PYTHONISCH.match(text) else "bare JSON"
+    return next((c["quelle"] for c in b["aufrufe"] if c.get("quelle", NATIV) != NATIV), None)
 
 
 HANDLER = re.compile(r"(?:to=)?functions\.([A-Za-z_][\w-]*)(?:\s*<\|[a-z]+\|>)?\s*:?")
@@ -2206,14 +2226,16 @@ def zustand_anders(ist, soll):
 ANDERS_HOECHSTENS = 600  # characters of a "differs" line: a model's 5 MB of spare mails stay in the file
 
 
-def gekuerzt(teile):
-    """'a; b; c' cut after whole parts at ANDERS_HOECHSTENS characters, naming how many more."""
+def gekuerzt(teile, alle=None, wort=""):
+    """'a; b; c' cut after whole parts at ANDERS_HOECHSTENS characters, naming how many more (alle: how many
+    parts there are, where `teile` holds only the first of them)."""
+    alle = len(teile) if alle is None else alle
     text = ""
     for k, teil in enumerate(teile):
         if text and len(text) + len(teil) > ANDERS_HOECHSTENS:
-            return f"{text}; ... and {len(teile) - k} more"
+            return f"{text}; ... and {alle - k} more{wort}"
         text = f"{text}; {teil}" if text else teil
-    return text
+    return f"{text}; ... and {alle - len(teile)} more{wort}" if alle > len(teile) else text
 
 
 def was_im_crm(teil, x):
@@ -2314,8 +2336,8 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
     fehlt = [w for w in fall.get("antwort", []) if w not in text] if beendet else []
     anders = zustand_anders(kanonisch(welt, fall), welt_nach(fall)) or \
         (fehlt and f"the closing answer does not name {', '.join(fehlt)}") or None
-    nativ = [c for b in schritte for c in b["aufrufe"][:b["nativ"]]]
-    aus_text = [c for b in schritte for c in b["aufrufe"][b["nativ"]:]]
+    nativ = [c for b in schritte for c in b["aufrufe"] if c["quelle"] == NATIV]
+    aus_text = [c for b in schritte for c in b["aufrufe"] if c["quelle"] != NATIV]
     return {"aufrufe": nativ + aus_text, "form": next((b["form"] for b in schritte if b["form"] not in (None, "nativ")),
                                                   "nativ" if nativ else None),
             "treffer": int(beendet and anders is None), "offen": 0, "soll": 1, "nativ": len(nativ),
@@ -2355,8 +2377,8 @@ def zurueckbenannt(aufrufe, umbenennung):
     as written is not one of the renamed: it is marked, so that passt never takes it."""
     werkzeuge, argumente = ({neu: alt for alt, neu in umbenennung[t].items()} for t in ("werkzeuge", "argumente"))
     zurueck = lambda name, karte: karte.get(name, name + ALTER_NAME if name in karte.values() else name)  # noqa
-    return [{"name": c["name"] if c["name"] is None else zurueck(c["name"], werkzeuge),
-             "args": None if c["args"] is None else {zurueck(k, argumente): v for k, v in c["args"].items()}}
+    return [dict(c, name=c["name"] if c["name"] is None else zurueck(c["name"], werkzeuge),
+                 args=None if c["args"] is None else {zurueck(k, argumente): v for k, v in c["args"].items()})
             for c in aufrufe]
 
 
@@ -2616,7 +2638,7 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     alle = [b for a in ausgaben for b in (a, a.get("nach")) if b]
     server = e.get("server")
     nativ = any(b["nativ"] for b in alle) or parser_gezeigt(server)  # evidence before the probe
-    heil = lambda b: sum(c["args"] is not None for c in b["aufrufe"][b["nativ"]:])  # noqa: E731  from text
+    heil = lambda b: sum(c["args"] is not None and c["quelle"] != NATIV for c in b["aufrufe"])  # noqa: E731
     text = sum(heil(b) for b in alle if b["form"] == "parser")
     wessen = "modell" if nativ else probe_urteil(e.get("probe"), server) if text else None
     protokoll = sum((collections.Counter(b["protokoll"]) + strom_notizen(b) for b in alle), collections.Counter())
@@ -2711,7 +2733,7 @@ def gegengeprueft(a):
 
 def als_menge(aufrufe):
     """Calls as a comparable multiset: the order of calls and of their arguments does not matter."""
-    return sorted(json.dumps(c, sort_keys=True) for c in aufrufe)
+    return sorted(json.dumps(aufruf_kern(c), sort_keys=True) for c in aufrufe)
 
 
 def strom_notizen(b):
@@ -2934,8 +2956,9 @@ VORGABEN = {"nachfrage": False, "weiter": False, "ganz": False, "ganz_sha256": N
             "ablenkung": None, "faelle_datei": None, "katalog_datei": None,
             "weiter_sha256": None, "probe": None, "gesendet_sha256": None,
             "stufen": None, "server": None}  # absent from runs saved before they were
-SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "aufrufe", "treffer", "offen",
-                  "latenz_s", "usage", "ende", "finish_reason", "verworfen")
+SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "latenz_s", "usage", "ende", "finish_reason",
+                  "verworfen")  # what came, never a grade: a reader grades it (files before 2026-12 hold aufrufe,
+# treffer and offen too, which reading ignores)
 NEUERE_FELDER = {"finish_reason": None, "verworfen": 0}  # absent from runs saved before they were
 
 
@@ -3835,20 +3858,24 @@ def kurz(text, laenge=120):
 
 
 def aufruf_text(c):
+    """One call as the lists show it, at most ANDERS_HOECHSTENS characters however many arguments it has."""
     if c["args"] is None:
         return f"{kurz(c['name'] or '?')}(<malformed arguments>)"
     teile = [f"{kurz(k, 40)}={kurz(json.dumps(v, ensure_ascii=False))}" for k, v in list(c["args"].items())[:20]]
     mehr = [f"... {len(c['args']) - 20} more"] if len(c["args"]) > 20 else []
-    return f"{kurz(c['name'])}(" + ", ".join(teile + mehr) + ")"
+    return kurz(f"{kurz(c['name'])}(" + ", ".join(teile + mehr) + ")", ANDERS_HOECHSTENS)
 
 
 def aufrufe_text(liste, mangel_=None):
+    """Calls in one line, cut after whole calls at ANDERS_HOECHSTENS characters, naming how many more."""
     if not liste:
         return {"leer": "nothing (neither a call nor text)", "abgeschnitten": "cut off by the token limit",
                 "im_denken": "calls in a reasoning field only",
                 "angekuendigt": "no call, though finish_reason said tool_calls"}.get(mangel_, "no call")
-    mehr = [f"... {len(liste) - 20} more calls"] if len(liste) > 20 else []
-    return "; ".join(list(map(aufruf_text, liste[:20])) + mehr)
+    return gekuerzt(list(map(aufruf_text, liste[:GEZEIGTE_AUFRUFE])), len(liste), " calls")
+
+
+GEZEIGTE_AUFRUFE = 20  # calls of one answer a line shows at most
 
 
 def fehlschlaege(faelle, ausgaben, hoechstens=None):
@@ -3887,7 +3914,7 @@ def ganz_zeilen(a, mehrere, fall):
     lauf = f" #{a['lauf'] + 1}" if mehrere else ""
     return [f"  {a['id']}{lauf}  {fall['frage']}",
             f"      reference: {referenz}",
-            f"      came:      {' | '.join(map(schritt_text, g['gekommen']))}",
+            f"      came:      {kurz(' | '.join(map(schritt_text, g['gekommen'])), 3 * ANDERS_HOECHSTENS)}",
             f"      differs:   {warum_ganz(a)}"]
 
 
@@ -3940,7 +3967,7 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
             f"      came:     {aufrufe_text(b['aufrufe'], b['mangel'])}{geschrieben}"] + \
         [f"      written:  {form}: \"{text}\"" for form, text in dict(unlesbar).items()] + \
         ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: stream_defekt)"] if ohne else []) + \
-        ([f"      differs:  {'; '.join(gruende)}"] if gruende else [])
+        ([f"      differs:  {gekuerzt(gruende)}"] if gruende else [])
 
 
 def gruende_von(a, soll_liste):
@@ -4725,7 +4752,7 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
 def pruef_probe(endpunkt, lauf, fall, was, server, antwort):
     """A call came as text in a parser's form: the evidence, then the probe where it can tell, says
     whose that is, as in a run's diagnosis."""
-    form = textform({"nachricht": antwort.nachricht, "form": "parser"})
+    form = textform({"aufrufe": lies_aufrufe(antwort.nachricht)[0]})
     if parser_gezeigt(server):
         gefragt = f" and asks for {server['vorlage']['form']}" if server["vorlage"]["form"] else ""
         return None, (f"{was}: in {fall['id']} the model wrote its call as text ({form}), while {server['name']}'s "

@@ -13,6 +13,8 @@
 3. Pathological answers: each hostile shape at 5 MB is read from its body, graded,
    saved and read back; target well under a second. Its time over that of the same
    shape at 0.5 MB shows the cost is linear (about 10; quadratic would be about 100).
+4. A hostile run: S2-7 answered with 30,000 <tool_call> tags (330 KB), the rest right;
+   the whole run and a regrade (--bewerten) each, target < 10 s on two cores.
 
 Both servers are messen.py's own loopback endpoint (127.0.0.1 only) in this process;
 the measured programs run as subprocesses. Not collected by pytest (its name does not start with test_).
@@ -169,6 +171,38 @@ def pathologisch():
     return zeilen, schlimmste
 
 
+def feindlich(ordner):
+    """(seconds of the run, of its regrade) with S2-7 answered by 30,000 <tool_call> tags."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    antworten = {f["frage"]: f for f in FAELLE}
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            fall = antworten[json.loads(self.rfile.read(int(self.headers["Content-Length"])))["messages"][1]["content"]]
+            rufe = [{"id": f"c{i}", "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c["args"])}}
+                    for i, c in enumerate(fall["erwartet"])]
+            nachricht = {"role": "assistant", "content": "<tool_call>" * 30_000} if fall["id"] == "S2-7" else \
+                {"role": "assistant", "content": None if rufe else "ok", **({"tool_calls": rufe} if rufe else {})}
+            daten = json.dumps({"choices": [{"index": 0, "message": nachricht, "finish_reason": "stop"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(daten)))
+            self.end_headers()
+            self.wfile.write(daten)
+
+        def log_message(self, *_):
+            pass
+    s = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{s.server_port}/v1/chat/completions"
+    lauf = dauer(messen_lauf(url, ordner, "feind"))
+    regrade = dauer([sys.executable, str(MESSEN), "--bewerten", "feind", "--ausgabe", ordner])
+    s.shutdown()
+    return lauf, regrade
+
+
 def main():
     with tempfile.TemporaryDirectory() as ordner:
         boden, lauf, skript = overhead(ordner)
@@ -182,8 +216,11 @@ def main():
         print("pathological answers:")
         print("\n".join(zeilen))
         print(f"pathological: slowest grading of a 5 MB answer {schlimmste:.2f} s (target < 1)")
-        ok = lauf / boden <= 1.2 and eins / acht >= 5 and schlimmste < 1
-    print("all three targets met" if ok else "a target was missed")
+        feind, regrade = feindlich(ordner)
+        print(f"hostile run: 30,000 <tool_call> tags in S2-7, the run {feind:.2f} s, its regrade {regrade:.2f} s "
+              "(target < 10 each)")
+        ok = lauf / boden <= 1.2 and eins / acht >= 5 and schlimmste < 1 and max(feind, regrade) < 10
+    print("all four targets met" if ok else "a target was missed")
     return 0 if ok else 1
 
 

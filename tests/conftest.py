@@ -310,6 +310,13 @@ def zeilen(pfad):
     return [json.loads(z) for z in Path(pfad).read_text(encoding="utf-8").splitlines()]
 
 
+def bewertet(pfad):
+    """A saved run's outputs as messen grades them on reading ({(id, lauf): grade}): a results file holds
+    what came, never a grade."""
+    faelle, _ = messen.lade_faelle(ROOT / "faelle.jsonl")
+    return {(a["id"], a["lauf"]): a for a in messen.lies_lauf(Path(pfad), faelle)[1]}
+
+
 class Halter:
     """A request the test holds: its handler waits (until release, or 30 s) and then closes the connection
     without an answer. A timeout provoked so never depends on how fast the machine answers the rest."""

@@ -107,7 +107,28 @@ KAPUTT = {"name": None, "args": None}
     (text("42"), [], None),
 ])
 def test_lies_aufrufe(nachricht, aufrufe, form):
-    assert lies_aufrufe(nachricht) == (aufrufe, form)
+    gelesen, gefunden = lies_aufrufe(nachricht)
+    assert ([{"name": c["name"], "args": c["args"]} for c in gelesen], gefunden) == (aufrufe, form)
+
+
+@pytest.mark.parametrize("nachricht, quellen", [
+    ({"tool_calls": [{"function": {"name": "get_events", "arguments": '{"calendar": "team"'}}]},
+     [("tool_calls", '{"calendar": "team"')]),                            # malformed: its arguments as sent
+    (text(f"<tool_call>\n{TEAM_JSON}\n</tool_call>"), [("<tool_call>", None)]),
+    (text(f"```json\n{TEAM_JSON}\n```"), [("a ``` fence", None)]),
+    (text(f"Calling now: {TEAM_JSON} and that is all."), [("JSON in prose", None)]),
+    (text(TEAM_LLAMA), [("bare JSON", None)]),
+    (text('[get_events(calendar="team", date="2026-03-17")]'), [("[f(a=1)]", None)]),
+    (text("functions.get_events:"), [("functions.NAME: with nothing after it", "functions.get_events:")]),
+    (text('<tool_call>{"name": "get_events", "arguments": {"calendar": </tool_call>\nmore'),
+     [("<tool_call>", '<tool_call>{"name": "get_events", "arguments": {"calendar": </tool_call> more')]),
+    ({"content": f"<tool_call>{TEAM_JSON.replace('team', 'vertrieb')}</tool_call>",
+      "tool_calls": [{"function": {"name": "get_events", "arguments": json.dumps(TEAM["args"])}}]},
+     [("tool_calls", None), ("<tool_call>", None)]),                     # the native ones first
+])
+def test_jeder_aufruf_sagt_woher_er_kam(nachricht, quellen):
+    """Each call carries its source, and a malformed one what was written: read once, never again."""
+    assert [(c["quelle"], c.get("geschrieben")) for c in lies_aufrufe(nachricht)[0]] == quellen
 
 
 # ---------------------------------------------------------------------------

@@ -52,7 +52,8 @@ FINISH = st.sampled_from([None, "stop", "length", "tool_calls", "eos_token"])
 def pruefe_bewertung(fall, b):
     assert isinstance(b["aufrufe"], list)
     for a in b["aufrufe"]:
-        assert set(a) == {"name", "args"}
+        assert set(a) in ({"name", "args", "quelle"}, {"name", "args", "quelle", "geschrieben"})
+        assert ("geschrieben" in a) == (a["args"] is None) and len(a.get("geschrieben", "")) <= 80 + 30
         assert a["name"] is None or isinstance(a["name"], str)
         assert a["args"] is None or isinstance(a["args"], dict)
     assert 0 <= b["treffer"] <= b["soll"] == len(messen.soll_von(fall))
@@ -150,7 +151,11 @@ ARGS = st.dictionaries(NAME, WERT, min_size=1, max_size=3)
        form=st.sampled_from(["hermes", "mistral", "llama", "nackt", "zaun", "prosa"]))
 def test_textaufrufe_mit_argumenten_werden_gelesen(aufrufe, form):
     gelesen, _ = messen.lies_aufrufe(FORMEN[form](aufrufe))
-    assert gelesen == aufrufe  # every example has arguments: each reaches the check
+    assert gelesen == [dict(c, quelle=QUELLE[form]) for c in aufrufe]  # every example has arguments: each is read
+
+
+QUELLE = {"nativ": "tool_calls", "hermes": "<tool_call>", "mistral": "[TOOL_CALLS]", "llama": "<|python_tag|>",
+          "nackt": "bare JSON", "zaun": "a ``` fence", "prosa": "JSON in prose"}  # the form each is written in
 
 
 @EINSTELLUNG

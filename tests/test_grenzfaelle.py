@@ -81,3 +81,26 @@ def test_der_permutationstest_endet_bei_vielen_verschiedenen_zahlen():
     klein = [Fraction(1, 3), Fraction(-2, 3), Fraction(1), Fraction(1, 2), Fraction(1, 3), Fraction(2, 3)] * 2
     assert messen.genau_machbar(klein)
     assert messen.permutationstest_mc(klein) == pytest.approx(messen.permutationstest(klein), abs=0.01)
+
+
+def test_dreissigtausend_aufrufe_als_text_bleiben_kurze_zeilen(cli, endpunkt):
+    """A hostile answer of 30,000 <tool_call> tags (330 KB): each call is read once, with its form and what was
+    written, and every line of the summary stays short and counts what it leaves out."""
+    def antwort(fall, body, nummer):
+        if fall["id"] == "S2-7":
+            return completion({"role": "assistant", "content": "<tool_call>" * 30_000})
+        return richtig(fall, body, nummer)
+    server = endpunkt(antwort)
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    for befehl in ([], ["--bewerten", "m"]):
+        zeilen_ = (cli(*befehl)[1] if befehl else out).splitlines()
+        assert max(map(len, zeilen_)) <= 1000
+        came = next(z for z in zeilen_ if z.startswith("      came:"))
+        assert came == "      came:     " + "; ".join(["?(<malformed arguments>)"] * 20) + "; ... and 29980 more calls"
+        differs = next(z for z in zeilen_ if z.startswith("      differs:"))
+        assert differs.startswith('      differs:  update_contact(contact_id="11d3e7b0-4c52-4a1e-9b8f-0d6a3f2c5e10", '
+                                  'status="kunde") not called; malformed call ?; ')
+        assert differs.endswith(f"; ... and {30_000 - differs.count('malformed call ?')} more")
+        assert ('      written:  <tool_call>: "' + "<tool_call>" * 7 + '<to... (330000 characters)"') in zeilen_
+        assert "Failure classes: kein_aufruf 1, fehlerhaft 30000." in zeilen_

@@ -10,7 +10,7 @@ import re
 import pytest
 
 import messen
-from conftest import (erwartet_von, BY_ID, FAELLE, ROOT, UNBEKANNT, completion, messung, openai_nachricht, richtig, vorbereitet,
+from conftest import (bewertet, erwartet_von, BY_ID, FAELLE, ROOT, UNBEKANNT, completion, messung, openai_nachricht, richtig, vorbereitet,
                       zeilen)
 
 BEISPIEL = (ROOT / "docs" / "katalog.md").read_text(encoding="utf-8")
@@ -189,7 +189,7 @@ def test_synonyme_mit_alten_namen_nur_s4_und_s5(cli, endpunkt, tmp_path):
     assert edit["parameters"]["properties"]["state"]["enum"] == messen.STATUS  # enum values stay
     e = zeilen(tmp_path / "ergebnisse" / "syn.jsonl")[0]["einstellungen"]
     assert (e["variante"], e["umbenennung"]) == ("synonyme", messen.SYNONYME)
-    a = next(z for z in zeilen(tmp_path / "ergebnisse" / "syn.jsonl")[1:] if z["id"] == "S2-7")
+    a = bewertet(tmp_path / "ergebnisse" / "syn.jsonl")[("S2-7", 0)]
     assert a["aufrufe"][0]["name"] == "update_contact (an old name)"
 
 

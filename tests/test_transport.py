@@ -267,7 +267,7 @@ def test_ein_gescheiterter_selbsttest_nennt_keine_geloeschte_datei(tmp_path):
     not a file already removed, and no command to resume."""
     def begrenzt():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8_000, 8_000))
     r = subprocess.run([sys.executable, str(ROOT / "messen.py"), "--selbsttest"], capture_output=True, text=True,
                        cwd=tmp_path, timeout=60, preexec_fn=begrenzt)
     assert r.returncode == 1

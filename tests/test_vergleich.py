@@ -14,7 +14,7 @@ import pytest
 
 import messen
 
-from conftest import (vorbereitet, FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langsam, messung,
+from conftest import (bewertet, vorbereitet, FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langsam, messung,
                       mit_fehlern, openai_nachricht, prompt_tokens, richtig, zeilen)
 from messen import KATALOG
 
@@ -139,7 +139,7 @@ def test_parallel_gibt_denselben_lauf(cli, endpunkt, tmp_path):
     variabel = ("tag", "latenz_s", "dauer_s")
     assert {k: v for k, v in k1.items() if k not in variabel} == {k: v for k, v in k4.items() if k not in variabel}
     inhalt = lambda tag: [(a["id"], a["lauf"], a["nachricht"], a["aufrufe"], a["treffer"], a["offen"])
-                          for a in zeilen(tmp_path / "ergebnisse" / f"{tag}.jsonl")[1:]]
+                          for a in bewertet(tmp_path / "ergebnisse" / f"{tag}.jsonl").values()]
     assert inhalt("eins") == inhalt("vier")
     assert [(i, lauf) for i, lauf, *_ in inhalt("vier")] == [(i, lauf) for i in IDS for lauf in (0, 1)]
 

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import (vorbereitet, BY_ID, FAELLE, ROOT, WEITER_FAELLE, completion, messung, openai_nachricht, richtig,
+from conftest import (bewertet, vorbereitet, BY_ID, FAELLE, ROOT, WEITER_FAELLE, completion, messung, openai_nachricht, richtig,
                       zeilen)
 import messen
 from messen import EROEFFNUNG, pruefe_fall
@@ -143,7 +143,7 @@ def test_die_anfrage_nach_dem_ergebnis(cli, endpunkt, tmp_path):
             for c in assistent["tool_calls"]] == [("function", s["name"], s["args"]) for s in BY_ID["S6-5"]["erwartet"]]
     assert [(m["role"], m["tool_call_id"], json.loads(m["content"])) for m in werkzeuge] == \
         [("tool", i, e) for i, e in zip(ids, BY_ID["S6-5"]["ergebnis"])]
-    gespeichert = {a["id"]: a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:]}
+    gespeichert = {i: a for (i, _), a in bewertet(tmp_path / "ergebnisse" / "t.jsonl").items()}
     assert zeilen(tmp_path / "ergebnisse" / "t.jsonl")[0]["einstellungen"]["weiter"] is True
     assert gespeichert["S6-5"]["treffer"] == 2 and gespeichert["S6-7"]["treffer"] == 0
     k = json_lauf(cli, "--bewerten", "t")
