@@ -1113,22 +1113,19 @@ KENNUNG_FRIST = 10  # seconds a page about the server may take: it is no answer 
 
 def erkenne_server(endpunkt):
     """Which software serves the endpoint, from what it tells of itself: /v1/models's owned_by (each
-    server fills it its own way), then its own page where it has one: vLLM's /version, Ollama's
-    /api/version, TGI's /info, llama.cpp's /props (its chat template, and whether it renders tools).
-    Three or four GETs, before the first case; a server that tells nothing stays unknown."""
+    server fills it its own way), then the family's own page where it has one (vLLM's /version,
+    Ollama's /api/version, TGI's /info, llama.cpp's /props with its chat template); where no owner
+    names a family, the pages of the families known by their page alone (TGI's /info). Two or three
+    GETs, after the last answer; a server that tells nothing stays unknown."""
     wurzel, modelle = server_adressen(endpunkt.lauf.url)
-    liste = endpunkt.hole(modelle)
-    name, beleg = server_aus_modellen(liste, endpunkt.lauf.modell)
-    seiten = {name_: endpunkt.hole(wurzel + pfad) for name_, pfad in SERVER_SEITEN.items()
-              if name_ == name or name is None and name_ == "TGI"}
-    return server_kennung(name, beleg, seiten)
-
-
-SERVER_SEITEN = {"vLLM": "/version", "Ollama": "/api/version", "TGI": "/info", "llama.cpp": "/props"}
-SELBSTTEST = "messen-selbsttest"  # the owner the built-in loopback endpoint names
-OWNED_BY = {"vllm": "vLLM", "llamacpp": "llama.cpp", "sglang": "SGLang", "library": "Ollama",
-            "organization_owner": "LM Studio", SELBSTTEST: "the self-test's loopback endpoint"}  # as each server's
-# source fills /v1/models's owned_by
+    familie, beleg = server_aus_modellen(endpunkt.hole(modelle), endpunkt.lauf.modell)
+    if familie is None:
+        for f in FAMILIEN.values():
+            seite = endpunkt.hole(wurzel + f.seite) if f.erkennt else None
+            if seite and f.erkennt(seite):
+                return server_kennung(f, f"{f.seite}: {f.erkennt.__doc__}", seite)
+        return None
+    return server_kennung(familie, beleg, endpunkt.hole(wurzel + familie.seite) if familie.seite else None)
 
 
 def server_adressen(url):
@@ -1141,73 +1138,106 @@ def server_adressen(url):
 
 
 def server_aus_modellen(liste, modell):
-    """(server name or None, what told it) from /v1/models; TGI fills owned_by with the model's id."""
+    """(the family or None, what told it) from /v1/models's owned_by; TGI fills it with the model's id."""
     daten = liste.get("data") if isinstance(liste, dict) else None
     eintraege = [d for d in daten if isinstance(d, dict)] if isinstance(daten, list) else []
     eintrag = next((d for d in eintraege if d.get("id") == modell), eintraege[0] if eintraege else None)
     besitzer = eintrag.get("owned_by") if eintrag else None
-    if isinstance(besitzer, str) and besitzer in OWNED_BY:
-        return OWNED_BY[besitzer], f"/v1/models: owned_by {besitzer}"
-    return None, None
+    familie = next((f for f in FAMILIEN.values() if besitzer in f.owned_by), None) if isinstance(besitzer, str) \
+        else None
+    return (familie, f"/v1/models: owned_by {besitzer}") if familie else (None, None)
 
 
-def server_kennung(name, beleg, seiten):
-    """The settings line's record of the server: {"name", "version", "beleg", "vorlage"} (vorlage:
-    llama.cpp's template, whether it renders tools and which call form it asks for), or None."""
-    info = seiten.get("TGI")
-    if name is None and info and isinstance(info.get("model_id"), str) and isinstance(info.get("version"), str):
-        name, beleg = "TGI", "/info: model_id and version"
-    if name is None:
-        return None
-    seite = seiten.get(name) or {}
-    version = seite.get("version") if name != "llama.cpp" else seite.get("build_info")
-    return {"name": name, "version": version if isinstance(version, str) else None, "beleg": beleg,
-            "vorlage": vorlage_von(seite) if name == "llama.cpp" else None}
+def server_kennung(familie, beleg, seite):
+    """The settings line's record of the server: {"name", "version", "beleg", "vorlage"} (vorlage: where
+    the family's page tells it, the chat template, whether it renders tools and which call form it asks for)."""
+    seite = seite or {}
+    version = seite.get(familie.version_feld)
+    return {"name": familie.name, "version": version if isinstance(version, str) else None, "beleg": beleg,
+            "vorlage": vorlage_von(seite) if familie.zeigt_vorlage else None}
 
 
-SERVER_ARTEN = {  # what each server does with a probe, and its own option for each fix (docs/diagnose.md)
-    # probe: 'grammatik' (tool_choice "required" forced by a grammar: a native answer proves only that it can
-    # emit calls), 'keine' (tool_choice ignored: the probe would answer as the run did), 'frei' (it tells)
-    "vLLM": {"probe": "grammatik", "parser": "--enable-auto-tool-choice with the --tool-call-parser that reads "
-             "the form the model writes{parser}", "vorlage": "--chat-template with a template that renders tools",
-             "denken": "--reasoning-parser paired with --tool-call-parser"},
-    "llama.cpp": {"probe": "grammatik", "parser": "--jinja (the default in current builds) with a chat template "
-                  "whose call form the model writes (--chat-template-file)",
-                  "vorlage": "--chat-template-file with a tool-aware template", "denken": "--reasoning-format"},
-    "SGLang": {"probe": "frei", "parser": "--tool-call-parser for the form the model writes",
-               "vorlage": "--chat-template with a template that renders tools", "denken": "--reasoning-parser"},
-    "Ollama": {"probe": "keine", "parser": "a model whose template renders the tools and reads the call form it "
-               "writes (its Modelfile's TEMPLATE)", "vorlage": "a model whose template supports tools",
-               "denken": "the model's think setting"},
-    "LM Studio": {"probe": "frei", "parser": "the model's prompt template in LM Studio, with tool use on",
-                  "vorlage": "a prompt template that renders tools", "denken": "the model's reasoning setting"},
-    "TGI": {"probe": "grammatik", "parser": "a model TGI supports for tools (it reads calls by grammar only)",
-            "vorlage": "a model whose tokenizer_config has a tool-aware chat_template",
-            "denken": "its reasoning settings"},
-}
-UNBEKANNTER_SERVER = {"probe": "frei", "parser": "the server's tool-call parser for this model's template (its name "
-                      "and option depend on the server)", "vorlage": "a chat template that renders the tools",
-                      "denken": "how the server's reasoning and tool-call parsers are paired"}
-VLLM_PARSER = {"<tool_call>": "hermes", "[TOOL_CALLS]": "mistral", "<|python_tag|>": "llama3_json",
-               "bare JSON": "llama3_json", "[f(a=1)]": "pythonic"}  # the form a model writes -> vLLM's parser
+@dataclasses.dataclass(frozen=True)
+class Familie:
+    """What messen knows of one server family: how it is recognised, what it does with tool_choice
+    "required" (the probe), its own option for each fix, its parsers' names by the form a model writes,
+    and its quirks, each with the issue thread that shows it (docs/diagnose.md). A new family is one
+    record of FAMILIEN and its test; nothing outside these records names a server."""
+    name: str
+    parser: str  # the fix where calls stay text: its option that reads the model's form ({parser}: its name)
+    vorlage: str  # the fix where the catalogue never reaches the prompt
+    denken: str  # the fix where a reasoning parser took the answer
+    owned_by: tuple = ()  # what its /v1/models fills owned_by with
+    seite: str = None  # its own page about itself, asked once it is recognised
+    version_feld: str = "version"  # the key of that page that holds its version
+    erkennt: object = None  # seite -> bool: the family known by its page alone (its docstring says by what)
+    zeigt_vorlage: bool = False  # its page tells the chat template and whether it renders tools (llama.cpp /props)
+    # what a probe (tool_choice "required") tells there: 'frei' it tells, 'grammatik' the server forces it with
+    # a grammar (a native answer proves only that it can emit calls), 'keine' it ignores tool_choice
+    probe: str = "frei"
+    probe_grund: str = ""  # why no probe is asked there, with its threads
+    parser_namen: tuple = ()  # (the form a model writes, the parser that reads it)
+    doppelt_kodiert: bool = False  # shown to encode arguments twice
 
 
-def server_art(server):
-    return SERVER_ARTEN.get(server["name"], UNBEKANNTER_SERVER) if server else UNBEKANNTER_SERVER
+def tgi_info(seite):
+    """model_id and version"""
+    return isinstance(seite.get("model_id"), str) and isinstance(seite.get("version"), str)
+
+
+UNBEKANNTER_SERVER = Familie(
+    "an unknown server", parser="the server's tool-call parser for this model's template (its name and option depend "
+    "on the server)", vorlage="a chat template that renders the tools",
+    denken="how the server's reasoning and tool-call parsers are paired")
+SELBSTTEST = "messen-selbsttest"  # the owner the built-in loopback endpoint names
+FAMILIEN = {f.name: f for f in (
+    Familie("vLLM", owned_by=("vllm",), seite="/version", probe="grammatik",
+            parser="--enable-auto-tool-choice with the --tool-call-parser that reads the form the model writes{parser}",
+            vorlage="--chat-template with a template that renders tools",
+            denken="--reasoning-parser paired with --tool-call-parser",
+            parser_namen=(("<tool_call>", "hermes"), ("[TOOL_CALLS]", "mistral"), ("<|python_tag|>", "llama3_json"),
+                          ("bare JSON", "llama3_json"), ("[f(a=1)]", "pythonic"))),
+    Familie("llama.cpp", owned_by=("llamacpp",), seite="/props", version_feld="build_info", zeigt_vorlage=True,
+            probe="grammatik", doppelt_kodiert=True,  # llama.cpp #19520
+            parser="--jinja (the default in current builds) with a chat template whose call form the model writes "
+                   "(--chat-template-file)",
+            vorlage="--chat-template-file with a tool-aware template", denken="--reasoning-format"),
+    Familie("SGLang", owned_by=("sglang",), parser="--tool-call-parser for the form the model writes{parser}",
+            vorlage="--chat-template with a template that renders tools", denken="--reasoning-parser",
+            parser_namen=(("<tool_call>", "qwen25"), ("[TOOL_CALLS]", "mistral"), ("<|python_tag|>", "llama3"),
+                          ("[f(a=1)]", "pythonic"))),
+    Familie("Ollama", owned_by=("library",), seite="/api/version", probe="keine",
+            probe_grund="ignores tool_choice (ollama/ollama #8421, #11171)",
+            parser="a model whose template renders the tools and reads the call form it writes (its Modelfile's "
+                   "TEMPLATE)", vorlage="a model whose template supports tools", denken="the model's think setting"),
+    Familie("LM Studio", owned_by=("organization_owner",),
+            parser="the model's prompt template in LM Studio, with tool use on",
+            vorlage="a prompt template that renders tools", denken="the model's reasoning setting"),
+    Familie("TGI", seite="/info", erkennt=tgi_info, probe="grammatik",
+            parser="a model TGI supports for tools (it reads calls by grammar only)",
+            vorlage="a model whose tokenizer_config has a tool-aware chat_template", denken="its reasoning settings"),
+    dataclasses.replace(UNBEKANNTER_SERVER, name="the self-test's loopback endpoint", owned_by=(SELBSTTEST,)),
+)}
+
+
+def familie_von(server):
+    """The family record of a settings line's server; an unknown (or unnamed) one's words otherwise."""
+    return FAMILIEN.get(server["name"], UNBEKANNTER_SERVER) if server else UNBEKANNTER_SERVER
 
 
 def parser_gezeigt(server):
     """Does the server itself show its tool-call parser on for this model's template? llama.cpp derives
     its parser from the template, and /props says the template renders tools."""
-    return bool(server and server["name"] == "llama.cpp" and (server.get("vorlage") or {}).get("werkzeuge"))
+    return bool(familie_von(server).zeigt_vorlage and (server.get("vorlage") or {}).get("werkzeuge"))
 
 
 def abhilfe(was, server, form=None):
     """The fix `was` (parser, vorlage, denken) in the identified server's own words; for an unknown one in
     words, never another server's flag."""
-    text = server_art(server)[was]
-    parser = VLLM_PARSER.get(form) if server and server["name"] == "vLLM" else None
-    return text.format(parser=f" ({parser} for {form})" if parser else "") if was == "parser" else text
+    familie = familie_von(server)
+    text = getattr(familie, was)
+    parser = dict(familie.parser_namen).get(form)
+    return text.replace("{parser}", f" ({parser} for {form})" if parser else "")
 
 
 TAG_FORMEN = ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<function=", "<|tool_call_begin|>")
@@ -2681,7 +2711,7 @@ def probe_urteil(probe, server=None):
     no answer, one cut by the limit or looping, or a server that forces "required" by a grammar (a
     native answer proves only that it can emit calls) or ignores tool_choice."""
     if not probe or "nachricht" not in probe or probe.get("finish_reason") == "length" or \
-            server_art(server)["probe"] != "frei":
+            familie_von(server).probe != "frei":
         return None
     aufrufe, form = lies_aufrufe(probe["nachricht"])
     return "modell" if form in ("nativ", "teilweise") or native_rohe(probe["nachricht"]) else \
@@ -2690,9 +2720,9 @@ def probe_urteil(probe, server=None):
 
 def probe_text(probe, server=None):
     """What the probe saw, or why none tells, in words, for the diagnosis."""
-    art = server_art(server)["probe"]
+    art = familie_von(server).probe
     if art == "keine":
-        return f"no probe was asked: {server['name']} ignores tool_choice (ollama/ollama #8421, #11171)"
+        return f"no probe was asked: {server['name']} {familie_von(server).probe_grund}"
     if art == "grammatik" and not probe:
         return (f"no probe was asked: {server['name']} forces tool_choice \"required\" with a grammar where its "
                 "structured output works, so its answer would prove nothing about whether its parser reads this "
@@ -3458,7 +3488,7 @@ def probe_fall(faelle, ausgaben, server=None):
     of the run came back as tool_calls and the server does not show its parser on (else that settles
     it) and takes tool_choice at all (Ollama ignores it); None when no probe is needed or can tell."""
     alle = [(a["id"], b) for a in ausgaben for b in (a, a.get("nach")) if b]
-    if any(b["nativ"] for _, b in alle) or parser_gezeigt(server) or server_art(server)["probe"] != "frei":
+    if any(b["nativ"] for _, b in alle) or parser_gezeigt(server) or familie_von(server).probe != "frei":
         return None
     ids = {i for i, b in alle if b["form"] == "parser" and any(c["args"] is not None for c in b["aufrufe"])}
     return next((f for f in faelle if f["id"] in ids), None)
@@ -3764,14 +3794,12 @@ def protokoll_hinweis(art, server):
     """What a client sees of a protocol deviation, and whose it is: arguments encoded twice are the
     server's only on one known to do so (llama.cpp #19520); elsewhere a model that writes its
     arguments as a JSON string inside its call text arrives so too (vLLM's Hermes parser passes it on)."""
-    if art == "argumente_doppelt" and not (server and server["name"] in DOPPELT_KODIEREND):
+    if art == "argumente_doppelt" and not familie_von(server).doppelt_kodiert:
         return ("a client's json.loads(arguments) gives a string, not the arguments; whose that is cannot be told: "
                 "the model may have written its arguments as a JSON string inside its call, or the server encoded "
                 "them twice")
     return PROTOKOLL_HINWEISE[art][1]
 
-
-DOPPELT_KODIEREND = ("llama.cpp",)  # servers shown to encode arguments twice (llama.cpp #19520)
 
 
 def hinweis(name, server, form=None):
@@ -3797,7 +3825,7 @@ def ungeklaert_text(probe, server, form):
             f"tool_calls, and whose that is cannot be told ({probe}): either the server does not read this form "
             f"(set {abhilfe('parser', server, form)}), or the model writes a form its template's parser does not "
             "read (train or prompt it on its template's form)" +
-            ("; --pruefen asks again" if server_art(server)["probe"] == "frei" else ""))
+            ("; --pruefen asks again" if familie_von(server).probe == "frei" else ""))
 
 
 def eigen_beleg(d, server):
@@ -4758,7 +4786,7 @@ def pruef_probe(endpunkt, lauf, fall, was, server, antwort):
         return None, (f"{was}: in {fall['id']} the model wrote its call as text ({form}), while {server['name']}'s "
                       f"chat template renders the tools{gefragt}: the format is the model's own: train or prompt it "
                       "on its chat template's tool-call format")
-    probe = probe_von(endpunkt, fall, lauf) if server_art(server)["probe"] != "keine" else None
+    probe = probe_von(endpunkt, fall, lauf) if familie_von(server).probe != "keine" else None
     urteil, wie = probe_urteil(probe, server), probe_text(probe, server)
     if urteil == "server":
         return False, (f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE['aus_text'][0]} ({wie}); "

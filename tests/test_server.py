@@ -154,9 +154,9 @@ def test_ein_anderer_server_bekommt_keinen_fremden_schalter(cli, endpunkt, name)
     status, out, err = cli(*messung(server.url))
     assert "  aus_text       37: calls were read from the answer text, not from tool_calls" in out
     eigene = {"LM Studio": "the model's prompt template in LM Studio, with tool use on",
-              "SGLang": "--tool-call-parser for the form the model writes"}.get(name)
+              "SGLang": "--tool-call-parser for the form the model writes (qwen25 for <tool_call>)"}.get(name)
     zeile = next(z for z in out.splitlines() if z.startswith("  aus_text"))
-    assert zeile.endswith(f"reads another form: {eigene or messen.UNBEKANNTER_SERVER['parser']}. The figures above "
+    assert zeile.endswith(f"reads another form: {eigene or messen.UNBEKANNTER_SERVER.parser}. The figures above "
                           "measure that setting, not the model.")
     erlaubt = {"SGLang": ("--tool-call-parser",)}.get(name, ())
     assert not [s for s in FREMDE_SCHALTER if s in out and s not in erlaubt]
@@ -188,7 +188,7 @@ def test_funktions_syntax_ist_ein_aufruf(cli, endpunkt):
     zeile = next(z for z in out.splitlines() if "a call comes back as tool_calls" in z)
     assert zeile == ('  ?     a call comes back as tool_calls: cannot tell; in S1-1 a call came as text in a handler\'s '
                      'syntax with its arguments missing ("functions.get_contact:"): the model stopped there, or the '
-                     f"server lost them; set {messen.UNBEKANNTER_SERVER['parser']}, and look at the server's log")
+                     f"server lost them; set {messen.UNBEKANNTER_SERVER.parser}, and look at the server's log")
     assert "the model answered without one" not in out
 
 
