@@ -2289,14 +2289,28 @@ def was_im_crm(teil, x):
 
 
 def passt(ist, soll):
+    """The chapter's passt: does one call hit one expected step? Its rules stand in warum_nicht, which says
+    for each broken rule why, so that deciding and explaining are one walk."""
+    return next(warum_nicht(ist, soll), None) is None
+
+
+def warum_nicht(ist, soll):
+    """Each rule of passt that ist breaks, as (code, words): the codes are the failure classes'."""
     if ist["name"] != soll["name"] or ist["args"] is None:
-        return False
+        yield ("falsches_werkzeug", f"{ist['name']} instead of {soll['name']}") if ist["name"] != soll["name"] else \
+            ("fehlerhaft", "arguments are not a JSON object")
+        return
     # Mandatory: every expected argument is there with the expected value.
     for k, v in soll["args"].items():
-        if not wert_passt(ist["args"].get(k, ""), v, soll.get("_typen", {}).get(k)):
-            return False
+        if k not in ist["args"]:
+            yield "fehlendes_argument", f"{k} missing"
+        elif not wert_passt(ist["args"][k], v, soll.get("_typen", {}).get(k)):
+            yield "falscher_wert", (f"{k} {kurz(json.dumps(ist['args'][k], ensure_ascii=False))} instead of "
+                                    f"{json.dumps(v, ensure_ascii=False)}")
     # No extra, unexpected argument (invented filters count as wrong).
-    return set(ist["args"]) == set(soll["args"])
+    for k in ist["args"]:
+        if k not in soll["args"]:
+            yield "erfundenes_argument", f"{kurz(k, 40)} not expected"
 
 
 def wert_passt(ist, soll, typ=None):
@@ -2338,12 +2352,21 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None):
     soll = soll_von(fall)
     treffer, offen = bewerte(aufrufe, soll)
     vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
+    still = fall.get("stufe") in STILL
+    fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or fall.get("stufe") == GANZ)
+    schleife = finish == "length" and schleift(nachricht)
     return {"aufrufe": aufrufe, "form": form, "treffer": treffer, "offen": offen,
-            "soll": len(soll), "fehlerhaft": sum(a["args"] is None for a in aufrufe),
-            "mangel": mangel(nachricht, aufrufe, finish, vollstaendig, fall.get("stufe") in STILL + (GANZ,)),
-            "nativ": len(native_rohe(nachricht)),  # the first calls of aufrufe came as tool_calls
-            "protokoll": protokoll_von(nachricht, finish), "text": erste_zeile(nachricht),
-            "schleife": finish == "length" and schleift(nachricht)}
+            "soll": len(soll), "fehlerhaft": sum(a["args"] is None for a in aufrufe), "mangel": fehlt,
+            "nativ": sum(c["quelle"] == NATIV for c in aufrufe), "protokoll": protokoll_von(nachricht, finish),
+            "text": erste_zeile(nachricht), "schleife": schleife,
+            "befunde": kein_befund(fehlt, schleife) if fehlt else [] if vollstaendig or not soll and not aufrufe else
+            befunde(aufrufe, soll, still)}
+
+
+def kein_befund(fehlt, schleife):
+    """An output that is no answer fails once, by its reason: a loop is a cut answer the diagnosis names apart."""
+    return [Befund(("schleife" if fehlt == "abgeschnitten" and schleife else fehlt,),
+                   f"no answer ({fehlt}: see the diagnosis)")]
 
 
 def bewerte_ganz(fall, verlauf, umbenennung=None):
@@ -2368,14 +2391,19 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
         (fehlt and f"the closing answer does not name {', '.join(fehlt)}") or None
     nativ = [c for b in schritte for c in b["aufrufe"] if c["quelle"] == NATIV]
     aus_text = [c for b in schritte for c in b["aufrufe"] if c["quelle"] != NATIV]
+    fehlt = None if beendet else letzte["mangel"]
+    grenze = not beendet and fehlt is None and len(verlauf) >= schrittgrenze(fall)
     return {"aufrufe": nativ + aus_text, "form": next((b["form"] for b in schritte if b["form"] not in (None, "nativ")),
                                                   "nativ" if nativ else None),
             "treffer": int(beendet and anders is None), "offen": 0, "soll": 1, "nativ": len(nativ),
-            "fehlerhaft": sum(b["fehlerhaft"] for b in schritte), "mangel": None if beendet else letzte["mangel"],
+            "fehlerhaft": sum(b["fehlerhaft"] for b in schritte), "mangel": fehlt,
             "protokoll": dict(sum((collections.Counter(b["protokoll"]) for b in schritte), collections.Counter())),
             "text": letzte["text"], "schleife": letzte["schleife"],
-            "ganz": {"schritte": len(verlauf), "referenz": len(fall["loesung"]), "zustand": anders,
-                     "grenze": not beendet and letzte["mangel"] is None and len(verlauf) >= schrittgrenze(fall),
+            "befunde": kein_befund(fehlt, letzte["schleife"]) if fehlt else [] if beendet and anders is None else [
+                Befund(("schrittgrenze",), f"still calling after {len(verlauf)} requests, the step limit") if grenze
+                else Befund(("falscher_zustand",), f"the end state differs: {anders}" if anders else
+                            "no closing answer")],
+            "ganz": {"schritte": len(verlauf), "referenz": len(fall["loesung"]), "zustand": anders, "grenze": grenze,
                      "aufrufe": [b["aufrufe"] for b in schritte], "gekommen": schritte}}
 
 
@@ -2469,10 +2497,17 @@ def gelungen_nativ(a):
         a["protokoll"])
 
 
-def paarung(ist_liste, soll_liste):
-    """The missed steps, each paired with a spare call of the same tool or None, and the spare calls left.
+FEHLERARTEN = ("kein_aufruf", "falsches_werkzeug", "falscher_wert", "fehlendes_argument", "erfundenes_argument",
+               "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "schleife", "im_denken", "angekuendigt",
+               "falscher_zustand", "schrittgrenze")
+Befund = collections.namedtuple("Befund", "arten text")  # one fault: the failure classes it counts once each, its words
 
-    The hits are taken out first, as bewerte does: [(soll, ist or None)], [ist, ...]."""
+
+def befunde(ist_liste, soll_liste, still):
+    """Why an answer's calls missed, as Befunde: the hits taken out first, as bewerte takes them; each missed
+    step paired with a spare call of its tool (its broken rules, each class once per step), else with a
+    spare call of another tool (falsches_werkzeug; that call is then named, not counted), else kein_aufruf;
+    each call left over ueberzaehlig (in S4/S5 every call) or fehlerhaft (malformed)."""
     offen, fehlend = list(ist_liste), []
     for soll in soll_liste:
         i = next((i for i, ist in enumerate(offen) if passt(ist, soll)), None)
@@ -2484,69 +2519,27 @@ def paarung(ist_liste, soll_liste):
     for soll in fehlend:
         i = next((i for i, ist in enumerate(offen) if ist["name"] == soll["name"]), None)
         paare.append((soll, None if i is None else offen.pop(i)))
-    return paare, offen
-
-
-def abweichungen(ist_liste, soll_liste):
-    """Why an output failed, in words: which call or argument differed."""
-    paare, rest = paarung(ist_liste, soll_liste)
-    # a missed step is named with its values: beside a call of the same tool, the name alone would mislead
-    gruende = [f"{aufruf_text(soll)} not called" if ist is None else arg_abweichung(ist, soll) for soll, ist in paare]
-    return gruende + [f"malformed call {ist['name'] or '?'}" if ist["args"] is None else f"spare call {ist['name']}"
-                      for ist in rest]
-
-
-FEHLERARTEN = ("kein_aufruf", "falsches_werkzeug", "falscher_wert", "fehlendes_argument", "erfundenes_argument",
-               "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "schleife", "im_denken", "angekuendigt",
-               "falscher_zustand", "schrittgrenze")
-
-
-def fehlerarten_von(a, soll_liste, still):
-    """What went wrong in one output, by kind: a reason vocabulary a report can count.
-
-    A missed step is paired as abweichungen pairs it: with a spare call of its tool
-    (each kind of argument fault counted once per step), else with a spare call of
-    another tool (falsches_werkzeug), else kein_aufruf. What is left over is
-    ueberzaehlig (in S4/S5 every call) or fehlerhaft (malformed); an output that is
-    no answer counts once, by its reason."""
-    arten = collections.Counter()
-    if a["mangel"]:  # a loop is a cut answer the diagnosis names apart: one word, one count
-        arten["schleife" if a["mangel"] == "abgeschnitten" and a.get("schleife") else a["mangel"]] += 1
-        return arten
-    if "ganz" in a:  # an S7 job fails once: at its step limit, or in its end state
-        arten["schrittgrenze" if a["ganz"]["grenze"] else "falscher_zustand"] += not gelungen(a)
-        return +arten
-    paare, rest = paarung(a["aufrufe"], soll_liste)
+    andere = [j for j, c in enumerate(offen) if c["args"] is not None]  # well-formed spare calls, by position
+    schritte, frei = [], list(andere)  # frei: those no missed step has taken yet, in order
     for soll, ist in paare:
         if ist is None:
-            anderer = next((i for i, c in enumerate(rest) if c["args"] is not None), None)
-            arten["kein_aufruf" if anderer is None else "falsches_werkzeug"] += 1
-            rest = rest if anderer is None else rest[:anderer] + rest[anderer + 1:]
-        elif ist["args"] is None:
-            arten["fehlerhaft"] += 1
-        else:
-            werte = [not wert_passt(ist["args"][k], v, soll.get("_typen", {}).get(k)) for k, v in soll["args"].items()
-                     if k in ist["args"]]
-            arten["falscher_wert"] += any(werte)
-            arten["fehlendes_argument"] += any(k not in ist["args"] for k in soll["args"])
-            arten["erfundenes_argument"] += any(k not in soll["args"] for k in ist["args"])
-    for ist in rest:
-        arten["ueberzaehlig" if still or ist["args"] is not None else "fehlerhaft"] += 1
-    return +arten  # without the kinds counted zero
+            # a missed step is named with its values: beside a call of the same tool, the name alone would mislead
+            schritte.append(Befund(("falsches_werkzeug" if frei else "kein_aufruf",), f"{aufruf_text(soll)} not called"))
+            frei = frei[1:]
+            continue
+        regeln = list(warum_nicht(ist, soll))
+        schritte.append(Befund(tuple(dict.fromkeys(code for code, _ in regeln)),
+                               f"{soll['name']}: " + ", ".join(text for _, text in regeln)))
+    genommen = set(andere) - set(frei)
+    return schritte + [Befund(() if j in genommen else ("ueberzaehlig" if still or ist["args"] is not None else
+                                                       "fehlerhaft",),
+                              f"malformed call {ist['name'] or '?'}" if ist["args"] is None else
+                              f"spare call {ist['name']}") for j, ist in enumerate(offen)]
 
 
-def arg_abweichung(ist, soll):
-    if ist["args"] is None:
-        return f"{soll['name']}: arguments are not a JSON object"
-    teile = []
-    for k, v in soll["args"].items():
-        if k not in ist["args"]:
-            teile.append(f"{k} missing")
-        elif not wert_passt(ist["args"][k], v, soll.get("_typen", {}).get(k)):
-            teile.append(f"{k} {kurz(json.dumps(ist['args'][k], ensure_ascii=False))} instead of "
-                         f"{json.dumps(v, ensure_ascii=False)}")
-    teile += [f"{kurz(k, 40)} not expected" for k in ist["args"] if k not in soll["args"]]
-    return f"{soll['name']}: " + ", ".join(teile)
+def fehlerarten_von(a):
+    """What went wrong in one graded output, by kind: a reason vocabulary a report can count."""
+    return collections.Counter(art for befund in a["befunde"] for art in befund.arten)
 
 
 # ---------------------------------------------------------------------------
@@ -2608,11 +2601,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
 def fehlerarten(faelle, ausgaben):
     """Every failure class with its count over the run's answers, second turns included (as the
     diagnosis counts them), zeros included."""
-    by_id = {f["id"]: f for f in faelle}
-    summe = sum((fehlerarten_von(a, soll_von(by_id[a["id"]]), a["stufe"] in STILL) for a in ausgaben),
-                collections.Counter())
-    summe += sum((fehlerarten_von(a["nach"], by_id[a["id"]]["danach"], False) for a in ausgaben if a.get("nach")),
-                 collections.Counter())
+    summe = sum((fehlerarten_von(b) for a in ausgaben for b in (a, a.get("nach")) if b), collections.Counter())
     return {art: summe[art] for art in FEHLERARTEN}
 
 
@@ -3947,11 +3936,8 @@ def ganz_zeilen(a, mehrere, fall):
 
 
 def warum_ganz(a):
-    """Why an S7 job failed, in one line."""
-    g = a["ganz"]
-    return f"the last step is no answer ({a['mangel']}: see the diagnosis)" if a["mangel"] else \
-        f"still calling after {g['schritte']} requests, the step limit" if g["grenze"] else \
-        f"the end state differs: {g['zustand']}" if g["zustand"] else "no closing answer"
+    """Why an S7 job failed, in one line: its one Befund."""
+    return ("the last step is " if a["mangel"] else "") + a["befunde"][0].text
 
 
 def schritt_text(b):
@@ -3987,7 +3973,7 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
 
     mehrere: the run has repeats, so each line names its output (#1, #2 ...)."""
     lauf = f" #{a['lauf'] + 1}" if mehrere else ""
-    gruende = gruende_von(b, erwartet)
+    gruende = gruende_von(b)
     ohne = lies_aufrufe(b["strom"]["ohne_strom"]["nachricht"])[0] if strom_defekt(b) else None
     geschrieben = f': "{kurz(b["text"], 100)}"' if not b["aufrufe"] and b.get("text") else ""  # what came instead
     unlesbar = unlesbar_von(b)
@@ -3998,11 +3984,9 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
         ([f"      differs:  {gekuerzt(gruende)}"] if gruende else [])
 
 
-def gruende_von(a, soll_liste):
-    """Why an output failed: no answer at all, or which call or argument differed."""
-    if a["mangel"]:
-        return [f"no answer ({a['mangel']}: see the diagnosis)"]
-    return abweichungen(a["aufrufe"], soll_liste)
+def gruende_von(a):
+    """Why a graded output failed, in words: no answer at all, or which call or argument differed."""
+    return [befund.text for befund in a["befunde"]]
 
 
 def bericht_json(e, k, gezeigt=False):
@@ -4541,20 +4525,19 @@ def intervall_kurz(ki):
     return "-" if ki is None else f"{ki[0] * 100:.1f}-{ki[1] * 100:.1f}"
 
 
-def was_geschah(faelle, ausgaben):
-    """id -> what the run did in that case, one line (for flipped cases)."""
-    faelle_by_id = {f["id"]: f for f in faelle}
+def was_geschah(ausgaben):
+    """id -> what the run did in that case, one line (for flipped cases), from the grades alone."""
     je_fall = {}
     for a in ausgaben:
         if "ganz" in a:  # a job: its requests and its end state
             je_fall.setdefault(a["id"], []).append(f"{mal(a['ganz']['schritte'], 'request')} "
                                                    f"({'right' if gelungen(a) else warum_ganz(a)})")
             continue
-        ok = "right" if gelungen(a) else "; ".join(gruende_von(a, soll_von(faelle_by_id[a["id"]])))
+        ok = "right" if gelungen(a) else "; ".join(gruende_von(a))
         zeile = f"{aufrufe_text(a['aufrufe'], a['mangel'])} ({ok})"
         if a.get("nach"):  # a second turn flips a case too: it is shown
             n = a["nach"]
-            ok = "right" if gelungen(n) else "; ".join(gruende_von(n, faelle_by_id[a["id"]]["danach"]))
+            ok = "right" if gelungen(n) else "; ".join(gruende_von(n))
             zeile += f"; after the reply: {aufrufe_text(n['aufrufe'], n['mangel'])} ({ok})"
         je_fall.setdefault(a["id"], []).append(zeile)
     return {i: " | ".join(t) for i, t in je_fall.items()}
@@ -5425,7 +5408,7 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
     per-case successes, what it did). With --streng, exit 3 when the last is worse beyond chance."""
     pfade = [gespeichert_pfad(lauf, t) for t in tags]
     gelesen = [lies_lauf(pfad, faelle)[:2] for pfad in pfade]  # (settings, outputs), each file read once
-    laeufe = [(e, kennzahlen(eigene, aus, lauf.katalog, e), eigene, aus, was_geschah(eigene, aus))
+    laeufe = [(e, kennzahlen(eigene, aus, lauf.katalog, e), eigene, aus, was_geschah(aus))
               for e, eigene, aus in (pruefe_gespeichert(lauf, faelle, p, *g) for p, g in zip(pfade, gelesen))]
     halb = [e["tag"] for e, k, *_ in laeufe if not vollstaendig(e, k)]
     if streng and halb:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from messen import bewerte, fehlerarten_von, lies_aufrufe, passt, vorzeichentest
+from messen import befunde, bewerte, fehlerarten_von, kein_befund, lies_aufrufe, passt, vorzeichentest
 
 ID = "11d3e7b0-4c52-4a1e-9b8f-0d6a3f2c5e10"
 SOLL = {"name": "update_contact", "args": {"contact_id": ID, "status": "kunde"}}
@@ -177,4 +177,5 @@ KAPUTT = {"name": "get_events", "args": None}
     (ausgabe(SOLL), [SOLL], False, {}),                                             # right: nothing
 ])
 def test_fehlerarten(a, soll, still, arten):
-    assert fehlerarten_von(a, soll, still) == arten
+    gefunden = kein_befund(a["mangel"], False) if a["mangel"] else befunde(a["aufrufe"], soll, still)
+    assert fehlerarten_von({"befunde": gefunden}) == arten

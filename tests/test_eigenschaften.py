@@ -208,3 +208,44 @@ def test_jeder_koerper_wird_gelesen():
     erreicht = collections.Counter()
     koerper_gelesen(erreicht=erreicht)
     assert erreicht["antwort"] >= 0.6 * erreicht["koerper"], erreicht  # most examples reach the grader
+
+
+def passt_wie_gedruckt(ist, soll):
+    """passt exactly as the chapter prints it: the reference messen's one walk must agree with."""
+    if ist["name"] != soll["name"] or ist["args"] is None:
+        return False
+    # Mandatory: every expected argument is there with the expected value.
+    for k, v in soll["args"].items():
+        if str(ist["args"].get(k, "")).strip() != str(v):
+            return False
+    # No extra, unexpected argument (invented filters count as wrong).
+    return set(ist["args"]) == set(soll["args"])
+
+
+KLEIN_NAME = st.sampled_from(["a", "b"])
+KLEIN_WERT = st.one_of(st.sampled_from(["", "x", " x", "x ", "1.5", "15"]), st.integers(0, 2))
+KLEIN_ARGS = st.dictionaries(KLEIN_NAME, KLEIN_WERT, max_size=2)
+KLEIN_RUF = st.fixed_dictionaries({"name": st.sampled_from(["f", "g"]), "args": st.one_of(st.none(), KLEIN_ARGS)})
+SOLL_RUF = st.fixed_dictionaries({"name": st.sampled_from(["f", "g"]),
+                                  "args": st.dictionaries(KLEIN_NAME, st.sampled_from(["", "x", "1.5", "15"]),
+                                                          max_size=2)})
+
+
+@EINSTELLUNG
+@given(ist=KLEIN_RUF, soll=SOLL_RUF)
+def test_passt_entscheidet_wie_das_kapitel_und_sagt_warum(ist, soll):
+    gruende = list(messen.warum_nicht(ist, soll))
+    assert messen.passt(ist, soll) == passt_wie_gedruckt(ist, soll) == (gruende == [])
+
+
+@EINSTELLUNG
+@given(ist=st.lists(KLEIN_RUF, max_size=4), soll=st.lists(SOLL_RUF, max_size=3), still=st.booleans())
+def test_befunde_nur_wo_bewerte_verfehlt(ist, soll, still):
+    """Befunde stand exactly where bewerte finds a missed step or a spare call: one per missed step, one per
+    call left over; a call named beside a step it stood in for (falsches_werkzeug) is counted no more."""
+    treffer, offen = messen.bewerte(ist, soll)
+    gefunden = messen.befunde(ist, soll, still)
+    assert (gefunden == []) == (treffer == len(soll) and offen == 0)
+    gepaart = sum(b.text.startswith(tuple(f"{s['name']}: " for s in soll)) for b in gefunden)
+    assert len(gefunden) == (len(soll) - treffer) + offen - gepaart
+    assert sum(b.arten == () for b in gefunden) == sum("falsches_werkzeug" in b.arten for b in gefunden)
