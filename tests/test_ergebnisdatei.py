@@ -185,3 +185,26 @@ def test_zeilen_einer_stufe_ohne_ihren_schalter():
 def test_eine_beschaedigte_einstellung_beim_suchen_der_dateien(feld, wert, warum):
     status, out, err = bewerten_mit(geaendert(0, feld, wert))
     assert (status, out, err) == (2, "", f"messen: DIR/t.jsonl:1: the results file is damaged ({warum})\n")
+
+
+# ---------------------------------------------------------------------------
+# Files of the format before the redesign (their lines held grades) regrade to the same figures
+# ---------------------------------------------------------------------------
+
+ALTE = ROOT / "tests" / "alte_laeufe"
+
+
+@pytest.mark.parametrize("tag", ["kapitel", "alles", "strom", "synonyme"])
+def test_alte_dateien_ergeben_dieselben_zahlen(cli, tmp_path, tag):
+    ordner = tmp_path / "alt"
+    ordner.mkdir()
+    for name in ("kapitel", "alles", "strom", "synonyme"):
+        (ordner / f"{name}.jsonl").write_bytes((ALTE / f"{name}.jsonl").read_bytes())
+    status, out, err = cli("--bewerten", tag, "--json", "--ausgabe", str(ordner))
+    assert (status, err) == (0, "")
+    assert json.loads(out) == json.loads((ALTE / f"{tag}.json").read_text(encoding="utf-8"))
+    status, out, err = cli("--bewerten", tag, "--alle", "--ausgabe", str(ordner))
+    assert (status, out, err) == (0, (ALTE / f"{tag}.txt").read_text(encoding="utf-8"), "")
+    if tag == "alles":
+        status, out, err = cli("--vergleich", "kapitel", "alles", "--ausgabe", str(ordner))
+        assert (status, out) == (0, (ALTE / "vergleich-kapitel-alles.txt").read_text(encoding="utf-8"))
