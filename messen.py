@@ -2340,7 +2340,7 @@ def bewerte(ist_liste, soll_liste):
     return treffer, len(offen)
 
 
-def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None):
+def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None):
     """Grade one output: the record a report and the metrics read.
 
     Only an answer reaches passt and bewerte as it is; an output that is none
@@ -2359,6 +2359,8 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None):
             "soll": len(soll), "fehlerhaft": sum(a["args"] is None for a in aufrufe), "mangel": fehlt,
             "nativ": sum(c["quelle"] == NATIV for c in aufrufe), "protokoll": protokoll_von(nachricht, finish),
             "text": erste_zeile(nachricht), "schleife": schleife,
+            "inhalt_da": inhalt(nachricht) != "",
+            "tokens_gezaehlt": zahl_oder_none(usage, "completion_tokens") is not None,
             "befunde": kein_befund(fehlt, schleife) if fehlt else [] if vollstaendig or not soll and not aufrufe else
             befunde(aufrufe, soll, still)}
 
@@ -2378,7 +2380,7 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
     diagnosis take it: its calls (the native ones first), their form, the answer that broke the job
     (mangel), and ganz: the steps, the reference's, and what differs."""
     welt, schritte = welt_von(fall), [bewerte_ausgabe({"erwartet": [], "stufe": GANZ}, s["nachricht"],
-                                                      s["finish_reason"], umbenennung) for s in verlauf]
+                                                      s["finish_reason"], umbenennung, s["usage"]) for s in verlauf]
     for b in schritte:
         for c in b["aufrufe"]:
             fuehre_aus(welt, c["name"], c["args"])
@@ -2399,6 +2401,8 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
             "fehlerhaft": sum(b["fehlerhaft"] for b in schritte), "mangel": fehlt,
             "protokoll": dict(sum((collections.Counter(b["protokoll"]) for b in schritte), collections.Counter())),
             "text": letzte["text"], "schleife": letzte["schleife"],
+            # an S7 job's line sums its steps' tokens: whose an empty last step is, its own count says
+            "inhalt_da": letzte["inhalt_da"], "tokens_gezaehlt": letzte["tokens_gezaehlt"],
             "befunde": kein_befund(fehlt, letzte["schleife"]) if fehlt else [] if beendet and anders is None else [
                 Befund(("schrittgrenze",), f"still calling after {len(verlauf)} requests, the step limit") if grenze
                 else Befund(("falscher_zustand",), f"the end state differs: {anders}" if anders else
@@ -2418,13 +2422,29 @@ def bewerte_gespeichert(fall, a, umbenennung=None):
     """Everything grading adds to a saved output: its answer, and the second turn if there was one;
     for an S7 job, its end state."""
     if fall["stufe"] == GANZ:
-        return dict(bewerte_ganz(fall, a["verlauf"], umbenennung), nach=None)
-    b = bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"], umbenennung)
+        return dict(bewerte_ganz(fall, a["verlauf"], umbenennung), nach=None, gegenprobe=None)
+    b = mit_gegenprobe(bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"], umbenennung, a["usage"]),
+                       a.get("strom"), umbenennung)
     zweite = a.get("zweite")
-    b["nach"] = None if not zweite or "nachricht" not in zweite else dict(bewerte_ausgabe(
-        {"erwartet": fall["danach"]}, zweite["nachricht"], zweite.get("finish_reason"), umbenennung),
-        nachricht=zweite["nachricht"], strom=zweite.get("strom"))
+    b["nach"] = None if not zweite or "nachricht" not in zweite else dict(mit_gegenprobe(bewerte_ausgabe(
+        {"erwartet": fall["danach"]}, zweite["nachricht"], zweite.get("finish_reason"), umbenennung,
+        zweite.get("usage")), zweite.get("strom"), umbenennung), strom=zweite.get("strom"))
     return b
+
+
+def mit_gegenprobe(b, strom, umbenennung):
+    """The grade with its stream's cross-check read once (gegenprobe): the calls of the same request
+    without stream, and of the stream asked again, each as a multiset beside the streamed answer's, and the
+    plain answer's calls for the failed list; None where none was asked (or the output succeeded)."""
+    ohne_strom = (strom or {}).get("ohne_strom", {})
+    if "nachricht" not in ohne_strom or gelungen(b):
+        return dict(b, gegenprobe=None)
+    lies = lambda n: zurueckbenannt(lies_aufrufe(n)[0], umbenennung) if umbenennung else lies_aufrufe(n)[0]  # noqa
+    ohne = lies(ohne_strom["nachricht"])
+    nochmal = ohne_strom.get("nochmal")  # saved before a repeat was asked: the stream's own stands in
+    return dict(b, gegenprobe={"gestreamt": als_menge(b["aufrufe"]), "ohne": als_menge(ohne), "ohne_aufrufe": ohne,
+                               "nochmal": als_menge(b["aufrufe"]) if nochmal is None else
+                               als_menge(lies(nochmal["nachricht"])) if "nachricht" in nochmal else None})
 
 
 ALTER_NAME = " (an old name)"  # marks a name the renamed catalogue no longer has: it never fits
@@ -2524,7 +2544,8 @@ def befunde(ist_liste, soll_liste, still):
     for soll, ist in paare:
         if ist is None:
             # a missed step is named with its values: beside a call of the same tool, the name alone would mislead
-            schritte.append(Befund(("falsches_werkzeug" if frei else "kein_aufruf",), f"{aufruf_text(soll)} not called"))
+            schritte.append(Befund(("falsches_werkzeug" if frei else "kein_aufruf",),
+                                   f"{aufruf_text(soll)} not called"))
             frei = frei[1:]
             continue
         regeln = list(warum_nicht(ist, soll))
@@ -2734,20 +2755,8 @@ def probe_text(probe, server=None):
 def strom_defekt(a):
     """Did the stream change what was graded: a failed output (or second turn) whose same request
     without stream, at temperature 0, gave other calls, while the stream asked again gave the same?"""
-    gestreamt, ohne, nochmal = gegengeprueft(a)
-    return ohne is not None and ohne != gestreamt and nochmal == gestreamt
-
-
-def gegengeprueft(a):
-    """The calls (as multisets) of a failed streamed output, of its plain request and of the stream asked
-    again; None for each that is not there. Saved before a repeat was asked: the stream's own stand in."""
-    ohne_strom = (a.get("strom") or {}).get("ohne_strom", {})
-    if "nachricht" not in ohne_strom or gelungen(a):
-        return None, None, None
-    gestreamt = als_menge(lies_aufrufe(a["nachricht"])[0])
-    nochmal = ohne_strom.get("nochmal", {"nachricht": a["nachricht"]})
-    return gestreamt, als_menge(lies_aufrufe(ohne_strom["nachricht"])[0]), \
-        als_menge(lies_aufrufe(nochmal["nachricht"])[0]) if "nachricht" in nochmal else None
+    g = a.get("gegenprobe")
+    return bool(g) and g["ohne"] != g["gestreamt"] and g["nochmal"] == g["gestreamt"]
 
 
 def als_menge(aufrufe):
@@ -2765,8 +2774,8 @@ def strom_ungeprueft(b):
     temperature above 0, or the plain request failed), or the stream asked again gave calls of its own."""
     if not b.get("strom") or gelungen(b):
         return False
-    gestreamt, ohne, nochmal = gegengeprueft(b)
-    return ohne is None or ohne != gestreamt and nochmal not in (gestreamt, ohne)
+    g = b.get("gegenprobe")
+    return g is None or g["ohne"] != g["gestreamt"] and g["nochmal"] not in (g["gestreamt"], g["ohne"])
 
 
 def katalog_befund(ausgaben, schwelle=KATALOG_TOKENS):
@@ -2825,11 +2834,9 @@ def wessen(a):
         return "unklar", a["mangel"]
     if a["form"] == "versuch" and a.get("stufe") not in STILL:  # in S4/S5 it is a spare call all the same
         return "unklar", "argumente_fehlen"  # functions.NAME: and nothing after: the model's, or a handler's
-    if a["mangel"] == "leer" and not inhalt(a["nachricht"]):
-        # subtle: whitespace or a stop token written as text is something the model wrote; an S7 job's
-        # line sums its steps' tokens, so its last step's own count is read
-        usage = a["verlauf"][-1]["usage"] if a.get("verlauf") else a.get("usage")
-        return ("server", "leer") if zahl_oder_none(usage, "completion_tokens") else ("unklar", "leer")
+    if a["mangel"] == "leer" and not a["inhalt_da"]:
+        # subtle: whitespace or a stop token written as text is something the model wrote
+        return ("server", "leer") if a["tokens_gezaehlt"] else ("unklar", "leer")
     return "modell", a["mangel"]
 
 
@@ -3974,7 +3981,7 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
     mehrere: the run has repeats, so each line names its output (#1, #2 ...)."""
     lauf = f" #{a['lauf'] + 1}" if mehrere else ""
     gruende = gruende_von(b)
-    ohne = lies_aufrufe(b["strom"]["ohne_strom"]["nachricht"])[0] if strom_defekt(b) else None
+    ohne = b["gegenprobe"]["ohne_aufrufe"] if strom_defekt(b) else None
     geschrieben = f': "{kurz(b["text"], 100)}"' if not b["aufrufe"] and b.get("text") else ""  # what came instead
     unlesbar = unlesbar_von(b)
     return [f"  {a['id']}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",

@@ -181,7 +181,8 @@ def feindlich(ordner):
 
         def do_POST(self):
             fall = antworten[json.loads(self.rfile.read(int(self.headers["Content-Length"])))["messages"][1]["content"]]
-            rufe = [{"id": f"c{i}", "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c["args"])}}
+            rufe = [{"id": f"c{i}", "type": "function",
+                     "function": {"name": c["name"], "arguments": json.dumps(c["args"])}}
                     for i, c in enumerate(fall["erwartet"])]
             nachricht = {"role": "assistant", "content": "<tool_call>" * 30_000} if fall["id"] == "S2-7" else \
                 {"role": "assistant", "content": None if rufe else "ok", **({"tool_calls": rufe} if rufe else {})}
