@@ -211,12 +211,45 @@ Rules:
 - When a tool refuses a call, read why, and go on as the request says for that case.
 - When the request asks you to tell it something, name it in your answer."""
 
-STUFEN = ("S1", "S2", "S3", "S4", "S5", "S6", "S7")
-STILL = ("S4", "S5")  # stages where the right answer is no call at all
-WEITER = "S6"  # after the tool's result: measured with --weiter only; its first step is given, not asked
-GANZ = "S7"  # the whole job: measured with --ganz only, in a loop against its case's simulated CRM
-SPAETER = {WEITER: "--weiter", GANZ: "--ganz"}  # stages beyond the chapter's, and the flag that asks each
-DANACH_NEBEN = {"S5": "nachtrag", "S6": "ergebnis"}  # what precedes the calls expected after the first step
+
+
+@dataclasses.dataclass(frozen=True)
+class Stufe:
+    """One stage, a row that every stage-dependent part reads: the case check, the settings and their hashes,
+    asking, grading, the figures, the lists, the comparison, the picture and --pruefen."""
+    name: str
+    was: str  # what it measures, in a few words (the picture's axis, docs)
+    still: bool = False  # the right answer is no call at all: stillgehalten counts it
+    feld: str = None  # a stage beyond the chapter's: Lauf's field and the settings key that ask it (--FELD);
+    # its cases have a hash of their own (FELD_sha256), and the chapter's five figures leave it out
+    neben: str = None  # what the case file gives after the first step: the user's reply, or the tools' results
+    figur: str = None  # its own figure beside the chapter's five
+    liste: str = None  # the title of its failed list (the chapter's stages share "Failed")
+
+    @property
+    def flagge(self):
+        return f"--{self.feld}" if self.feld else None
+
+
+STUFEN_TABELLE = (
+    Stufe("S1", "narrowed catalogue"),
+    Stufe("S2", "one call from all tools"),
+    Stufe("S3", "several calls"),
+    Stufe("S4", "no tool fits", still=True),
+    Stufe("S5", "a mandatory value missing", still=True, neben="nachtrag"),
+    # after the tool's result: its first step is given as done, not asked
+    Stufe("S6", "after the tool's result", feld="weiter", neben="ergebnis", figur="weiter",
+          liste="After the tool's result"),
+    # the whole job, in a loop against its case's simulated CRM
+    Stufe("S7", "the whole job", feld="ganz", figur="erledigt", liste="The whole job"),
+)
+STUFE = {s.name: s for s in STUFEN_TABELLE}
+STUFEN = tuple(STUFE)
+STILL = tuple(s.name for s in STUFEN_TABELLE if s.still)  # stages where the right answer is no call at all
+SPAETER = {s.name: s.flagge for s in STUFEN_TABELLE if s.feld}  # stages beyond the chapter's, and the flag of each
+SPAETER_FELDER = {s.name: s.feld for s in STUFEN_TABELLE if s.feld}  # and the field and settings key of each
+DANACH_NEBEN = {s.name: s.neben for s in STUFEN_TABELLE if s.neben}  # what precedes the calls after the first step
+WEITER, GANZ = "S6", "S7"  # the two stages asked another way: after given results, and in a loop
 
 # ---------------------------------------------------------------------------
 # The catalogue a run sends: the chapter's, a user's file, or a variant of either
@@ -598,7 +631,8 @@ def faelle_hash(daten):
     file and compares with runs measured after; the S6 cases a run with --weiter asked, and the S7
     ones of --ganz, have hashes of their own (stufen_hash)."""
     zeilen = daten.splitlines(keepends=True)
-    return hashlib.sha256(b"".join(z for z in zeilen if not (b'"S6"' in z or b'"S7"' in z) or
+    namen = [json.dumps(stufe).encode() for stufe in SPAETER]  # the find first: most lines name none
+    return hashlib.sha256(b"".join(z for z in zeilen if not any(n in z for n in namen) or
                                    not ist_spaeter(z))).hexdigest()
 
 
@@ -615,10 +649,6 @@ def stufen_hash(faelle, stufe):
     compared only on the same ones."""
     return hashlib.sha256(json.dumps([intern_weg(f) for f in faelle if f["stufe"] == stufe] +
                                      ([EROEFFNUNG_GANZ] if stufe == GANZ else []), sort_keys=True).encode()).hexdigest()
-
-
-def weiter_hash(faelle):
-    return stufen_hash(faelle, WEITER)
 
 
 WELCHER_KATALOG = " (give your own tools with --katalog FILE)"
@@ -3051,7 +3081,7 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
         beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {a['stufe']}, in a run of "
                               f"{', '.join(e['stufen'])}")
     for stufe, flagge in SPAETER.items():
-        if a["stufe"] == stufe and not e.get(flagge[2:]):
+        if a["stufe"] == stufe and not e.get(STUFE[stufe].feld):
             beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {stufe}, in a run without {flagge}")
     if (a["stufe"] == GANZ) != (a.get("verlauf") is not None):
         beschaedigt(pfad, nr, f"{'no' if a['stufe'] == GANZ else 'a'} verlauf in {fall['id']}, a case of {a['stufe']}")
@@ -4478,8 +4508,9 @@ def vergleich_hinweise(ea, eb):
         zeilen.append(f"The runs asked different stages ({stufen_wort(ea)} in {ea['tag']}, {stufen_wort(eb)} in "
                       f"{eb['tag']}): the test compares the cases both have.")
     for stufe, flagge in SPAETER.items():
-        if ea.get(flagge[2:], False) != eb.get(flagge[2:], False):
-            zeilen.append(f"Only {(ea if ea.get(flagge[2:]) else eb)['tag']} measured {stufe} ({flagge}): the test "
+        feld = STUFE[stufe].feld
+        if ea.get(feld, False) != eb.get(feld, False):
+            zeilen.append(f"Only {(ea if ea.get(feld) else eb)['tag']} measured {stufe} ({flagge}): the test "
                           f"compares the cases both have, {stufe} stays out of it.")
     return zeilen + [""] if zeilen else []
 
@@ -5219,7 +5250,7 @@ def lauf_aus(args):
         raise Eingabefehler("--variante chooses what a measurement sends; --bewerten and --vergleich read it "
                             "from the saved run")
     for stufe, flagge in SPAETER.items():
-        if getattr(args, flagge[2:]) and args.stufen and stufe not in args.stufen:
+        if getattr(args, STUFE[stufe].feld) and args.stufen and stufe not in args.stufen:
             raise Eingabefehler(f"{flagge} asks {stufe}, which --stufen {','.join(args.stufen)} leaves out; add "
                                 f"{stufe} to --stufen, or drop {flagge}")
     if args.ganz and args.katalog:
@@ -5242,13 +5273,13 @@ def einstellungen_fuer(lauf, sha, faelle):
     """The settings line of a results file: what was asked, and the files and catalogue it was asked with,
     so that --bewerten and --vergleich find them again and anyone can see what was sent."""
     return {"modell": lauf.modell, "url": ohne_geheimnis(lauf.url), "temp": lauf.temp, "n": lauf.n,
-            "extra": lauf.extra, "nachfrage": lauf.nachfrage, "weiter": lauf.weiter, "stream": lauf.stream,
+            "extra": lauf.extra, "nachfrage": lauf.nachfrage, "stream": lauf.stream,
             "stufen": list(lauf.stufen) if lauf.stufen else None,
             "tag": lauf.tag,
             "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
             "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
-            "weiter_sha256": weiter_hash(faelle) if lauf.weiter else None, "ganz": lauf.ganz,
-            "ganz_sha256": stufen_hash(faelle, GANZ) if lauf.ganz else None,
+            **{f: getattr(lauf, f) for f in SPAETER_FELDER.values()},
+            **{f"{f}_sha256": stufen_hash(faelle, st) if getattr(lauf, f) else None for st, f in SPAETER_FELDER.items()},
             "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei}
 
 
@@ -5322,7 +5353,7 @@ def gemessen_mit(lauf, tags, faelle_gegeben):
     pfade = [gespeichert_pfad(lauf, t) for t in tags]
     es = [lies_einstellungen(p) for p in pfade]
     for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings"),
-                      ("weiter_sha256", "S6 cases"), ("ganz_sha256", "S7 cases")):
+                      *((f"{f}_sha256", f"{st} cases") for st, f in SPAETER_FELDER.items())):
         if len({json.dumps(e.get(feld)) for e in es if feld in ("faelle_sha256", "katalog_sha256") or e.get(feld)}) > 1:
             raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
     katalog = finde_katalog(pfade[0], es[0], lauf.katalog if lauf.katalog.datei else None)
@@ -5352,9 +5383,9 @@ def finde_faelle(pfade, es, gegeben, katalog):
     if not isinstance(sha, str):
         ort = gegeben or faelle_standard()
         return (Path(ort), *lade_faelle(ort, katalog))
-    spaeter = {stufe: next((e[feld] for e in es if isinstance(e.get(feld), str)), None)
-               for stufe, feld in ((WEITER, "weiter_sha256"), (GANZ, "ganz_sha256"))}  # the later stages' hashes
-    s6 = spaeter[WEITER] or spaeter[GANZ]
+    spaeter = {stufe: next((e[f"{feld}_sha256"] for e in es if isinstance(e.get(f"{feld}_sha256"), str)), None)
+               for stufe, feld in SPAETER_FELDER.items()}  # the later stages' hashes
+    spaetere = any(spaeter.values())
     orte = list(dict.fromkeys(str(o) for o in [*(e.get("faelle_datei") for e in es), gegeben, faelle_standard()]
                               if isinstance(o, (str, Path))))
     for ort in orte:
@@ -5366,7 +5397,7 @@ def finde_faelle(pfade, es, gegeben, katalog):
             continue  # gone, or not a case file for this catalogue: the next place may hold it
         if all(h is None or stufen_hash(faelle, stufe) == h for stufe, h in spaeter.items()):
             return Path(ort), faelle, gelesen
-    welche = "other cases (or other S6 or S7 cases)" if s6 else "other cases"
+    welche = f"other cases (or other {' or '.join(SPAETER)} cases)" if spaetere else "other cases"
     raise Eingabefehler(f"{pfade[0]} was measured on a case file that is not found: {' and '.join(orte)} are gone or "
                         f"hold {welche}; give the one it was measured on with --faelle FILE")
 
