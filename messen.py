@@ -218,7 +218,7 @@ class Stufe:
     """One stage, a row that every stage-dependent part reads: the case check, the settings and their hashes,
     asking, grading, the figures, the lists, the comparison, the picture and --pruefen."""
     name: str
-    was: str  # what it measures, in a few words (the picture's axis, docs)
+    was: str  # what it measures, in two words (the picture's axis)
     still: bool = False  # the right answer is no call at all: stillgehalten counts it
     feld: str = None  # a stage beyond the chapter's: Lauf's field and the settings key that ask it (--FELD);
     # its cases have a hash of their own (FELD_sha256), and the chapter's five figures leave it out
@@ -232,16 +232,15 @@ class Stufe:
 
 
 STUFEN_TABELLE = (
-    Stufe("S1", "narrowed catalogue"),
-    Stufe("S2", "one call from all tools"),
-    Stufe("S3", "several calls"),
+    Stufe("S1", "narrowed"),  # a catalogue narrowed by the case's nur
+    Stufe("S2", "one call"),  # one call from all the tools
+    Stufe("S3", "several"),  # several calls in one answer
     Stufe("S4", "no tool fits", still=True),
-    Stufe("S5", "a mandatory value missing", still=True, neben="nachtrag"),
+    Stufe("S5", "value missing", still=True, neben="nachtrag"),  # a mandatory value missing: ask back
     # after the tool's result: its first step is given as done, not asked
-    Stufe("S6", "after the tool's result", feld="weiter", neben="ergebnis", figur="weiter",
-          liste="After the tool's result"),
+    Stufe("S6", "after result", feld="weiter", neben="ergebnis", figur="weiter", liste="After the tool's result"),
     # the whole job, in a loop against its case's simulated CRM
-    Stufe("S7", "the whole job", feld="ganz", figur="erledigt", liste="The whole job"),
+    Stufe("S7", "whole job", feld="ganz", figur="erledigt", liste="The whole job"),
 )
 STUFE = {s.name: s for s in STUFEN_TABELLE}
 STUFEN = tuple(STUFE)
@@ -3946,7 +3945,7 @@ def nach_dem_ergebnis(faelle, ausgaben, hoechstens=None):
     faelle_by_id = {f["id"]: f for f in faelle}
     falsch = [a for a in ausgaben if a["stufe"] == WEITER and not gelungen(a)]
     mehrere = any(a["lauf"] for a in ausgaben)
-    return fall_liste(f"After the tool's result ({len(falsch)}):", hoechstens, [
+    return fall_liste(f"{STUFE[WEITER].liste} ({len(falsch)}):", hoechstens, [
         fall_zeilen(a, mehrere, f"{f['frage']}  /  {aufrufe_text(f['erwartet'])} returned "
                                 f"{kurz(' and '.join(json.dumps(x, ensure_ascii=False) for x in f['ergebnis']), 240)}",
                     f["danach"], a) for a in falsch for f in [faelle_by_id[a["id"]]]])
@@ -3957,7 +3956,7 @@ def ganze_jobs(faelle, ausgaben, hoechstens=None):
     faelle_by_id = {f["id"]: f for f in faelle}
     falsch = [a for a in ausgaben if a["stufe"] == GANZ and not gelungen(a)]
     mehrere = any(a["lauf"] for a in ausgaben)
-    return fall_liste(f"The whole job ({len(falsch)}):", hoechstens, [
+    return fall_liste(f"{STUFE[GANZ].liste} ({len(falsch)}):", hoechstens, [
         ganz_zeilen(a, mehrere, faelle_by_id[a["id"]]) for a in falsch])
 
 
@@ -4599,10 +4598,6 @@ def pyplot():
     return plt
 
 
-STUFEN_WORTE = {"S1": "S1\nnarrowed", "S2": "S2\none call", "S3": "S3\nseveral", "S4": "S4\nno tool fits",
-                "S5": "S5\nvalue missing", "S6": "S6\nafter result", "S7": "S7\nwhole job"}
-
-
 def kopfzahl(k):
     """The headline a picture shows with its interval: auftraege_gelungen, or in a run of S7 alone erledigt."""
     if k["auftraege_gelungen"] is not None:
@@ -4635,7 +4630,7 @@ def zeichne(pfad, laeufe):
                         fontsize=7)
     stufen.set(xticks=range(len(gezeigte_stufen)), ylim=(0, 112), ylabel="tasks done (auftraege_gelungen), %",
                title="By stage")
-    stufen.set_xticklabels([STUFEN_WORTE[s] for s in gezeigte_stufen])
+    stufen.set_xticklabels([f"{s}\n{STUFE[s].was}" for s in gezeigte_stufen])
     stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(laeufe), frameon=False)
     nur_s7 = all(k["auftraege_gelungen"] is None and k["erledigt"] is not None for _, k in laeufe)
     kopf.set(xticks=range(len(laeufe)), xticklabels=[e["tag"] for e, _ in laeufe], ylim=(0, 112),
@@ -4676,18 +4671,21 @@ def pruefen(lauf, faelle):
     at temperature 0 it would take as long again."""
     lauf = dataclasses.replace(lauf, timeout_nochmal=False)
     endpunkt, antworten = Endpunkt(lauf), []
-    zahl = 7 + lauf.nachfrage + lauf.weiter  # the lines below, each printed as its check ends
-    print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}, {zahl} checks:", flush=True)
-    punkte = zeige_punkte([pruef_modell(endpunkt, lauf, antworten)])
+    server = []  # the server, once the model check has passed and it is identified
+
+    # each check: (how many lines it prints, the check); the count the first line names is their sum
+    pruefungen = [(1, lambda: [pruef_modell(endpunkt, lauf, antworten)]),
+                  (1, lambda: pruef_server(endpunkt, server)),
+                  (1, lambda: [pruef_katalog(endpunkt, lauf, antworten, server[0])]),
+                  (1, lambda: [pruef_aufruf(endpunkt, lauf, faelle, antworten, server[0])]),
+                  (1, lambda: [pruef_felder(antworten)]), (2, lambda: pruef_s3(endpunkt, lauf, faelle))]
+    pruefungen += [(1, lambda: [pruef_nachfrage(endpunkt, lauf, faelle)])] if lauf.nachfrage else []
+    pruefungen += [(1, lambda: [pruef_weiter(endpunkt, lauf, faelle)])] if lauf.weiter else []
+    print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}, {sum(z for z, _ in pruefungen)} checks:",
+          flush=True)
+    punkte = zeige_punkte(pruefungen[0][1]())
     if punkte[0][0]:
-        server = erkenne_server(endpunkt)
-        punkte += zeige_punkte([(True if server else None, f"which server this is: {server_wort(server)}")])
-        pruefungen = [lambda: [pruef_katalog(endpunkt, lauf, antworten, server)],
-                      lambda: [pruef_aufruf(endpunkt, lauf, faelle, antworten, server)],
-                      lambda: [pruef_felder(antworten)], lambda: pruef_s3(endpunkt, lauf, faelle)]
-        pruefungen += [lambda: [pruef_nachfrage(endpunkt, lauf, faelle)]] if lauf.nachfrage else []
-        pruefungen += [lambda: [pruef_weiter(endpunkt, lauf, faelle)]] if lauf.weiter else []
-        for pruefung in pruefungen:
+        for _, pruefung in pruefungen[1:]:
             punkte += zeige_punkte(pruefung())
     fehler = sum(ok is False for ok, _ in punkte)
     if fehler:
@@ -4695,6 +4693,13 @@ def pruefen(lauf, faelle):
         return 1
     print("The server is set up for a measurement.")
     return 0
+
+
+def pruef_server(endpunkt, gefunden):
+    """Which server this is: a line that names it, or says it did not tell; gefunden keeps it for the checks
+    after (their fixes are its own options)."""
+    gefunden.append(erkenne_server(endpunkt))
+    return [(True if gefunden[0] else None, f"which server this is: {server_wort(gefunden[0])}")]
 
 
 def zeige_punkte(punkte):
@@ -5279,7 +5284,8 @@ def einstellungen_fuer(lauf, sha, faelle):
             "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
             "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
             **{f: getattr(lauf, f) for f in SPAETER_FELDER.values()},
-            **{f"{f}_sha256": stufen_hash(faelle, st) if getattr(lauf, f) else None for st, f in SPAETER_FELDER.items()},
+            **{f"{f}_sha256": stufen_hash(faelle, st) if getattr(lauf, f) else None
+               for st, f in SPAETER_FELDER.items()},
             "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei}
 
 
