@@ -3003,14 +3003,6 @@ def aufloesung(faelle_verglichen, stufe=0.05):
 # The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
 # ---------------------------------------------------------------------------
 
-VERGLICHEN = ("modell", "temp", "n", "extra", "nachfrage", "weiter", "ganz", "stream", "variante", "stufen",
-              "faelle_sha256", "weiter_sha256", "ganz_sha256", "katalog_sha256", "umbenennung", "ablenkung", "seed",
-              "gesendet_sha256")  # must match to resume; gesendet_sha256 only where a run saved it
-VORGABEN = {"nachfrage": False, "weiter": False, "ganz": False, "ganz_sha256": None,
-            "stream": False, "variante": None, "seed": None, "umbenennung": None,
-            "ablenkung": None, "faelle_datei": None, "katalog_datei": None,
-            "weiter_sha256": None, "probe": None, "gesendet_sha256": None,
-            "stufen": None, "server": None}  # absent from runs saved before they were
 SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "latenz_s", "usage", "ende", "finish_reason",
                   "verworfen")  # what came, never a grade: a reader grades it (files before 2026-12 hold aufrufe,
 # treffer and offen too, which reading ignores)
@@ -3060,8 +3052,8 @@ def lies_lauf(pfad, faelle):
 
 def pruefe_einstellungszeile(pfad, nr, e):
     """Every field of a settings line as EINSTELLUNGEN says; the first at fault is named with file:line."""
-    beschaedigt(pfad, nr, next((f"{feld} {was}" for feld, (pruefe, was) in EINSTELLUNGEN.items()
-                                if feld in e or feld not in VORGABEN if not pruefe(e.get(feld))), None))
+    beschaedigt(pfad, nr, next((f"{feld} {x.falsch}" for feld, x in EINSTELLUNGEN.items()
+                                if feld in e or x.vorgabe is PFLICHT if not x.pruefe(e.get(feld))), None))
 
 
 def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
@@ -3113,36 +3105,56 @@ def ist_zweite(z):
         isinstance(z.get("finish_reason"), (str, type(None))) and (z.get("strom") is None or ist_strom_feld(z["strom"]))
 
 
-EINSTELLUNGEN = {  # field -> (check, what is wrong when it fails)
-    "modell": (lambda x: isinstance(x, str), "is not a string"),
-    "temp": (zahl_ist, "is not a number of at least 0"),
-    "n": (lambda x: zahl_ist(x, True) and x >= 1, "is not a whole number of at least 1"),
-    "extra": (lambda x: isinstance(x, dict), "is not an object"),
-    "nachfrage": (lambda x: isinstance(x, bool), "is not true or false"),
-    "weiter": (lambda x: isinstance(x, bool), "is not true or false"),
-    "ganz": (lambda x: isinstance(x, bool), "is not true or false"),
-    "ganz_sha256": (lambda x: x is None or isinstance(x, str), "is not a string"),
-    "stream": (lambda x: isinstance(x, bool), "is not true or false"),
-    "variante": (lambda x: x is None or isinstance(x, str) and x in VARIANTEN,
-                 f"is not one of {', '.join(VARIANTEN)}"),
-    "umbenennung": (lambda x: x is None or isinstance(x, dict) and all(
+PFLICHT = object()  # a settings field every results file has had: no default for older ones
+
+
+def _wahr(x):
+    return isinstance(x, bool)
+
+
+def _text_oder_nichts(x):
+    return x is None or isinstance(x, str)
+
+
+Einstellung = collections.namedtuple("Einstellung", "pruefe falsch vorgabe verglichen anders",
+                                     defaults=(PFLICHT, False, None))
+# pruefe: the check a results file's value must pass, falsch: what is wrong when it fails; vorgabe: the value of a
+# run saved before the field was (PFLICHT: every file has it); verglichen: a run is resumed or compared only under
+# the same value; anders: how the refusal names another value ("another case file"), else by the values
+EINSTELLUNGEN = {
+    "modell": Einstellung(lambda x: isinstance(x, str), "is not a string", verglichen=True),
+    "temp": Einstellung(zahl_ist, "is not a number of at least 0", verglichen=True),
+    "n": Einstellung(lambda x: zahl_ist(x, True) and x >= 1, "is not a whole number of at least 1", verglichen=True),
+    "extra": Einstellung(lambda x: isinstance(x, dict), "is not an object", verglichen=True),
+    "nachfrage": Einstellung(_wahr, "is not true or false", False, True),
+    **{s.feld: Einstellung(_wahr, "is not true or false", False, True) for s in STUFEN_TABELLE if s.feld},
+    "stream": Einstellung(_wahr, "is not true or false", False, True),
+    "variante": Einstellung(lambda x: x is None or isinstance(x, str) and x in VARIANTEN,
+                            f"is not one of {', '.join(VARIANTEN)}", None, True),
+    "stufen": Einstellung(lambda x: x is None or isinstance(x, list) and x and all(s in STUFEN for s in x),
+                          "is not a list of stages", None, True),
+    "faelle_sha256": Einstellung(lambda x: isinstance(x, str), "is not a string", verglichen=True,
+                                 anders="another case file"),
+    **{f"{s.feld}_sha256": Einstellung(_text_oder_nichts, "is not a string", None, True, f"other {s.name} cases")
+       for s in STUFEN_TABELLE if s.feld},
+    "katalog_sha256": Einstellung(lambda x: isinstance(x, str), "is not a string", verglichen=True,
+                                  anders="another catalogue or opening"),
+    "umbenennung": Einstellung(lambda x: x is None or isinstance(x, dict) and all(
         isinstance(x.get(t), dict) and all(isinstance(v, str) for v in x[t].values())
-        for t in ("werkzeuge", "argumente")), "is not {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}"),
-    "faelle_datei": (lambda x: x is None or isinstance(x, str), "is not a path"),
-    "weiter_sha256": (lambda x: x is None or isinstance(x, str), "is not a string"),
-    "katalog_datei": (lambda x: x is None or isinstance(x, str), "is not a path"),
-    "tag": (lambda x: isinstance(x, str), "is not a string"),
-    "datum": (lambda x: isinstance(x, str), "is not a string"),
-    "faelle_sha256": (lambda x: isinstance(x, str), "is not a string"),
-    "katalog_sha256": (lambda x: isinstance(x, str), "is not a string"),
-    "probe": (lambda x: x is None or ist_probe(x), "is not a probe's record"),
-    "gesendet_sha256": (lambda x: x is None or isinstance(x, str), "is not a string"),
-    "stufen": (lambda x: x is None or isinstance(x, list) and x and all(s in STUFEN for s in x),
-               "is not a list of stages"),
-    "seed": (lambda x: x is None or zahl_ist(x, True), "is not a whole number"),
-    "ablenkung": (lambda x: x is None or isinstance(x, list) and all(isinstance(n, str) for n in x),
-                  "is not a list of tool names"),
-    "server": (lambda x: x is None or ist_server(x), "is not a server's record"),
+        for t in ("werkzeuge", "argumente")), "is not {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}",
+        None, True, "another renaming map (synonyme)"),
+    "ablenkung": Einstellung(lambda x: x is None or isinstance(x, list) and all(isinstance(n, str) for n in x),
+                             "is not a list of tool names", None, True, "other decoys"),
+    "seed": Einstellung(lambda x: x is None or zahl_ist(x, True), "is not a whole number", None, True),
+    # compared only where a run saved it: before, a variant's map and decoys were compared by name
+    "gesendet_sha256": Einstellung(_text_oder_nichts, "is not a string", None, True,
+                                   "other tools or opening as sent (the renaming map or the decoys changed)"),
+    "faelle_datei": Einstellung(_text_oder_nichts, "is not a path", None),
+    "katalog_datei": Einstellung(_text_oder_nichts, "is not a path", None),
+    "tag": Einstellung(lambda x: isinstance(x, str), "is not a string"),
+    "datum": Einstellung(lambda x: isinstance(x, str), "is not a string"),
+    "probe": Einstellung(lambda x: x is None or ist_probe(x), "is not a probe's record", None),
+    "server": Einstellung(lambda x: x is None or ist_server(x), "is not a server's record", None),
 }
 
 
@@ -3199,18 +3211,14 @@ def ist_gefragt(x):
 
 
 def pruefe_einstellungen(pfad, alt, neu):
-    for feld in VERGLICHEN:
-        if feld == "gesendet_sha256" and feld not in alt:
-            continue  # a run saved before it was: its variant's map and decoys are compared by name
-        wert = alt.get(feld, VORGABEN.get(feld))
+    """A run is resumed only under the settings it was measured with (EINSTELLUNGEN's verglichen)."""
+    for feld, x in EINSTELLUNGEN.items():
+        if not x.verglichen or feld == "gesendet_sha256" and feld not in alt:
+            continue  # a run saved before gesendet_sha256: its variant's map and decoys are compared by name
+        wert = alt.get(feld, None if x.vorgabe is PFLICHT else x.vorgabe)
         if wert != neu[feld]:
-            was = {"faelle_sha256": "another case file", "katalog_sha256": "another catalogue or opening",
-                   "weiter_sha256": "other S6 cases", "ganz_sha256": "other S7 cases",
-                   "umbenennung": "another renaming map (synonyme)",
-                   "ablenkung": "other decoys", "gesendet_sha256": "other tools or opening as sent (the "
-                   "renaming map or the decoys changed)"}
-            anders = was.get(feld, f"{feld} {json.dumps(wert, ensure_ascii=False)}, not "
-                                   f"{json.dumps(neu[feld], ensure_ascii=False)}")
+            anders = x.anders or f"{feld} {json.dumps(wert, ensure_ascii=False)}, not " \
+                                 f"{json.dumps(neu[feld], ensure_ascii=False)}"
             raise Eingabefehler(f"{pfad} was measured with {anders}; use another --tag, "
                                 f"or --neu to measure anew (the old file is kept)")
 
