@@ -4446,28 +4446,42 @@ def vergleich_text(a, b, v, faelle):
 
 
 def vergleich_markdown(a, b, v):
-    (ea, ka), (eb, kb) = a[:2], b[:2]
-    zeilen = [f"| metric | {ea['tag']} | {eb['tag']} | difference |", "|---|---|---|---|"]
-    if not all(komplett([a[:2], b[:2]], True)):
-        zeilen.append("| complete | " + " | ".join(komplett([a[:2], b[:2]])) + " | |")
-    zeilen += [f"| {m} | {wert(m, ka[m])} | {wert(m, kb[m])} | {differenz(m, v['differenz'][m])} |"
-               for m in metriken(ka, kb)]
-    zeilen.append(f"| 95 % interval | {intervall_kurz(ka['gelungen_ki'])} | {intervall_kurz(kb['gelungen_ki'])} | |")
-    zeilen += [f"| {s} | {prozent(x)} | {prozent(y)} | {differenz(s, None if None in (x, y) else y - x)} |"
-               for s in stufen_von(ka, kb) for x, y in [(ka["stufen"].get(s), kb["stufen"].get(s))]]
-    zeilen += [f"| {art} | {ka['fehlerarten'][art]} | {kb['fehlerarten'][art]} | "
-               f"{kb['fehlerarten'][art] - ka['fehlerarten'][art]:+d} |" for art in FEHLERARTEN
-               if ka["fehlerarten"][art] or kb["fehlerarten"][art]]
-    zeilen += diagnose_markdown([ka, kb], differenz_spalte=True)
-    return "\n".join(zeilen + [""] + vergleich_hinweise(ea, eb) + [urteil(v), aufloesung_satz(v)])
+    zeilen = tabelle_markdown(zahlen_zeilen([a[:2], b[:2]], differenz_spalte=True), ["metric", a[0]["tag"],
+                                                                                     b[0]["tag"], "difference"])
+    return "\n".join(zeilen + [""] + vergleich_hinweise(a[0], b[0]) + [urteil(v), aufloesung_satz(v)])
 
 
-def diagnose_markdown(ks, differenz_spalte=False):
-    """Rows of the diagnosis counts that any run of a comparison has, one column per run."""
+def zahlen_zeilen(laeufe, differenz_spalte=False):
+    """The rows every table of runs shows, one cell per run (a pair's Markdown, a series as text and Markdown):
+    whether each is complete, the figures, the headline's interval, the stages, the failure classes, and in
+    Markdown the diagnosis; with differenz_spalte, the last run's difference from the first beside them.
+    Each row is (label, cells, difference, Markdown only)."""
+    ks = [k for _, k in laeufe]
+    unterschied = lambda name, x, y: differenz(name, None if None in (x, y) else y - x)  # noqa: E731
+    zeilen = [] if all(komplett(laeufe, True)) else [("complete", komplett(laeufe), "", False)]
+    zeilen += [(m, [wert(m, k[m]) for k in ks], unterschied(m, ks[0][m], ks[-1][m]), False) for m in metriken(*ks)]
+    zeilen.append(("95 % interval", [intervall_kurz(kopfzahl(k)[1]) for k in ks], "", False))
+    zeilen += [(s, [prozent(k["stufen"].get(s)) for k in ks],
+                unterschied(s, ks[0]["stufen"].get(s), ks[-1]["stufen"].get(s)), False) for s in stufen_von(*ks)]
+    zeilen += [(art, [str(k["fehlerarten"][art]) for k in ks],
+                f"{ks[-1]['fehlerarten'][art] - ks[0]['fehlerarten'][art]:+d}", False) for art in FEHLERARTEN
+               if any(k["fehlerarten"][art] for k in ks)]
     flach = [dict(diagnose_flach(k["diagnose"])) for k in ks]
-    namen = list(dict.fromkeys(n for d in flach for n in d))
-    return [f"| diagnosis: {n} | " + " | ".join(ja_nein(d.get(n, 0)) for d in flach) + " |" + " |" * differenz_spalte
-            for n in namen if any(d.get(n) for d in flach)]
+    zeilen += [(f"diagnosis: {n}", [ja_nein(d.get(n, 0)) for d in flach], "", True)
+               for n in dict.fromkeys(n for d in flach for n in d) if any(d.get(n) for d in flach)]
+    return [(name, zellen + [anders] * differenz_spalte, nur_md) for name, zellen, anders, nur_md in zeilen]
+
+
+def tabelle_markdown(zeilen, kopf):
+    zeile = lambda zellen: "|" + "".join(f" {z} |" if z else " |" for z in zellen)  # noqa: E731  an empty cell: "| |"
+    return [zeile(kopf), "|---" * len(kopf) + "|"] + [zeile([name, *zellen]) for name, zellen, _ in zeilen]
+
+
+def tabelle_text(zeilen, kopf):
+    breite = max(10, *map(len, kopf))
+    spalten = lambda werte: "".join(f" {w:>{breite}}" for w in werte)  # noqa: E731
+    return [f"{'':<20}{spalten(kopf)}"] + [f"{name:<20}{spalten(zellen)}" for name, zellen, nur_md in zeilen
+                                           if not nur_md]
 
 
 def diagnose_kurz(d):
@@ -4528,17 +4542,8 @@ def stufen_wort(e):
 
 def reihe_text(laeufe, vs):
     """A series: one column per run, the first the baseline; each later run compared with it."""
-    breite = max(10, *(len(e["tag"]) for e, _ in laeufe))
-    spalten = lambda werte: "".join(f" {w:>{breite}}" for w in werte)  # noqa: E731
-    ks = [k for _, k in laeufe]
     zeilen = [f"{i + 1}: {kopfzeile(e, k)}" for i, (e, k) in enumerate(laeufe)]
-    zeilen += ["", f"{'':<20}{spalten(e['tag'] for e, _ in laeufe)}"]
-    zeilen += [f"{'complete':<20}{spalten(z for z in komplett(laeufe))}"] if not all(komplett(laeufe, True)) else []
-    zeilen += [f"{m:<20}{spalten(wert(m, k[m]) for k in ks)}" for m in metriken(*ks)]
-    zeilen.append(f"{'95 % interval':<20}{spalten(intervall_kurz(k['gelungen_ki']) for k in ks)}")
-    zeilen += [f"{s:<20}{spalten(prozent(k['stufen'].get(s)) for k in ks)}" for s in stufen_von(*ks)]
-    zeilen += [f"{art:<20}{spalten(k['fehlerarten'][art] for k in ks)}" for art in FEHLERARTEN
-               if any(k["fehlerarten"][art] for k in ks)]
+    zeilen += [""] + tabelle_text(zahlen_zeilen(laeufe), [e["tag"] for e, _ in laeufe])
     zeilen += ["", "Each run against the first:"]
     for (e, _), v in zip(laeufe[1:], vs):
         zeilen += [f"  {z}" for z in vergleich_hinweise(laeufe[0][0], e)[:-1]] + [f"  {urteil(v)}"]
@@ -4546,15 +4551,7 @@ def reihe_text(laeufe, vs):
 
 
 def reihe_markdown(laeufe, vs):
-    ks = [k for _, k in laeufe]
-    zeilen = ["| | " + " | ".join(e["tag"] for e, _ in laeufe) + " |", "|---" * (len(laeufe) + 1) + "|"]
-    zeilen += ["| complete | " + " | ".join(komplett(laeufe)) + " |"] if not all(komplett(laeufe, True)) else []
-    zeilen += [f"| {m} | " + " | ".join(wert(m, k[m]) for k in ks) + " |" for m in metriken(*ks)]
-    zeilen.append("| 95 % interval | " + " | ".join(intervall_kurz(k["gelungen_ki"]) for k in ks) + " |")
-    zeilen += [f"| {s} | " + " | ".join(prozent(k["stufen"].get(s)) for k in ks) + " |" for s in stufen_von(*ks)]
-    zeilen += [f"| {art} | " + " | ".join(str(k["fehlerarten"][art]) for k in ks) + " |" for art in FEHLERARTEN
-               if any(k["fehlerarten"][art] for k in ks)]
-    zeilen += diagnose_markdown(ks) + [""]
+    zeilen = tabelle_markdown(zahlen_zeilen(laeufe), [""] + [e["tag"] for e, _ in laeufe]) + [""]
     for (e, _), v in zip(laeufe[1:], vs):
         zeilen += vergleich_hinweise(laeufe[0][0], e)[:-1] + [urteil(v)]
     return "\n".join(zeilen + list(dict.fromkeys(map(aufloesung_satz, vs))))

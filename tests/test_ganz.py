@@ -289,3 +289,16 @@ def test_wiederholt_parallel_gemischt_abgelehnt_bild_und_markdown(cli, endpunkt,
     svg = tmp_path / "s7.svg"
     assert cli("--bewerten", "m", "--bild", str(svg))[0] == 0
     assert "whole job" in svg.read_text() and "S7 jobs done, 95 % interval" in svg.read_text()
+
+
+def test_ein_vergleich_nur_von_s7_zeigt_sein_intervall(cli, endpunkt):
+    """A comparison of S7 alone: the tables' interval row is erledigt's, as the headline of such a run is."""
+    server = endpunkt()
+    for tag in ("a", "b"):
+        vorbereitet(cli, *messung(server.url, "--ganz", "--stufen", "S7", "--tag", tag))
+    ki = json_lauf(cli, "--bewerten", "a")["erledigt_ki"]
+    assert ki == [messen.wilson_ki([(1, 1)] * 26)[0], 1.0]
+    zelle = f"{ki[0] * 100:.1f}-{ki[1] * 100:.1f}"
+    assert f"| 95 % interval | {zelle} | {zelle} | |" in cli("--vergleich", "a", "b", "--markdown")[1].splitlines()
+    status, out, err = cli("--vergleich", "a", "b", "a", "--markdown")  # a series: one column per run
+    assert f"| 95 % interval | {zelle} | {zelle} | {zelle} |" in out.splitlines()
