@@ -102,6 +102,13 @@ def test_ein_verlorenes_fragment_je_aufruf(cli, endpunkt, tmp_path):
         "gave other calls" in out
     assert ('      plain:    list_contacts(status="lead") (the same request without stream: stream_defekt)'
             in out.splitlines())
+    # a file saved before the stream was asked again (no "nochmal"): the stream's own answer stands in for it
+    pfad = tmp_path / "ergebnisse" / "t.jsonl"
+    ohne_nochmal = zeilen(pfad)
+    for z in ohne_nochmal[1:]:
+        (z.get("strom") or {}).get("ohne_strom", {}).pop("nochmal", None)
+    pfad.write_text("".join(json.dumps(z) + "\n" for z in ohne_nochmal), encoding="utf-8")
+    assert json_lauf(cli, "--bewerten", "t")["diagnose"]["stream_defekt"] == mit_aufruf
 
 
 @pytest.mark.parametrize("name, chunks, defekt, gelungen, notiz", [
