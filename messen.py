@@ -2386,6 +2386,7 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None):
     schleife = finish == "length" and schleift(nachricht)
     return {"aufrufe": aufrufe, "form": form, "treffer": treffer, "offen": offen,
             "soll": len(soll), "fehlerhaft": sum(a["args"] is None for a in aufrufe), "mangel": fehlt,
+            "still": still,
             "nativ": sum(c["quelle"] == NATIV for c in aufrufe), "protokoll": protokoll_von(nachricht, finish),
             "text": erste_zeile(nachricht), "schleife": schleife,
             "inhalt_da": inhalt(nachricht) != "",
@@ -2427,7 +2428,7 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
     return {"aufrufe": nativ + aus_text, "form": next((b["form"] for b in schritte if b["form"] not in (None, "nativ")),
                                                   "nativ" if nativ else None),
             "treffer": int(beendet and anders is None), "offen": 0, "soll": 1, "nativ": len(nativ),
-            "fehlerhaft": sum(b["fehlerhaft"] for b in schritte), "mangel": fehlt,
+            "fehlerhaft": sum(b["fehlerhaft"] for b in schritte), "mangel": fehlt, "still": False,
             "protokoll": dict(sum((collections.Counter(b["protokoll"]) for b in schritte), collections.Counter())),
             "text": letzte["text"], "schleife": letzte["schleife"],
             # an S7 job's line sums its steps' tokens: whose an empty last step is, its own count says
@@ -2451,14 +2452,16 @@ def bewerte_gespeichert(fall, a, umbenennung=None):
     """Everything grading adds to a saved output: its answer, and the second turn if there was one;
     for an S7 job, its end state."""
     if fall["stufe"] == GANZ:
-        return dict(bewerte_ganz(fall, a["verlauf"], umbenennung), nach=None, gegenprobe=None)
+        b = dict(bewerte_ganz(fall, a["verlauf"], umbenennung), nach=None, gegenprobe=None)
+        return dict(b, wessen=wessen(b))
     b = mit_gegenprobe(bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"], umbenennung, a["usage"]),
                        a.get("strom"), umbenennung)
     zweite = a.get("zweite")
-    b["nach"] = None if not zweite or "nachricht" not in zweite else dict(mit_gegenprobe(bewerte_ausgabe(
+    nach = None if not zweite or "nachricht" not in zweite else dict(mit_gegenprobe(bewerte_ausgabe(
         {"erwartet": fall["danach"]}, zweite["nachricht"], zweite.get("finish_reason"), umbenennung,
         zweite.get("usage")), zweite.get("strom"), umbenennung), strom=zweite.get("strom"))
-    return b
+    b.update(strom=a.get("strom"), nach=nach and dict(nach, wessen=wessen(nach)))
+    return dict(b, wessen=wessen(b))
 
 
 def mit_gegenprobe(b, strom, umbenennung):
@@ -2728,8 +2731,8 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
         "im_denken": sum(b["mangel"] == "im_denken" for b in alle),
         "katalog_fehlt": katalog[0], "katalog_unklar": katalog[1],
         "verworfen": sum(bool(a["verworfen"]) for a in ausgaben),
-        "stream_defekt": sum(map(strom_defekt, alle)),
-        "strom_ungeprueft": sum(map(strom_ungeprueft, alle)),
+        "stream_defekt": sum(b["wessen"] == ("server", "stream_defekt") for b in alle),  # as the verdict weighs it
+        "strom_ungeprueft": sum(b["wessen"] == ("unklar", "strom_ungeprueft") for b in alle),
     }
 
 
@@ -2842,31 +2845,32 @@ def erfolge_je_fall(faelle, ausgaben):
     return {i: tuple(v) for i, v in je_fall.items() if v[1]}
 
 
-def wessen(a):
-    """Whose a failed output is, for the verdict on the model: (kind, reason), or None for a success.
+WESSEN = (  # whose a failed output is, by the evidence its grade holds, weighed in this order: (reason, kind, test)
+    # 'server' only where the response itself proves it; 'unklar' (cannot tell) where nothing settles it
+    ("stream_defekt", "server", lambda a: strom_defekt(a)),  # a stream its plain twin shows broken
+    ("strom_ungeprueft", "unklar", lambda a: strom_ungeprueft(a)),  # a stream the cross-check cannot settle
+    # a cut or looping answer is the model's: runs are compared only under the same settings, so the token limit
+    # was the same for both models
+    ("schleife", "modell", lambda a: a["mangel"] == "abgeschnitten" and a["schleife"]),
+    ("abgeschnitten", "modell", lambda a: a["mangel"] == "abgeschnitten"),
+    ("angekuendigt", "unklar", lambda a: a["mangel"] == "angekuendigt"),  # calls a parser dropped after announcing
+    ("im_denken", "unklar", lambda a: a["mangel"] == "im_denken"),  # an answer left in a reasoning field
+    # functions.NAME: and nothing after: the model's, or a handler's that lost the arguments (in S4/S5 it is a
+    # spare call all the same)
+    ("argumente_fehlen", "unklar", lambda a: a["form"] == "versuch" and not a["still"]),
+    # nothing at all: whose by the completion tokens the server counted (whitespace or a stop token written as
+    # text is something the model wrote)
+    ("leer", "server", lambda a: a["mangel"] == "leer" and not a["inhalt_da"] and a["tokens_gezaehlt"]),
+    ("leer", "unklar", lambda a: a["mangel"] == "leer" and not a["inhalt_da"]),
+)
 
-    'server' only where the response itself proves it: a stream its plain twin shows broken
-    (stream_defekt), or nothing at all sent back for completion tokens the server counted (leer).
-    'unklar' (cannot tell) where the diagnosis cannot settle it: a stream not cross-checked, calls a
-    parser dropped after announcing them, an answer left in a reasoning field, an empty answer
-    without token counts. Everything else is the model's, a cut or looping answer included: runs are
-    compared only under the same settings, so the token limit was the same for both models."""
+
+def wessen(a):
+    """Whose a failed graded output is, for the verdict on the model and the diagnosis: (kind, reason) by the
+    first row of WESSEN its evidence meets, else the model's with its reason; None for a success."""
     if gelungen(a):
         return None
-    if strom_defekt(a):
-        return "server", "stream_defekt"
-    if strom_ungeprueft(a):
-        return "unklar", "strom_ungeprueft"
-    if a["mangel"] == "abgeschnitten":
-        return "modell", "schleife" if a["schleife"] else "abgeschnitten"
-    if a["mangel"] in ("angekuendigt", "im_denken"):
-        return "unklar", a["mangel"]
-    if a["form"] == "versuch" and a.get("stufe") not in STILL:  # in S4/S5 it is a spare call all the same
-        return "unklar", "argumente_fehlen"  # functions.NAME: and nothing after: the model's, or a handler's
-    if a["mangel"] == "leer" and not a["inhalt_da"]:
-        # subtle: whitespace or a stop token written as text is something the model wrote
-        return ("server", "leer") if a["tokens_gezaehlt"] else ("unklar", "leer")
-    return "modell", a["mangel"]
+    return next(((art, grund) for grund, art, trifft in WESSEN if trifft(a)), ("modell", a["mangel"]))
 
 
 def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False):
@@ -2879,10 +2883,10 @@ def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False):
 
 
 def ausgang(a, mit_nachfrage):
-    x = wessen(a)
+    x = a["wessen"]
     if x or not (mit_nachfrage and "zweite" in a):
         return x and x + (1,)
-    x = ("unklar", "zweite_fehlt") if a["nach"] is None else wessen(a["nach"])
+    x = ("unklar", "zweite_fehlt") if a["nach"] is None else a["nach"]["wessen"]
     return x and x + (2,)
 
 

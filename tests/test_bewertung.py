@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+import messen
+from conftest import ROOT
 from messen import befunde, bewerte, fehlerarten_von, kein_befund, lies_aufrufe, passt, vorzeichentest
 
 ID = "11d3e7b0-4c52-4a1e-9b8f-0d6a3f2c5e10"
@@ -179,3 +181,37 @@ KAPUTT = {"name": "get_events", "args": None}
 def test_fehlerarten(a, soll, still, arten):
     gefunden = kein_befund(a["mangel"], False) if a["mangel"] else befunde(a["aufrufe"], soll, still)
     assert fehlerarten_von({"befunde": gefunden}) == arten
+
+
+# ---------------------------------------------------------------------------
+# Whose a failed output is: one row per kind of evidence in messen.WESSEN
+# ---------------------------------------------------------------------------
+
+GELADEN = {f["id"]: f for f in messen.lade_faelle(ROOT / "faelle.jsonl")[0]}  # as a run loads them
+
+
+def gespeichert(fall_id, nachricht, finish="stop", usage=None):
+    """A saved output, graded as a run grades what it saved."""
+    a = {"id": fall_id, "stufe": GELADEN[fall_id]["stufe"], "nachricht": nachricht, "finish_reason": finish,
+         "usage": usage or {}}
+    return dict(a, **messen.bewerte_gespeichert(GELADEN[fall_id], a))
+
+
+SCHLEIFE_TEXT = "I will look that up for you now. " * 10
+
+
+@pytest.mark.parametrize("fall_id, nachricht, finish, usage, urteil", [
+    ("S2-7", text(""), "stop", {"completion_tokens": 7}, ("server", "leer")),        # nothing, tokens counted
+    ("S2-7", text(""), "stop", None, ("unklar", "leer")),                           # nothing, and no count
+    ("S2-7", text("  "), "stop", {"completion_tokens": 7}, ("modell", "leer")),     # whitespace the model wrote
+    ("S2-7", text(""), "tool_calls", None, ("unklar", "angekuendigt")),             # calls announced, none came
+    ("S2-7", {"content": "", "reasoning_content": "update_contact ..."}, "stop", None, ("unklar", "im_denken")),
+    ("S2-7", text("Let me think"), "length", None, ("modell", "abgeschnitten")),
+    ("S2-7", text(SCHLEIFE_TEXT), "length", None, ("modell", "schleife")),
+    ("S2-7", text("functions.update_contact:"), "stop", None, ("unklar", "argumente_fehlen")),
+    ("S4-1", text("functions.list_contacts:"), "stop", None, ("modell", None)),    # in S4 a spare call all the same
+    ("S2-7", text("Which contact?"), "stop", None, ("modell", None)),
+    ("S4-1", text("CRM stands for Customer Relationship Management."), "stop", None, None),  # right: nobody's fault
+])
+def test_wessen_je_beleg(fall_id, nachricht, finish, usage, urteil):
+    assert gespeichert(fall_id, nachricht, finish, usage)["wessen"] == urteil

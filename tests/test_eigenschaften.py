@@ -72,8 +72,9 @@ def test_jede_nachricht_wird_bewertet(fall, nachricht, finish):
     gelesen = json.loads(zeile.decode("ascii"))
     assert messen.bewerte_ausgabe(fall, gelesen["nachricht"], finish) == b
     # and the failed-case list and the metrics take it
-    a = dict(b, id=fall["id"], stufe=fall["stufe"], lauf=0, nachricht=nachricht, usage={}, verworfen=0,
-             latenz_s=0.1, ende=1.0, sitzung=0)
+    a = dict(id=fall["id"], stufe=fall["stufe"], lauf=0, nachricht=nachricht, usage={}, verworfen=0,
+             latenz_s=0.1, ende=1.0, sitzung=0, finish_reason=finish)
+    a.update(messen.bewerte_gespeichert(fall, a) if fall["stufe"] != "S7" else dict(b, wessen=messen.wessen(b)))
     messen.fehlschlaege(FAELLE, [a])
     messen.kennzahlen(FAELLE, [a])
 
@@ -198,8 +199,9 @@ def koerper_gelesen(body, fall, erreicht):
         assert antwort.finish is None or isinstance(antwort.finish, str)
         b = messen.bewerte_ausgabe(fall, antwort.nachricht, antwort.finish)
         pruefe_bewertung(fall, b)
-        a = dict(b, id=fall["id"], stufe=fall["stufe"], lauf=0, nachricht=antwort.nachricht, usage=antwort.usage,
-                 verworfen=0, latenz_s=0.1, ende=1.0, sitzung=0)
+        a = dict(id=fall["id"], stufe=fall["stufe"], lauf=0, nachricht=antwort.nachricht, usage=antwort.usage,
+                 verworfen=0, latenz_s=0.1, ende=1.0, sitzung=0, finish_reason=antwort.finish)
+        a.update(messen.bewerte_gespeichert(fall, a))  # as a run grades what it saved
         assert messen.kennzahlen(FAELLE, [a])["ausgaben"] == 1
     messen.servermeldung(body.decode("utf-8", "replace"), 400)
 
