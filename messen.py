@@ -4964,10 +4964,11 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
     """
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    antworten = {f["frage"]: f["erwartet"] for f in faelle if f["stufe"] != GANZ}
-    antworten.update({f["nachtrag"]: f["danach"] for f in faelle if "nachtrag" in f})
-    nach_ergebnis = {f["frage"]: f["danach"] for f in faelle if "ergebnis" in f}  # S6: asked by its question
-    jobs = {f["frage"]: f for f in faelle if f["stufe"] == GANZ}  # S7: the step after as many answers
+    antwort = functools.partial(selbsttest_antwort, katalog, {
+        "antworten": {f["frage"]: f["erwartet"] for f in faelle if f["stufe"] != GANZ} |
+        {f["nachtrag"]: f["danach"] for f in faelle if "nachtrag" in f},
+        "nach_ergebnis": {f["frage"]: f["danach"] for f in faelle if "ergebnis" in f},  # S6: asked by its question
+        "jobs": {f["frage"]: f for f in faelle if f["stufe"] == GANZ}})  # S7: the step after as many answers
     frei = threading.BoundedSemaphore(plaetze)
 
     class Handler(BaseHTTPRequestHandler):
@@ -4979,38 +4980,20 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with frei:
                 time.sleep(verzoegerung)
-            letzte, frage = body["messages"][-1], body["messages"][1]["content"]
-            text = "Which one do you mean?"
-            if frage in jobs:
-                erwartet = jobs[frage]["loesung"][sum(m["role"] == "assistant" for m in body["messages"])]
-                text = " ".join(jobs[frage].get("antwort", [])) or "Done."
-            else:
-                erwartet = nach_ergebnis.get(frage, []) if letzte["role"] == "tool" else \
-                    antworten.get(letzte["content"], [])
-            rufe = [{"id": f"call_{i}", "type": "function", "function": {
-                "name": neuer_name(katalog, s["name"]), "arguments": json.dumps(umbenannte_args(katalog, s["args"]))}}
-                for i, s in enumerate(erwartet)]
-            nachricht = {"role": "assistant", "content": None if rufe else text}
-            if rufe:
-                nachricht["tool_calls"] = rufe
-            finish = "tool_calls" if rufe else "stop"
-            usage = {"prompt_tokens": 300 + len(json.dumps(body.get("tools", []))) // 4,
-                     "completion_tokens": 30 * len(rufe) + 10}
-            daten = (als_strom(nachricht, finish, usage) if body.get("stream") else json.dumps(
-                {"object": "chat.completion", "choices": [{"index": 0, "message": nachricht, "finish_reason": finish}],
-                 "usage": usage})).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream" if body.get("stream") else "application/json")
-            self.send_header("Content-Length", str(len(daten)))
-            self.end_headers()
-            self.wfile.write(daten)
+            nachricht, finish, usage = antwort(body)
+            strom = bool(body.get("stream"))
+            self.sende(200, "text/event-stream" if strom else "application/json", (als_strom(
+                nachricht, finish, usage) if strom else json.dumps({"object": "chat.completion", "choices": [
+                    {"index": 0, "message": nachricht, "finish_reason": finish}], "usage": usage})).encode())
 
         def do_GET(self):
             """What it says of itself, as a server does in /v1/models: the self-test's own owner."""
-            daten = json.dumps({"object": "list", "data": [{"id": "selbsttest", "object": "model",
-                                                            "owned_by": SELBSTTEST}]}).encode()
-            self.send_response(200 if self.path.endswith("/v1/models") else 404)
-            self.send_header("Content-Type", "application/json")
+            self.sende(200 if self.path.endswith("/v1/models") else 404, "application/json", json.dumps(
+                {"object": "list", "data": [{"id": "selbsttest", "object": "model", "owned_by": SELBSTTEST}]}).encode())
+
+        def sende(self, status, typ, daten):
+            self.send_response(status)
+            self.send_header("Content-Type", typ)
             self.send_header("Content-Length", str(len(daten)))
             self.end_headers()
             self.wfile.write(daten)
@@ -5022,6 +5005,25 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()  # quick shutdown
     return server, f"http://127.0.0.1:{server.server_port}/v1/chat/completions"
+
+
+def selbsttest_antwort(katalog, bekannt, body):
+    """The self-test's answer to one request: (message, finish_reason, usage): a case's expected calls in the
+    names sent, S5's calls after the reply, S6's after the results, S7's reference step after as many answers."""
+    letzte, frage = body["messages"][-1], body["messages"][1]["content"]
+    text, jobs = "Which one do you mean?", bekannt["jobs"]
+    if frage in jobs:
+        erwartet = jobs[frage]["loesung"][sum(m["role"] == "assistant" for m in body["messages"])]
+        text = " ".join(jobs[frage].get("antwort", [])) or "Done."
+    else:
+        erwartet = bekannt["nach_ergebnis"].get(frage, []) if letzte["role"] == "tool" else \
+            bekannt["antworten"].get(letzte["content"], [])
+    rufe = [{"id": f"call_{i}", "type": "function", "function": {
+        "name": neuer_name(katalog, s["name"]), "arguments": json.dumps(umbenannte_args(katalog, s["args"]))}}
+        for i, s in enumerate(erwartet)]
+    nachricht = {"role": "assistant", "content": None if rufe else text, **({"tool_calls": rufe} if rufe else {})}
+    return nachricht, "tool_calls" if rufe else "stop", {
+        "prompt_tokens": 300 + len(json.dumps(body.get("tools", []))) // 4, "completion_tokens": 30 * len(rufe) + 10}
 
 
 def als_strom(nachricht, finish, usage):
