@@ -3909,8 +3909,7 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     zeilen += ["", f"Latency {k['latenz_s']:.2f} s median per request; tokens {k['tokens']['prompt']} prompt, "
                f"{k['tokens']['completion']} completion; wall time {k['dauer_s']:.1f} s"]
     zeilen += [""] + diagnose_zeilen(k["diagnose"], e)
-    zeilen += fehlschlaege(faelle, ausgaben, hoechstens) + nach_dem_ergebnis(faelle, ausgaben, hoechstens) + \
-        nach_der_antwort(faelle, ausgaben, hoechstens) + ganze_jobs(faelle, ausgaben, hoechstens)
+    zeilen += fehllisten(faelle, ausgaben, hoechstens)
     return "\n".join(zeilen)
 
 
@@ -3943,33 +3942,22 @@ def aufrufe_text(liste, mangel_=None):
 GEZEIGTE_AUFRUFE = 20  # calls of one answer a line shows at most
 
 
-def fehlschlaege(faelle, ausgaben, hoechstens=None):
-    faelle_by_id = {f["id"]: f for f in faelle}
-    falsch = [a for a in ausgaben if not gelungen(a) and a["stufe"] not in SPAETER]
-    mehrere = any(a["lauf"] for a in ausgaben)
-    return fall_liste(f"Failed ({len(falsch)}):", hoechstens, [
-        fall_zeilen(a, mehrere, faelle_by_id[a["id"]]["frage"], faelle_by_id[a["id"]]["erwartet"], a)
-        for a in falsch])
-
-
-def nach_dem_ergebnis(faelle, ausgaben, hoechstens=None):
-    """S6 outputs that did not go on right after the tools' results: what the tools returned, what came."""
-    faelle_by_id = {f["id"]: f for f in faelle}
-    falsch = [a for a in ausgaben if a["stufe"] == WEITER and not gelungen(a)]
-    mehrere = any(a["lauf"] for a in ausgaben)
-    return fall_liste(f"{STUFE[WEITER].liste} ({len(falsch)}):", hoechstens, [
-        fall_zeilen(a, mehrere, f"{f['frage']}  /  {aufrufe_text(f['erwartet'])} returned "
-                                f"{kurz(' and '.join(json.dumps(x, ensure_ascii=False) for x in f['ergebnis']), 240)}",
-                    f["danach"], a) for a in falsch for f in [faelle_by_id[a["id"]]]])
-
-
-def ganze_jobs(faelle, ausgaben, hoechstens=None):
-    """S7 jobs not done: the reference's steps, what each step called, and why the job failed."""
-    faelle_by_id = {f["id"]: f for f in faelle}
-    falsch = [a for a in ausgaben if a["stufe"] == GANZ and not gelungen(a)]
-    mehrere = any(a["lauf"] for a in ausgaben)
-    return fall_liste(f"{STUFE[GANZ].liste} ({len(falsch)}):", hoechstens, [
-        ganz_zeilen(a, mehrere, faelle_by_id[a["id"]]) for a in falsch])
+def fehllisten(faelle, ausgaben, hoechstens=None):
+    """The failed-case lists, each from the grades and its case: the chapter's stages, S6 after the tool's
+    result (what the tools returned), S5 after the user's reply, S7's whole jobs (the reference step by step)."""
+    by_id, mehrere = {f["id"]: f for f in faelle}, any(a["lauf"] for a in ausgaben)
+    listen = (  # (title, the outputs it lists, one output's lines)
+        ("Failed", lambda a: a["stufe"] not in SPAETER and not gelungen(a),
+         lambda a, f: fall_zeilen(a, mehrere, f["frage"], f["erwartet"], a)),
+        (STUFE[WEITER].liste, lambda a: a["stufe"] == WEITER and not gelungen(a),
+         lambda a, f: fall_zeilen(a, mehrere, f"{f['frage']}  /  {aufrufe_text(f['erwartet'])} returned " + kurz(
+             " and ".join(json.dumps(x, ensure_ascii=False) for x in f["ergebnis"]), 240), f["danach"], a)),
+        ("Not done after the reply", lambda a: a.get("nach") is not None and not gelungen(a["nach"]),
+         lambda a, f: fall_zeilen(a, mehrere, f"{f['frage']}  /  reply: {f['nachtrag']}", f["danach"], a["nach"])),
+        (STUFE[GANZ].liste, lambda a: a["stufe"] == GANZ and not gelungen(a), lambda a, f: ganz_zeilen(a, mehrere, f)),
+    )
+    return [z for titel, gehoert, zeilen in listen for falsch in [[a for a in ausgaben if gehoert(a)]]
+            for z in fall_liste(f"{titel} ({len(falsch)}):", hoechstens, [zeilen(a, by_id[a["id"]]) for a in falsch])]
 
 
 def ganz_zeilen(a, mehrere, fall):
@@ -3995,16 +3983,6 @@ def schritt_text(b):
     if b["mangel"] and not (b["mangel"] == "abgeschnitten" and b["text"]):
         return f"no answer ({b['mangel']})"
     return f"the answer \"{b['text']}\"" + (" (cut by the token limit)" if b["mangel"] else "")
-
-
-def nach_der_antwort(faelle, ausgaben, hoechstens=None):
-    """S5 outputs that held still but did not finish the job after the user's reply."""
-    faelle_by_id = {f["id"]: f for f in faelle}
-    offen = [a for a in ausgaben if a.get("nach") is not None and not gelungen(a["nach"])]
-    mehrere = any(a["lauf"] for a in ausgaben)
-    return fall_liste(f"Not done after the reply ({len(offen)}):", hoechstens, [
-        fall_zeilen(a, mehrere, f"{faelle_by_id[a['id']]['frage']}  /  reply: {faelle_by_id[a['id']]['nachtrag']}",
-                    faelle_by_id[a["id"]]["danach"], a["nach"]) for a in offen])
 
 
 def fall_liste(titel, hoechstens, bloecke):

@@ -75,7 +75,7 @@ def test_jede_nachricht_wird_bewertet(fall, nachricht, finish):
     a = dict(id=fall["id"], stufe=fall["stufe"], lauf=0, nachricht=nachricht, usage={}, verworfen=0,
              latenz_s=0.1, ende=1.0, sitzung=0, finish_reason=finish)
     a.update(messen.bewerte_gespeichert(fall, a) if fall["stufe"] != "S7" else dict(b, wessen=messen.wessen(b)))
-    messen.fehlschlaege(FAELLE, [a])
+    messen.fehllisten(FAELLE, [a])
     messen.kennzahlen(FAELLE, [a])
 
 
