@@ -2629,8 +2629,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         "gelungen_nativ": anteil(sum(map(gelungen_nativ, kapitel)), len(kapitel)),
         "schritte_je_auftrag": anteil(sum(len(a["aufrufe"]) for a in kapitel), len(kapitel)),
         "stillgehalten": anteil(sum(not a["aufrufe"] and a["mangel"] is None for a in still), len(still)),
-        "weiter": weiter(ausgaben),
-        "erledigt": erledigt(ausgaben),
+        **{s.figur: stufen_figur(ausgaben, s.name) for s in STUFEN_TABELLE if s.figur},  # weiter, erledigt
         "anfragen_je_job": anfragen_je_job(ausgaben),
         "stufen": {s: anteil(sum(gelungen(a) for a in ausgaben if a["stufe"] == s),
                              sum(a["stufe"] == s for a in ausgaben)) for s in stufen},
@@ -2658,18 +2657,12 @@ def fehlerarten(faelle, ausgaben):
     return {art: summe[art] for art in FEHLERARTEN}
 
 
-def weiter(ausgaben):
-    """Share of S6 outputs that, after the tools' results, hit every call of danach with nothing
-    spare (for danach []: answered without any call); None for a run without --weiter."""
-    s6 = [a for a in ausgaben if a["stufe"] == WEITER]
-    return anteil(sum(map(gelungen, s6)), len(s6)) if s6 else None
-
-
-def erledigt(ausgaben):
-    """Share of S7 jobs whose end state is the reference's and that ended with an answer without a call;
-    None for a run without --ganz."""
-    s7 = [a for a in ausgaben if a["stufe"] == GANZ]
-    return anteil(sum(map(gelungen, s7)), len(s7)) if s7 else None
+def stufen_figur(ausgaben, stufe):
+    """A later stage's own figure: the share of its outputs that succeeded (S6, weiter: hit every call after
+    the tools' results, or for danach [] answered without one; S7, erledigt: the reference's end state, then
+    an answer without a call); None for a run that did not ask the stage."""
+    eigene = [a for a in ausgaben if a["stufe"] == stufe]
+    return anteil(sum(map(gelungen, eigene)), len(eigene)) if eigene else None
 
 
 def anfragen_je_job(ausgaben):
