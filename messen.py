@@ -4550,14 +4550,17 @@ def was_geschah(ausgaben):
             je_fall.setdefault(a["id"], []).append(f"{mal(a['ganz']['schritte'], 'request')} "
                                                    f"({'right' if gelungen(a) else warum_ganz(a)})")
             continue
-        ok = "right" if gelungen(a) else "; ".join(gruende_von(a))
+        ok = "right" if gelungen(a) else gekuerzt(gruende_von(a))
         zeile = f"{aufrufe_text(a['aufrufe'], a['mangel'])} ({ok})"
         if a.get("nach"):  # a second turn flips a case too: it is shown
             n = a["nach"]
-            ok = "right" if gelungen(n) else "; ".join(gruende_von(n))
+            ok = "right" if gelungen(n) else gekuerzt(gruende_von(n))
             zeile += f"; after the reply: {aufrufe_text(n['aufrufe'], n['mangel'])} ({ok})"
         je_fall.setdefault(a["id"], []).append(zeile)
-    return {i: " | ".join(t) for i, t in je_fall.items()}
+    return {i: kurz(" | ".join(t), ZEILE_HOECHSTENS) for i, t in je_fall.items()}  # a line a terminal can show
+
+
+ZEILE_HOECHSTENS = 900  # characters of what a comparison shows of one case's outputs
 
 
 # ---------------------------------------------------------------------------

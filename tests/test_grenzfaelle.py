@@ -104,3 +104,19 @@ def test_dreissigtausend_aufrufe_als_text_bleiben_kurze_zeilen(cli, endpunkt):
         assert differs.endswith(f"; ... and {30_000 - differs.count('malformed call ?')} more")
         assert ('      written:  <tool_call>: "' + "<tool_call>" * 7 + '<to... (330000 characters)"') in zeilen_
         assert "Failure classes: kein_aufruf 1, fehlerhaft 30000." in zeilen_
+
+
+def test_ein_vergleich_mit_dreissigtausend_aufrufen_bleibt_kurz(cli, endpunkt):
+    """The comparison's line for a flipped case stays short too: its calls and its reasons each cut, counted."""
+    def antwort(fall, body, nummer):
+        if fall["id"] == "S2-7":
+            return completion({"role": "assistant", "content": "<tool_call>" * 30_000})
+        return richtig(fall, body, nummer)
+    gut, schlecht = endpunkt(), endpunkt(antwort)
+    assert cli(*messung(gut.url, "--tag", "gut"))[0] == 0
+    assert cli(*messung(schlecht.url, "--tag", "schlecht"))[0] == 0
+    status, out, err = cli("--vergleich", "gut", "schlecht")
+    zeile = next(z for z in out.splitlines() if z.startswith("      B: "))
+    assert status == 0 and max(map(len, out.splitlines())) <= 1000
+    assert zeile.startswith("      B: " + "; ".join(["?(<malformed arguments>)"] * 20) + "; ... and 29980 more calls (")
+    assert zeile.endswith(" characters)")
