@@ -2320,6 +2320,8 @@ def was_im_crm(teil, x):
 def passt(ist, soll):
     """The chapter's passt: does one call hit one expected step? Its rules stand in warum_nicht, which says
     for each broken rule why, so that deciding and explaining are one walk."""
+    if ist["name"] != soll["name"] or ist["args"] is None:
+        return False  # the chapter's first rule, here too: most calls fail it, and a walk costs more
     return next(warum_nicht(ist, soll), None) is None
 
 
@@ -2387,12 +2389,12 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None):
     return {"aufrufe": aufrufe, "form": form, "treffer": treffer, "offen": offen,
             "soll": len(soll), "fehlerhaft": sum(a["args"] is None for a in aufrufe), "mangel": fehlt,
             "still": still,
-            "nativ": sum(c["quelle"] == NATIV for c in aufrufe), "protokoll": protokoll_von(nachricht, finish),
+            "nativ": len(native_rohe(nachricht)), "protokoll": protokoll_von(nachricht, finish),
             "text": erste_zeile(nachricht), "schleife": schleife,
             "inhalt_da": inhalt(nachricht) != "",
             "tokens_gezaehlt": zahl_oder_none(usage, "completion_tokens") is not None,
             "befunde": kein_befund(fehlt, schleife) if fehlt else [] if vollstaendig or not soll and not aufrufe else
-            befunde(aufrufe, soll, still)}
+            befunde(aufrufe, soll, still, treffer)}
 
 
 def kein_befund(fehlt, schleife):
@@ -2552,21 +2554,27 @@ def gelungen_nativ(a):
 FEHLERARTEN = ("kein_aufruf", "falsches_werkzeug", "falscher_wert", "fehlendes_argument", "erfundenes_argument",
                "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "schleife", "im_denken", "angekuendigt",
                "falscher_zustand", "schrittgrenze")
-Befund = collections.namedtuple("Befund", "arten text")  # one fault: the failure classes it counts once each, its words
+Befund = collections.namedtuple("Befund", "arten text mal", defaults=(1,))
+# one fault: the failure classes it counts once each, its words, and how many faults it stands for (mal: the
+# spare calls past BEFUNDE_EINZELN, counted in one Befund per class without words, so a hostile answer of
+# 100,000 calls grades in linear time with a small constant)
+BEFUNDE_EINZELN = 100  # spare calls named one by one; no line shows more than a few dozen
 
 
-def befunde(ist_liste, soll_liste, still):
+def befunde(ist_liste, soll_liste, still, treffer=None):
     """Why an answer's calls missed, as Befunde: the hits taken out first, as bewerte takes them; each missed
     step paired with a spare call of its tool (its broken rules, each class once per step), else with a
     spare call of another tool (falsches_werkzeug; that call is then named, not counted), else kein_aufruf;
-    each call left over ueberzaehlig (in S4/S5 every call) or fehlerhaft (malformed)."""
-    offen, fehlend = list(ist_liste), []
-    for soll in soll_liste:
-        i = next((i for i, ist in enumerate(offen) if passt(ist, soll)), None)
-        if i is None:
-            fehlend.append(soll)
+    each call left over ueberzaehlig (in S4/S5 every call) or fehlerhaft (malformed). treffer: bewerte's, where
+    known: with none, no hit is looked for again."""
+    offen, fehlend = list(ist_liste), [] if treffer != 0 else list(soll_liste)
+    for soll in soll_liste if treffer != 0 else ():
+        for i, ist in enumerate(offen):
+            if passt(ist, soll):
+                offen.pop(i)
+                break
         else:
-            offen.pop(i)
+            fehlend.append(soll)
     paare = []
     for soll in fehlend:
         i = next((i for i, ist in enumerate(offen) if ist["name"] == soll["name"]), None)
@@ -2584,15 +2592,23 @@ def befunde(ist_liste, soll_liste, still):
         schritte.append(Befund(tuple(dict.fromkeys(code for code, _ in regeln)),
                                f"{soll['name']}: " + ", ".join(text for _, text in regeln)))
     genommen = set(andere) - set(frei)
-    return schritte + [Befund(() if j in genommen else ("ueberzaehlig" if still or ist["args"] is not None else
-                                                       "fehlerhaft",),
-                              f"malformed call {ist['name'] or '?'}" if ist["args"] is None else
-                              f"spare call {ist['name']}") for j, ist in enumerate(offen)]
+    spare, kaputt = ("ueberzaehlig",), ("ueberzaehlig",) if still else ("fehlerhaft",)
+    einzeln = [Befund(() if j in genommen else spare, f"spare call {ist['name']}") if ist["args"] is not None
+               else Befund(kaputt, f"malformed call {ist['name'] or '?'}")
+               for j, ist in enumerate(offen[:BEFUNDE_EINZELN])]
+    weitere_kaputt = sum(ist["args"] is None for ist in offen[BEFUNDE_EINZELN:])
+    weitere_spare = len(offen[BEFUNDE_EINZELN:]) - weitere_kaputt - len({j for j in genommen if j >= BEFUNDE_EINZELN})
+    return schritte + einzeln + [Befund(arten, None, zahl) for arten, zahl in
+                                 ((spare, weitere_spare), (kaputt, weitere_kaputt)) if zahl]
 
 
 def fehlerarten_von(a):
     """What went wrong in one graded output, by kind: a reason vocabulary a report can count."""
-    return collections.Counter(art for befund in a["befunde"] for art in befund.arten)
+    arten = collections.Counter()
+    for befund in a["befunde"]:
+        for art in befund.arten:
+            arten[art] += befund.mal
+    return arten
 
 
 # ---------------------------------------------------------------------------
@@ -3992,7 +4008,7 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
 
     mehrere: the run has repeats, so each line names its output (#1, #2 ...)."""
     lauf = f" #{a['lauf'] + 1}" if mehrere else ""
-    gruende = gruende_von(b)
+    gruende = gruende_von(b) if b["befunde"] else ""
     ohne = b["gegenprobe"]["ohne_aufrufe"] if strom_defekt(b) else None
     geschrieben = f': "{kurz(b["text"], 100)}"' if not b["aufrufe"] and b.get("text") else ""  # what came instead
     unlesbar = unlesbar_von(b)
@@ -4000,12 +4016,13 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
             f"      came:     {aufrufe_text(b['aufrufe'], b['mangel'])}{geschrieben}"] + \
         [f"      written:  {form}: \"{text}\"" for form, text in dict(unlesbar).items()] + \
         ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: stream_defekt)"] if ohne else []) + \
-        ([f"      differs:  {gekuerzt(gruende)}"] if gruende else [])
+        ([f"      differs:  {gruende}"] if gruende else [])
 
 
 def gruende_von(a):
-    """Why a graded output failed, in words: no answer at all, or which call or argument differed."""
-    return [befund.text for befund in a["befunde"]]
+    """Why a graded output failed, in one line: no answer at all, or which call or argument differed, cut after
+    whole parts and counting the rest (the Befunde without words among them)."""
+    return gekuerzt([b.text for b in a["befunde"] if b.text is not None], sum(b.mal for b in a["befunde"]))
 
 
 def bericht_json(e, k, gezeigt=False):
@@ -4550,11 +4567,11 @@ def was_geschah(ausgaben):
             je_fall.setdefault(a["id"], []).append(f"{mal(a['ganz']['schritte'], 'request')} "
                                                    f"({'right' if gelungen(a) else warum_ganz(a)})")
             continue
-        ok = "right" if gelungen(a) else gekuerzt(gruende_von(a))
+        ok = "right" if gelungen(a) else gruende_von(a)
         zeile = f"{aufrufe_text(a['aufrufe'], a['mangel'])} ({ok})"
         if a.get("nach"):  # a second turn flips a case too: it is shown
             n = a["nach"]
-            ok = "right" if gelungen(n) else gekuerzt(gruende_von(n))
+            ok = "right" if gelungen(n) else gruende_von(n)
             zeile += f"; after the reply: {aufrufe_text(n['aufrufe'], n['mangel'])} ({ok})"
         je_fall.setdefault(a["id"], []).append(zeile)
     return {i: kurz(" | ".join(t), ZEILE_HOECHSTENS) for i, t in je_fall.items()}  # a line a terminal can show

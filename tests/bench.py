@@ -151,7 +151,7 @@ def einmal(text, fall):
     start = time.perf_counter()
     antwort = messen.chat_antwort(Koerper(text), 0.0)
     b = messen.bewerte_ausgabe(fall, antwort.nachricht, antwort.finish)
-    zeile = messen.als_zeile({"nachricht": antwort.nachricht, "aufrufe": b["aufrufe"]})
+    zeile = messen.als_zeile({"nachricht": antwort.nachricht})  # a results line holds what came, no grade
     gelesen = json.loads(zeile)["nachricht"]
     messen.aufrufe_text(b["aufrufe"])
     mitte = time.perf_counter()
@@ -172,35 +172,18 @@ def pathologisch():
 
 
 def feindlich(ordner):
-    """(seconds of the run, of its regrade) with S2-7 answered by 30,000 <tool_call> tags."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-    antworten = {f["frage"]: f for f in FAELLE}
+    """(seconds of the run, of its regrade) with S2-7 answered by 30,000 <tool_call> tags, on the tests' own
+    loopback endpoint (tests/conftest.py), every other case right."""
+    from conftest import Endpunkt, completion, richtig
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_POST(self):
-            fall = antworten[json.loads(self.rfile.read(int(self.headers["Content-Length"])))["messages"][1]["content"]]
-            rufe = [{"id": f"c{i}", "type": "function",
-                     "function": {"name": c["name"], "arguments": json.dumps(c["args"])}}
-                    for i, c in enumerate(fall["erwartet"])]
-            nachricht = {"role": "assistant", "content": "<tool_call>" * 30_000} if fall["id"] == "S2-7" else \
-                {"role": "assistant", "content": None if rufe else "ok", **({"tool_calls": rufe} if rufe else {})}
-            daten = json.dumps({"choices": [{"index": 0, "message": nachricht, "finish_reason": "stop"}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(daten)))
-            self.end_headers()
-            self.wfile.write(daten)
-
-        def log_message(self, *_):
-            pass
-    s = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=s.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{s.server_port}/v1/chat/completions"
-    lauf = dauer(messen_lauf(url, ordner, "feind"))
+    def antwort(fall, body, nummer):
+        if fall["id"] == "S2-7":
+            return completion({"role": "assistant", "content": "<tool_call>" * 30_000})
+        return richtig(fall, body, nummer)
+    s = Endpunkt(antwort)
+    lauf = dauer(messen_lauf(s.url, ordner, "feind"))
     regrade = dauer([sys.executable, str(MESSEN), "--bewerten", "feind", "--ausgabe", ordner])
-    s.shutdown()
+    s.stop()
     return lauf, regrade
 
 

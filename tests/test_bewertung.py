@@ -215,3 +215,15 @@ SCHLEIFE_TEXT = "I will look that up for you now. " * 10
 ])
 def test_wessen_je_beleg(fall_id, nachricht, finish, usage, urteil):
     assert gespeichert(fall_id, nachricht, finish, usage)["wessen"] == urteil
+
+
+def test_viele_ueberzaehlige_aufrufe_zaehlen_jeden_und_nennen_wenige():
+    """Past BEFUNDE_EINZELN the spare calls are counted without words: every one in the failure classes, the
+    line naming the first and counting the rest; a step that took a spare call of another tool counts it no more."""
+    rufe = [ruf("list_calendars")] * 250 + [KAPUTT] * 20
+    a = {"befunde": befunde(rufe, [SOLL], False)}
+    assert fehlerarten_von(a) == {"falsches_werkzeug": 1, "ueberzaehlig": 249, "fehlerhaft": 20}
+    zeile = messen.gruende_von(a)
+    gezeigt = zeile.count("spare call list_calendars")
+    assert zeile.startswith(f"{messen.aufruf_text(SOLL)} not called; spare call list_calendars; ")
+    assert zeile.endswith(f"; ... and {1 + 270 - 1 - gezeigt} more") and len(zeile) < 700
