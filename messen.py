@@ -2462,7 +2462,7 @@ def bewerte_gespeichert(fall, a, umbenennung=None):
     nach = None if not zweite or "nachricht" not in zweite else dict(mit_gegenprobe(bewerte_ausgabe(
         {"erwartet": fall["danach"]}, zweite["nachricht"], zweite.get("finish_reason"), umbenennung,
         zweite.get("usage")), zweite.get("strom"), umbenennung), strom=zweite.get("strom"))
-    b.update(strom=a.get("strom"), nach=nach and dict(nach, wessen=wessen(nach)))
+    b["nach"] = nach and dict(nach, wessen=wessen(nach))
     return dict(b, wessen=wessen(b))
 
 
@@ -2470,6 +2470,7 @@ def mit_gegenprobe(b, strom, umbenennung):
     """The grade with its stream's cross-check read once (gegenprobe): the calls of the same request
     without stream, and of the stream asked again, each as a multiset beside the streamed answer's, and the
     plain answer's calls for the failed list; None where none was asked (or the output succeeded)."""
+    b = dict(b, gestreamt=strom is not None)
     ohne_strom = (strom or {}).get("ohne_strom", {})
     if "nachricht" not in ohne_strom or gelungen(b):
         return dict(b, gegenprobe=None)
@@ -2813,7 +2814,7 @@ def strom_notizen(b):
 def strom_ungeprueft(b):
     """A failed streamed output whose stream's part cannot be told: no plain answer beside it (a
     temperature above 0, or the plain request failed), or the stream asked again gave calls of its own."""
-    if not b.get("strom") or gelungen(b):
+    if not b.get("gestreamt") or gelungen(b):
         return False
     g = b.get("gegenprobe")
     return g is None or g["ohne"] != g["gestreamt"] and g["nochmal"] not in (g["gestreamt"], g["ohne"])
