@@ -2597,8 +2597,9 @@ def befunde(ist_liste, soll_liste, still, treffer=None):
     einzeln = [Befund(() if j in genommen else spare, f"spare call {ist['name']}") if ist["args"] is not None
                else Befund(kaputt, f"malformed call {ist['name'] or '?'}")
                for j, ist in enumerate(offen[:BEFUNDE_EINZELN])]
-    weitere_kaputt = sum(ist["args"] is None for ist in offen[BEFUNDE_EINZELN:])
-    weitere_spare = len(offen[BEFUNDE_EINZELN:]) - weitere_kaputt - len({j for j in genommen if j >= BEFUNDE_EINZELN})
+    rest = offen[BEFUNDE_EINZELN:]
+    weitere_kaputt = sum(ist["args"] is None for ist in rest)
+    weitere_spare = len(rest) - weitere_kaputt - sum(j >= BEFUNDE_EINZELN for j in genommen)
     return schritte + einzeln + [Befund(arten, None, zahl) for arten, zahl in
                                  ((spare, weitere_spare), (kaputt, weitere_kaputt)) if zahl]
 
@@ -2857,8 +2858,8 @@ def erfolge_je_fall(faelle, ausgaben):
 
 WESSEN = (  # whose a failed output is, by the evidence its grade holds, weighed in this order: (reason, kind, test)
     # 'server' only where the response itself proves it; 'unklar' (cannot tell) where nothing settles it
-    ("stream_defekt", "server", lambda a: strom_defekt(a)),  # a stream its plain twin shows broken
-    ("strom_ungeprueft", "unklar", lambda a: strom_ungeprueft(a)),  # a stream the cross-check cannot settle
+    ("stream_defekt", "server", strom_defekt),  # a stream its plain twin shows broken
+    ("strom_ungeprueft", "unklar", strom_ungeprueft),  # a stream the cross-check cannot settle
     # a cut or looping answer is the model's: runs are compared only under the same settings, so the token limit
     # was the same for both models
     ("schleife", "modell", lambda a: a["mangel"] == "abgeschnitten" and a["schleife"]),
