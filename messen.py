@@ -1456,11 +1456,9 @@ def proxy_hinweis(url, session):
            f"NO_PROXY={urlsplit(url).hostname})" if proxy else ""
 
 
-Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere strom verlauf",
-                                 defaults=(None, None))
+Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere strom", defaults=(None,))
 # weitere: choices beyond the one graded (a server or proxy that set n);
-# strom: with --stream, {"chunks": n, "defekte": [what broke the protocol]} (and "ohne_strom", see frage_fall);
-# verlauf: an S7 job's steps, each {"nachricht", "finish_reason", "usage", "latenz_s", "ergebnisse"}
+# strom: with --stream, {"chunks": n, "defekte": [what broke the protocol]}
 
 
 def chat_antwort(r, latenz, strom=False):
@@ -1472,10 +1470,10 @@ def chat_antwort(r, latenz, strom=False):
     if strom and ist_strom(r):
         return strom_antwort(koerper_text(r), latenz)
     antwort = ganze_antwort(r, latenz)
-    return antwort._replace(strom={"chunks": 0, "defekte": [OHNE_STROM]}) if strom and antwort else antwort
+    return antwort._replace(strom={"chunks": 0, "defekte": [NICHT_GESTREAMT]}) if strom and antwort else antwort
 
 
-OHNE_STROM = "a plain answer to a streamed request"
+NICHT_GESTREAMT = "a plain answer to a streamed request"
 OHNE_USAGE = "no usage chunk"  # every streamed request asks for one (stream_options.include_usage)
 
 
@@ -2450,33 +2448,48 @@ def soll_von(fall):
     return fall["danach"] if fall.get("stufe") == WEITER else [] if fall.get("stufe") == GANZ else fall["erwartet"]
 
 
-def bewerte_gespeichert(fall, a, umbenennung=None):
-    """Everything grading adds to a saved output: its answer, and the second turn if there was one;
-    for an S7 job, its end state."""
+def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False):
+    """Everything grading adds to a saved output, from its turns: the question's answer, with what it cost,
+    and (nach) S5's reply where the run asked for one (None where it never came); for an S7 job, its end state."""
+    zuege, teile = a["zuege"], {}
+    fragen = [z for z in zuege if z["zweck"] in (FRAGE, SCHRITT)]
+    kosten = {"latenz_s": sum(z["latenz_s"] for z in fragen), "usage": summe_usage(z["usage"] for z in fragen)
+              if fall["stufe"] == GANZ else fragen[0]["usage"],
+              "verworfen": sum(z["verworfen"] for z in zuege if z["zweck"] in ANFRAGEN and "fehlt" not in z)}
     if fall["stufe"] == GANZ:
-        b = dict(bewerte_ganz(fall, a["verlauf"], umbenennung), nach=None, gegenprobe=None)
-        return dict(b, wessen=wessen(b))
-    b = mit_gegenprobe(bewerte_ausgabe(fall, a["nachricht"], a["finish_reason"], umbenennung, a["usage"]),
-                       a.get("strom"), umbenennung)
-    zweite = a.get("zweite")
-    nach = None if not zweite or "nachricht" not in zweite else dict(mit_gegenprobe(bewerte_ausgabe(
-        {"erwartet": fall["danach"]}, zweite["nachricht"], zweite.get("finish_reason"), umbenennung,
-        zweite.get("usage")), zweite.get("strom"), umbenennung), strom=zweite.get("strom"))
-    b["nach"] = nach and dict(nach, wessen=wessen(nach))
+        b = dict(bewerte_ganz(fall, fragen, umbenennung), gegenprobe=None)
+        return dict(b, wessen=wessen(b), **kosten)
+    for z in zuege:  # each request with the cross-checks that follow it
+        if z["zweck"] in ANFRAGEN:
+            teile[z["zweck"]] = vorige = (z, [])
+        else:
+            vorige[1].append(z)
+    b = dict(bewerte_zug(fall, *teile[FRAGE], umbenennung), **kosten)
+    if nachfrage and "nachtrag" in fall:
+        z, pruefungen = teile.get(NACHFRAGE, ({"fehlt": ""}, []))
+        b["nach"] = None if "fehlt" in z else bewerte_zug({"erwartet": fall["danach"]}, z, pruefungen, umbenennung)
+    return b
+
+
+def bewerte_zug(fall, z, pruefungen, umbenennung):
+    """One turn graded against what fall expects, with its stream's cross-checks and whose a failure is."""
+    b = mit_gegenprobe(bewerte_ausgabe(fall, z["nachricht"], z["finish_reason"], umbenennung, z["usage"]),
+                       z.get("strom"), pruefungen, umbenennung)
     return dict(b, wessen=wessen(b))
 
 
-def mit_gegenprobe(b, strom, umbenennung):
-    """The grade with its stream's cross-check read once (gegenprobe): the calls of the same request
-    without stream, and of the stream asked again, each as a multiset beside the streamed answer's, and the
-    plain answer's calls for the failed list; None where none was asked (or the output succeeded)."""
-    b = dict(b, gestreamt=strom is not None)
-    ohne_strom = (strom or {}).get("ohne_strom", {})
+def mit_gegenprobe(b, strom, pruefungen, umbenennung):
+    """The grade with its stream's defects and its cross-check read once (gegenprobe): the calls of the same
+    request without stream, and of the stream asked again, each as a multiset beside the streamed answer's,
+    and the plain answer's calls for the failed list; None where none was asked (or the output succeeded)."""
+    b = dict(b, gestreamt=strom is not None, defekte=(strom or {}).get("defekte", []))
+    ohne_strom = next((z for z in pruefungen if z["zweck"] == OHNE_STROM), {})
     if "nachricht" not in ohne_strom or gelungen(b):
         return dict(b, gegenprobe=None)
     lies = lambda n: zurueckbenannt(lies_aufrufe(n)[0], umbenennung) if umbenennung else lies_aufrufe(n)[0]  # noqa
     ohne = lies(ohne_strom["nachricht"])
-    nochmal = ohne_strom.get("nochmal")  # saved before a repeat was asked: the stream's own stands in
+    nochmal = next((z for z in pruefungen if z["zweck"] == NOCHMAL), None)  # none before repeats were asked:
+    # the stream's own stands in
     return dict(b, gegenprobe={"gestreamt": als_menge(b["aufrufe"]), "ohne": als_menge(ohne), "ohne_aufrufe": ohne,
                                "nochmal": als_menge(b["aufrufe"]) if nochmal is None else
                                als_menge(lies(nochmal["nachricht"])) if "nachricht" in nochmal else None})
@@ -2692,8 +2705,8 @@ def anfragen_je_job(ausgaben):
 
 def nachfrage(ausgaben):
     """Share of S5 outputs that held still and then, after the user's reply, hit every call with
-    nothing spare; None for a run without --nachfrage (its S5 outputs carry no 'zweite')."""
-    s5 = [a for a in ausgaben if "zweite" in a]
+    nothing spare; None for a run without --nachfrage (its S5 outputs carry no grade 'nach')."""
+    s5 = [a for a in ausgaben if "nach" in a]
     return anteil(sum(a["nach"] is not None and gelungen(a["nach"]) for a in s5), len(s5)) if s5 else None
 
 
@@ -2748,7 +2761,7 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
 
 
 STROM_NOTIZEN = {  # what a stream broke of the protocol -> its kind in protokoll
-    "no [DONE]": "strom_ohne_done", OHNE_USAGE: "strom_ohne_usage", OHNE_STROM: "strom_ohne_strom",
+    "no [DONE]": "strom_ohne_done", OHNE_USAGE: "strom_ohne_usage", NICHT_GESTREAMT: "strom_ohne_strom",
     "a call delta without index": "strom_ohne_index", "a name that changes within a call": "strom_name_wechselt",
     "fragments after finish_reason": "strom_nach_ende", "data after [DONE]": "strom_nach_done",
     "a chunk that is not JSON": "strom_kein_json"}
@@ -2809,7 +2822,7 @@ def als_menge(aufrufe):
 
 def strom_notizen(b):
     """What one stream broke of the protocol, by kind (protokoll's strom_...)."""
-    return collections.Counter(STROM_NOTIZEN.get(d, "strom_sonst") for d in (b.get("strom") or {}).get("defekte", []))
+    return collections.Counter(STROM_NOTIZEN.get(d, "strom_sonst") for d in b.get("defekte", []))
 
 
 def strom_ungeprueft(b):
@@ -2895,7 +2908,7 @@ def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False):
 
 def ausgang(a, mit_nachfrage):
     x = a["wessen"]
-    if x or not (mit_nachfrage and "zweite" in a):
+    if x or not (mit_nachfrage and "nach" in a):
         return x and x + (1,)
     x = ("unklar", "zweite_fehlt") if a["nach"] is None else a["nach"]["wessen"]
     return x and x + (2,)
@@ -2936,8 +2949,7 @@ def kosten(ausgaben):
         anfang, ende = a["ende"] - a["latenz_s"], a["ende"]
         alt = sitzungen.get(a["sitzung"], (anfang, ende))
         sitzungen[a["sitzung"]] = (min(alt[0], anfang), max(alt[1], ende))
-    anfragen = [b for a in ausgaben for b in (a.get("verlauf") or [a, a.get("zweite")])
-                if b and "latenz_s" in b]  # an S7 job's requests are its steps; its line sums them
+    anfragen = [z for a in ausgaben for z in a["zuege"] if z["zweck"] in ANFRAGEN and "fehlt" not in z]
     return {
         "latenz_s": statistics.median(b["latenz_s"] for b in anfragen) if anfragen else None,
         "tokens": {t: sum(zahl_oder_none(b["usage"], f"{t}_tokens") or 0 for b in anfragen)
@@ -3018,9 +3030,13 @@ def aufloesung(faelle_verglichen, stufe=0.05):
 # The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
 # ---------------------------------------------------------------------------
 
-SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "nachricht", "latenz_s", "usage", "ende", "finish_reason",
-                  "verworfen")  # what came, never a grade: a reader grades it (files before 2026-12 hold aufrufe,
-# treffer and offen too, which reading ignores)
+SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "ende", "zuege")  # what came, never a grade: a reader grades it
+# A turn is one request's answer and what it was for (zweck): the question, S5's reply to the user's answer, an S7
+# job's step (with the results the world sent back), and a stream's cross-checks, each after the turn it checks:
+FRAGE, NACHFRAGE, SCHRITT, OHNE_STROM, NOCHMAL = "frage", "nachfrage", "schritt", "ohne_strom", "nochmal"
+ANFRAGEN = (FRAGE, NACHFRAGE, SCHRITT)  # the requests a run's costs count; a cross-check is the bench's own
+# Files before 2026-12 hold the first turn's fields in the line (with the grades aufrufe, treffer and offen, which
+# reading ignores), S5's reply as zweite, a stream's cross-checks in strom.ohne_strom and S7's steps as verlauf.
 NEUERE_FELDER = {"finish_reason": None, "verworfen": 0}  # absent from runs saved before they were
 
 
@@ -3076,9 +3092,14 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
     fall = faelle_by_id.get(a.get("id")) if isinstance(a, dict) and isinstance(a.get("id"), str) else None
     if fall is None:
         beschaedigt(pfad, nr, "not an output of a known case")
-    a = {**NEUERE_FELDER, **a}
+    if "zuege" not in a:  # a line saved before 2026-12: checked as it was written, then read as turns
+        a = {**NEUERE_FELDER, **a}
+        beschaedigt(pfad, nr, next((f"{feld} {was}" for feld, (pruefe, was) in ALTE_AUSGABE.items()
+                                    if not pruefe(a.get(feld))), None))
+        a = dict({f: a[f] for f in SPEICHERFELDER if f in a}, zuege=als_zuege(a))
     beschaedigt(pfad, nr, next((f"{feld} {was}" for feld, (pruefe, was) in AUSGABE.items()
                                 if not pruefe(a.get(feld))), None))
+    beschaedigt(pfad, nr, next(filter(None, (zug_fehler(z, i) for i, z in enumerate(a["zuege"], 1))), None))
     if a["stufe"] != fall["stufe"]:
         beschaedigt(pfad, nr, f"stufe {a['stufe']} for {fall['id']}, a case of {fall['stufe']}")
     if a["lauf"] >= e["n"]:
@@ -3089,14 +3110,51 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
     for stufe, flagge in SPAETER.items():
         if a["stufe"] == stufe and not e.get(STUFE[stufe].feld):
             beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {stufe}, in a run without {flagge}")
-    if (a["stufe"] == GANZ) != (a.get("verlauf") is not None):
-        beschaedigt(pfad, nr, f"{'no' if a['stufe'] == GANZ else 'a'} verlauf in {fall['id']}, a case of {a['stufe']}")
-    if a.get("zweite") and "nachtrag" not in fall:
-        beschaedigt(pfad, nr, f"a second turn in {fall['id']}, which has none")
-    if a.get("zweite") and not e.get("nachfrage"):
-        beschaedigt(pfad, nr, f"a second turn in {fall['id']}, in a run without --nachfrage")
-    a.update(bewerte_gespeichert(fall, a, e.get("umbenennung")))
-    return a
+    beschaedigt(pfad, nr, folge_fehler([z["zweck"] for z in a["zuege"]], fall, e))
+    return dict(a, **bewerte_gespeichert(fall, a, e.get("umbenennung"), e.get("nachfrage")))
+
+
+def folge_fehler(zwecke, fall, e):
+    """What is wrong with the order of an output's turns, or None: an S7 job's steps, else the question and
+    perhaps S5's reply; a stream's plain cross-check right after the turn it checks, its repeat after it."""
+    haupt = [z for z in zwecke if z in ANFRAGEN]
+    ganz = fall["stufe"] == GANZ
+    if ganz and set(haupt) != {SCHRITT} or not ganz and haupt not in ([FRAGE], [FRAGE, NACHFRAGE]):
+        return f"the turns {', '.join(zwecke)} in {fall['id']}, a case of {fall['stufe']}"
+    if NACHFRAGE in haupt and "nachtrag" not in fall:
+        return f"a second turn in {fall['id']}, which has none"
+    if NACHFRAGE in haupt and not e.get("nachfrage"):
+        return f"a second turn in {fall['id']}, in a run without --nachfrage"
+    if zwecke[0] not in ANFRAGEN or any(z == OHNE_STROM and v not in (FRAGE, NACHFRAGE) or
+                                        z == NOCHMAL and v != OHNE_STROM for v, z in zip(zwecke, zwecke[1:])):
+        return f"a cross-check out of place in {fall['id']} ({', '.join(zwecke)})"
+    return None
+
+
+def als_zuege(a):
+    """The turns of a line saved before 2026-12 (its first turn's fields in the line, zweite, strom.ohne_strom,
+    verlauf); a cross-check saved without its costs counts none, as then."""
+    if a.get("verlauf") is not None:
+        return [{"zweck": SCHRITT, **s, "verworfen": 0} for s in a["verlauf"]]
+    zuege = alter_zug(FRAGE, a)
+    z = a.get("zweite")
+    return zuege + ([] if not z else [{"zweck": NACHFRAGE, "fehlt": z["fehlt"]}] if "fehlt" in z else
+                    alter_zug(NACHFRAGE, {"usage": {}, "latenz_s": 0, "finish_reason": None, **z}))
+
+
+def alter_zug(zweck, a):
+    """An old answer as a turn, with the cross-checks its strom held."""
+    zug_ = {"zweck": zweck, **{f: a.get(f, 0) for f in ("nachricht", "finish_reason", "usage", "latenz_s", "verworfen")}}
+    strom = a.get("strom")
+    if strom is None:
+        return [zug_]
+    zug_["strom"] = {"chunks": strom["chunks"], "defekte": strom["defekte"]}
+    ohne = strom.get("ohne_strom")
+    pruefung = lambda zweck, x: {"zweck": zweck, "fehlt": x["fehlt"]} if "fehlt" in x else {  # noqa: E731
+        "zweck": zweck, "nachricht": x["nachricht"], "finish_reason": x.get("finish_reason"), "usage": {},
+        "latenz_s": 0, "verworfen": 0}
+    return [zug_] + ([] if ohne is None else [pruefung(OHNE_STROM, ohne)] +
+                     ([pruefung(NOCHMAL, ohne["nochmal"])] if "nochmal" in ohne else []))
 
 
 def beschaedigt(pfad, nr, warum):
@@ -3184,12 +3242,40 @@ AUSGABE = {
     "stufe": (lambda x: x in STUFEN, "is not a stage"),
     "lauf": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
     "sitzung": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
+    "ende": (lambda x: zahl_ist(x, bis=1e11), "is not a time"),  # 1e11 s: the year 5138
+    "zuege": (lambda x: isinstance(x, list) and x != [], "is not a list of turns"),
+}
+ZUG = {
+    "zweck": (lambda x: x in ANFRAGEN + (OHNE_STROM, NOCHMAL), "is not what a turn is for"),
     "nachricht": (lambda x: isinstance(x, dict), "is not an object"),
     "usage": (lambda x: isinstance(x, dict), "is not an object"),
     "latenz_s": (lambda x: zahl_ist(x, bis=1e7), "is not a number of seconds"),
-    "ende": (lambda x: zahl_ist(x, bis=1e11), "is not a time"),  # 1e11 s: the year 5138
     "finish_reason": (lambda x: isinstance(x, (str, type(None))), "is not a string or null"),
     "verworfen": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
+    "strom": (lambda x: x is None or isinstance(x, dict) and zahl_ist(x.get("chunks"), True) and isinstance(
+        x.get("defekte"), list) and all(isinstance(d, str) for d in x["defekte"]), "is not a stream's record"),
+    "ergebnisse": (lambda x: x is None or isinstance(x, list), "is not a list of results"),
+}
+
+
+def zug_fehler(z, i):
+    """What is wrong with turn i of an output, or None; a turn that failed holds only why (fehlt),
+    and only a second turn or a cross-check fails without ending the run."""
+    if isinstance(z, dict) and "fehlt" in z:
+        if set(z) != {"zweck", "fehlt"} or not isinstance(z["fehlt"], str):
+            return f"turn {i} is not a failed turn ({{\"zweck\", \"fehlt\": why}})"
+        return None if z["zweck"] in (NACHFRAGE, OHNE_STROM, NOCHMAL) else \
+            f"turn {i}: a failed {z['zweck']}, which a run never saves"
+    if not isinstance(z, dict):
+        return f"turn {i} is not an object"
+    fehlt = [f for f in ZUG if f not in z and (f != "strom" and f != "ergebnisse" or f == "ergebnisse" and
+                                                z.get("zweck") == SCHRITT)]  # a step holds what the world sent
+    return f"turn {i} has no {fehlt[0]}" if fehlt else next(
+        (f"turn {i} {feld} {was}" for feld, (pruefe, was) in ZUG.items() if not pruefe(z.get(feld))), None)
+
+
+ALTE_AUSGABE = {  # a line of a file before 2026-12, as it was written
+    **{f: ZUG[f] for f in ("nachricht", "usage", "latenz_s", "finish_reason", "verworfen")},
     "zweite": (ist_zweite, "is not a second turn"),
     "strom": (lambda x: x is None or ist_strom_feld(x), "is not a stream's record"),
     "verlauf": (lambda x: x is None or ist_verlauf(x), "is not the steps of a job"),
@@ -3213,11 +3299,10 @@ def ist_probe(x):
 
 
 def ist_strom_feld(x):
-    """{"chunks": n, "defekte": [text], "ohne_strom": absent or an answer, which may hold "nochmal", an answer},
-    an answer being {"nachricht": {...}} or {"fehlt": text}."""
+    """A stream's record before 2026-12: a turn's, whose "ohne_strom" is absent or an answer, which may hold
+    "nochmal", an answer; an answer being {"nachricht": {...}} or {"fehlt": text}."""
     ohne = x.get("ohne_strom", {"fehlt": ""}) if isinstance(x, dict) else None
-    return isinstance(x, dict) and zahl_ist(x.get("chunks"), True) and isinstance(x.get("defekte"), list) and \
-        all(isinstance(d, str) for d in x["defekte"]) and ist_gefragt(ohne) and \
+    return x is not None and ZUG["strom"][0](x) and ist_gefragt(ohne) and \
         ("nochmal" not in ohne or ist_gefragt(ohne["nochmal"]))
 
 
@@ -3276,7 +3361,7 @@ def schreibe_neu(pfad, einstellungen, ausgaben):
 
 
 def speicherform(a):
-    return {f: a[f] for f in SPEICHERFELDER + ("zweite", "strom", "verlauf") if f in a}  # only where asked
+    return {f: a[f] for f in SPEICHERFELDER}
 
 
 @contextlib.contextmanager
@@ -3312,49 +3397,48 @@ def allein(pfad):
 
 
 def frage_fall(endpunkt, fall, erste=None):
-    """One output: (the Antwort, the Antwort to the reply or None, the second turn's fault or None).
+    """One output: (its turns, the second turn's fault or None).
 
     With --nachfrage, an S5 answer that held still (no call, and an answer) gets its
     second turn at once, so both are saved in one line. When the second turn fails,
-    the first answer is kept and only the second is asked again later (erste: that
-    first answer, saved); an output killed between the turns is asked again whole."""
+    the first answer is kept and only the second is asked again later (erste: the
+    turns saved before it); an output killed between the turns is asked again whole."""
     if fall["stufe"] == GANZ:
-        return frage_ganz(endpunkt, fall), None, None
-    antwort = erste or gegenprobe(endpunkt, fall, fall, anfrage(fall, endpunkt.lauf))
+        return frage_ganz(endpunkt, fall), None
+    zuege = erste or gefragt(endpunkt, fall, fall, anfrage(fall, endpunkt.lauf), FRAGE)
     if not endpunkt.lauf.nachfrage or "nachtrag" not in fall:
-        return antwort, None, None
-    aufrufe, _ = lies_aufrufe(antwort.nachricht)
-    if aufrufe or mangel(antwort.nachricht, aufrufe, antwort.finish):
-        return antwort, None, None  # no second turn: not done
+        return zuege, None
+    nachricht, finish = zuege[0]["nachricht"], zuege[0]["finish_reason"]
+    aufrufe, _ = lies_aufrufe(nachricht)
+    if aufrufe or mangel(nachricht, aufrufe, finish):
+        return zuege, None  # no second turn: not done
     try:
-        return antwort, gegenprobe(endpunkt, {"id": f"{fall['id']}, second turn"}, {"erwartet": fall["danach"]},
-                                   nachfrage_anfrage(fall, endpunkt.lauf, antwort.nachricht)), None
+        return zuege + gefragt(endpunkt, {"id": f"{fall['id']}, second turn"}, {"erwartet": fall["danach"]},
+                               nachfrage_anfrage(fall, endpunkt.lauf, nachricht), NACHFRAGE), None
     except Serverfehler as e:
-        return antwort, None, e
+        return zuege + [{"zweck": NACHFRAGE, "fehlt": str(e)}], e
 
 
 def frage_ganz(endpunkt, fall):
     """S7: the whole job in a loop. Send the question; execute every call of the answer against the case's
     own copy of the world (named back first under a variant); send the assistant's calls and one tool
     message per call; ask again; stop at an answer without a call, or at the step limit. The job is one
-    output: the last answer, and every step (verlauf) with the results the world gave."""
+    output: its steps, each turn with the results the world gave."""
     lauf, namen = endpunkt.lauf, gesendete_namen(endpunkt.lauf.katalog)
-    welt, body, verlauf = welt_von(fall), anfrage(fall, lauf), []
+    welt, body, zuege = welt_von(fall), anfrage(fall, lauf), []
     for schritt in range(schrittgrenze(fall)):
         antwort = endpunkt.frage({"id": f"{fall['id']}, step {schritt + 1}"}, body)
         aufrufe, _ = lies_aufrufe(antwort.nachricht)
         zurueck = zurueckbenannt(aufrufe, lauf.katalog.umbenennung) if lauf.katalog.umbenennung else aufrufe
         ergebnisse = [fuehre_aus(welt, c["name"], c["args"], namen) for c in zurueck]
-        verlauf.append({"nachricht": antwort.nachricht, "finish_reason": antwort.finish, "usage": antwort.usage,
-                        "latenz_s": round(antwort.latenz, 4), "ergebnisse": ergebnisse})
+        zuege.append(zug(SCHRITT, antwort, ergebnisse=ergebnisse))
         if not aufrufe:
             break
         # the calls as the model named them (a malformed one as {}); their results refusing it
         body["messages"] += werkzeug_runde(f"{fall['id']}/{schritt}", [
             {"name": c["name"] or "?", "args": {} if c["args"] is None else c["args"]} for c in aufrufe],
             ergebnisse, lauf.katalog)
-    return Antwort(verlauf[-1]["nachricht"], summe_usage(s["usage"] for s in verlauf),
-                   sum(s["latenz_s"] for s in verlauf), verlauf[-1]["finish_reason"], 0, None, verlauf)
+    return zuege
 
 
 def gesendete_namen(katalog):
@@ -3377,39 +3461,47 @@ def summe_usage(usages):
     return summe
 
 
-def gegenprobe(endpunkt, wer, fall, body):
-    """Ask one request; with --stream at temperature 0, a streamed answer that fails its case (fall:
-    what it is graded against) is asked once more without stream, saved beside it (ohne_strom). Where
-    that gives other calls, the stream is asked once more too (nochmal): the same calls again put the
-    fault on the stream; the plain answer's calls say the first answer was the model's noise.
+def gefragt(endpunkt, wer, fall, body, zweck):
+    """Ask one request: its turn, and its cross-check's. With --stream at temperature 0, a streamed answer
+    that fails its case (fall: what it is graded against) is asked once more without stream, a turn
+    (OHNE_STROM) after it. Where that gives other calls, the stream is asked once more too (NOCHMAL): the
+    same calls again put the fault on the stream; the plain answer's calls say the first was the model's noise.
 
     subtle: a server with a prompt cache or several slots may answer a repeated prompt otherwise even
     at temperature 0 (llama.cpp does); the repeated stream is as warm as the plain request. At a
     temperature above 0 a plain answer may differ by sampling alone, so none is asked."""
     lauf = endpunkt.lauf
     antwort = endpunkt.frage(wer, body)
+    zuege = [zug(zweck, antwort)]
     if antwort.strom is None or lauf.temp != 0 or gelungen(bewerte_ausgabe(fall, antwort.nachricht, antwort.finish,
                                                                              lauf.katalog.umbenennung)):
-        return antwort
-    probe = nochmal_gefragt(endpunkt, wer, {k: v for k, v in body.items() if k not in ("stream", "stream_options")})
-    if "nachricht" in probe and als_menge(lies_aufrufe(probe["nachricht"])[0]) != \
+        return zuege
+    zuege.append(nochmal_gefragt(endpunkt, wer, {k: v for k, v in body.items() if k not in ("stream", "stream_options")},
+                                 OHNE_STROM))
+    if "nachricht" in zuege[-1] and als_menge(lies_aufrufe(zuege[-1]["nachricht"])[0]) != \
             als_menge(lies_aufrufe(antwort.nachricht)[0]):
-        probe["nochmal"] = nochmal_gefragt(endpunkt, wer, body)
-    return antwort._replace(strom=dict(antwort.strom, ohne_strom=probe))
+        zuege.append(nochmal_gefragt(endpunkt, wer, body, NOCHMAL))
+    return zuege
 
 
-def nochmal_gefragt(endpunkt, wer, body):
-    """One more request of a cross-check: {"nachricht", "finish_reason"}, or {"fehlt": why}."""
+def nochmal_gefragt(endpunkt, wer, body, zweck):
+    """One more request of a cross-check: its turn, or {"zweck", "fehlt": why}."""
     try:
-        antwort = endpunkt.frage(wer, body)
+        return zug(zweck, endpunkt.frage(wer, body))
     except Serverfehler as e:
-        return {"fehlt": str(e)}
-    return {"nachricht": antwort.nachricht, "finish_reason": antwort.finish}
+        return {"zweck": zweck, "fehlt": str(e)}
+
+
+def zug(zweck, antwort, **mehr):
+    """One turn as saved: what came back for one request, and what the request was for."""
+    z = {"zweck": zweck, "nachricht": antwort.nachricht, "finish_reason": antwort.finish, "usage": antwort.usage,
+         "latenz_s": round(antwort.latenz, 4), "verworfen": antwort.weitere}
+    return dict(z, **({"strom": antwort.strom} if antwort.strom is not None else {}), **mehr)
 
 
 def zweite_fehlt(a):
     """Is this saved output's second turn still to be asked (it failed when the first was saved)?"""
-    return isinstance(a.get("zweite"), dict) and "fehlt" in a["zweite"]
+    return any(z["zweck"] == NACHFRAGE and "fehlt" in z for z in a["zuege"])
 
 
 def fertig(ausgaben):
@@ -3418,8 +3510,8 @@ def fertig(ausgaben):
 
 
 def beantworte(endpunkt, auftraege, parallel):
-    """Yield (fall, lauf, (Antwort, second Antwort or None, its fault or None)) as answers arrive;
-    K cases in flight at once. auftraege: (fall, lauf, the saved first Antwort or None)."""
+    """Yield (fall, lauf, (turns, the second turn's fault or None)) as answers arrive; K cases in
+    flight at once. auftraege: (fall, lauf, the turns saved before a failed second turn, or None)."""
     if parallel == 1:
         for fall, lauf, erste in auftraege:
             yield fall, lauf, frage_fall(endpunkt, fall, erste)
@@ -3483,8 +3575,8 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
             roh.seek(start)
             if start == 0:
                 schreibe(roh, als_zeile({"einstellungen": einstellungen}))
-            for fall, k, (antwort, zweite, fehler) in beantworte(Endpunkt(lauf), auftraege, lauf.parallel):
-                a = ausgabe_von(lauf, fall, k, sitzung, antwort, zweite, fehler)
+            for fall, k, (zuege, fehler) in beantworte(Endpunkt(lauf), auftraege, lauf.parallel):
+                a = ausgabe_von(lauf, fall, k, sitzung, zuege)
                 schreibe(roh, als_zeile(speicherform(a)))  # answered is saved: an interrupted run loses nothing
                 if (fall["id"], k) in ersetzt:
                     ausgaben[:] = [b for b in ausgaben if (b["id"], b["lauf"]) != (fall["id"], k)]
@@ -3553,28 +3645,18 @@ def gespeichert(pfad, faelle, gezaehlt):
         return gezaehlt
 
 
-def ausgabe_von(lauf, fall, k, sitzung, antwort, zweite, fehler):
+def ausgabe_von(lauf, fall, k, sitzung, zuege):
     """One output as it is saved and graded; a later line for the same output replaces an earlier one."""
-    a = {"id": fall["id"], "stufe": fall["stufe"], "lauf": k, "sitzung": sitzung,
-         "nachricht": antwort.nachricht, "usage": antwort.usage, "latenz_s": round(antwort.latenz, 4),
-         "ende": round(time.time(), 4), "finish_reason": antwort.finish, "verworfen": antwort.weitere}
-    if antwort.strom is not None:
-        a["strom"] = antwort.strom
-    if antwort.verlauf is not None:
-        a["verlauf"] = antwort.verlauf
-    if lauf.nachfrage and "nachtrag" in fall:
-        a["zweite"] = {"fehlt": str(fehler)} if fehler else zweite and dict({
-            "nachricht": zweite.nachricht, "usage": zweite.usage, "latenz_s": round(zweite.latenz, 4),
-            "finish_reason": zweite.finish}, **({"strom": zweite.strom} if zweite.strom is not None else {}))
-    a.update(bewerte_gespeichert(fall, a, lauf.katalog.umbenennung))
-    return a
+    a = {"id": fall["id"], "stufe": fall["stufe"], "lauf": k, "sitzung": sitzung, "ende": round(time.time(), 4),
+         "zuege": zuege}
+    return dict(a, **bewerte_gespeichert(fall, a, lauf.katalog.umbenennung, lauf.nachfrage))
 
 
 def gespeicherte_antwort(a):
-    """The saved first answer of an output whose second turn is missing, as an Antwort; else None."""
+    """The saved turns before a failed second turn, asked again from there; else None."""
     if a is None or not zweite_fehlt(a):
         return None
-    return Antwort(a["nachricht"], a["usage"], a["latenz_s"], a["finish_reason"], a["verworfen"], a.get("strom"))
+    return [z for z in a["zuege"] if z["zweck"] != NACHFRAGE]
 
 
 def schreibe(roh, daten):
@@ -3613,7 +3695,7 @@ class Fortschritt:
     def weiter(self, a, fall_id):
         self.fertig += 1
         self.ausgaben.append(a["latenz_s"])
-        self.anfragen += [s["latenz_s"] for s in a.get("verlauf") or [a]]  # an S7 job's requests are its steps
+        self.anfragen += [z["latenz_s"] for z in a["zuege"] if z["zweck"] in (FRAGE, SCHRITT)]
         if self.terminal:
             print(f"\rmessen: {self.fertig}/{self.gesamt} {fall_id:<8} {self.stand()}\033[K", end="",
                   file=sys.stderr, flush=True)

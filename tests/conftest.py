@@ -310,6 +310,11 @@ def zeilen(pfad):
     return [json.loads(z) for z in Path(pfad).read_text(encoding="utf-8").splitlines()]
 
 
+def zug(a, zweck="frage"):
+    """The saved output's turn for zweck (the question, "nachfrage", "ohne_strom", ...), or None."""
+    return next((z for z in a["zuege"] if z["zweck"] == zweck), None)
+
+
 def bewertet(pfad):
     """A saved run's outputs as messen grades them on reading ({(id, lauf): grade}): a results file holds
     what came, never a grade."""

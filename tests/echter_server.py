@@ -264,7 +264,7 @@ def werkzeug_template(server_dir, modell, ordner, pruefe, figures):
             pruefe(d["aus_text"] == 0 and d["text_ungeklaert"] == 0,
                    f"calls left as text are the model's where it wrote a form of its own: eigenes_format "
                    f"{d['eigenes_format']} ({d['text_form'] or 'no text calls'}), unlesbar {d['unlesbar'] or 'none'}")
-            nativ = sum(bool(a["nachricht"].get("tool_calls")) for a in zeilen)
+            nativ = sum(bool(a["zuege"][0]["nachricht"].get("tool_calls")) for a in zeilen)
             pruefe(nativ > 0 and d["aus_text"] == 0 and d["text_ungeklaert"] == 0,
                    f"calls read from tool_calls ({nativ} outputs), none blamed on the server's parser (aus_text 0); "
                    f"the probe: {d['probe'] or 'not needed, since calls came back as tool_calls'}; text calls the "
@@ -322,7 +322,7 @@ def ganze_jobs(url, ordner, pruefe, figures):
     r, dauer = messen(*lauf_argv(url, "ganz", ordner), "--faelle", str(datei), "--ganz", "--json", key=SCHLUESSEL)
     k = json.loads(r.stdout) if r.returncode == 0 else {}
     jobs = [json.loads(z) for z in (ordner / "ganz.jsonl").read_text().splitlines()[1:]] if k else []
-    schritte = {a["id"]: len(a["verlauf"]) for a in jobs}
+    schritte = {a["id"]: len(a["zuege"]) for a in jobs}
     pruefe(k.get("ausgaben") == len(GANZ_FAELLE) and all(n >= 1 for n in schritte.values()),
            f"--ganz: the jobs {', '.join(GANZ_FAELLE)} ran to their end or their limit in {dauer:.0f} s "
            f"(requests per job {schritte}, erledigt {k.get('erledigt')}){fehlertext(r)}")

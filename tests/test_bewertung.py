@@ -192,8 +192,9 @@ GELADEN = {f["id"]: f for f in messen.lade_faelle(ROOT / "faelle.jsonl")[0]}  # 
 
 def gespeichert(fall_id, nachricht, finish="stop", usage=None):
     """A saved output, graded as a run grades what it saved."""
-    a = {"id": fall_id, "stufe": GELADEN[fall_id]["stufe"], "nachricht": nachricht, "finish_reason": finish,
-         "usage": usage or {}}
+    a = {"id": fall_id, "stufe": GELADEN[fall_id]["stufe"], "zuege": [{
+        "zweck": "frage", "nachricht": nachricht, "finish_reason": finish, "usage": usage or {}, "latenz_s": 0.1,
+        "verworfen": 0}]}
     return dict(a, **messen.bewerte_gespeichert(GELADEN[fall_id], a))
 
 

@@ -113,8 +113,8 @@ def test_finish_reason_wird_gespeichert(cli, endpunkt, tmp_path):
     server = endpunkt(in_faellen({"S4-2": ABGESCHNITTEN}))
     vorbereitet(cli, *messung(server.url, "--tag", "t"))
     zeilen = [json.loads(z) for z in (tmp_path / "ergebnisse" / "t.jsonl").read_text().splitlines()[1:]]
-    assert {a["id"]: a["finish_reason"] for a in zeilen}["S4-2"] == "length"
-    assert {a["finish_reason"] for a in zeilen} == {"length", "tool_calls", "stop"}
+    assert {a["id"]: a["zuege"][0]["finish_reason"] for a in zeilen}["S4-2"] == "length"
+    assert {a["zuege"][0]["finish_reason"] for a in zeilen} == {"length", "tool_calls", "stop"}
 
 
 def ohne_katalog(fall, body, nummer):

@@ -62,6 +62,13 @@ def pruefe_bewertung(fall, b):
     assert b["mangel"] is None or not messen.gelungen(b)
 
 
+def gespeichert(fall, nachricht, usage, finish):
+    """An output as a run saves it: one turn (an S7 job's one step)."""
+    return dict(id=fall["id"], stufe=fall["stufe"], lauf=0, ende=1.0, sitzung=0, zuege=[dict(
+        zweck="schritt" if fall["stufe"] == "S7" else "frage", nachricht=nachricht, usage=usage, verworfen=0,
+        latenz_s=0.1, finish_reason=finish, **({"ergebnisse": []} if fall["stufe"] == "S7" else {}))])
+
+
 @EINSTELLUNG
 @given(fall=st.sampled_from(FAELLE), nachricht=NACHRICHT, finish=FINISH)
 def test_jede_nachricht_wird_bewertet(fall, nachricht, finish):
@@ -72,9 +79,8 @@ def test_jede_nachricht_wird_bewertet(fall, nachricht, finish):
     gelesen = json.loads(zeile.decode("ascii"))
     assert messen.bewerte_ausgabe(fall, gelesen["nachricht"], finish) == b
     # and the failed-case list and the metrics take it
-    a = dict(id=fall["id"], stufe=fall["stufe"], lauf=0, nachricht=nachricht, usage={}, verworfen=0,
-             latenz_s=0.1, ende=1.0, sitzung=0, finish_reason=finish)
-    a.update(messen.bewerte_gespeichert(fall, a) if fall["stufe"] != "S7" else dict(b, wessen=messen.wessen(b)))
+    a = gespeichert(fall, nachricht, {}, finish)
+    a.update(messen.bewerte_gespeichert(fall, a))
     messen.fehllisten(FAELLE, [a])
     messen.kennzahlen(FAELLE, [a])
 
@@ -199,8 +205,7 @@ def koerper_gelesen(body, fall, erreicht):
         assert antwort.finish is None or isinstance(antwort.finish, str)
         b = messen.bewerte_ausgabe(fall, antwort.nachricht, antwort.finish)
         pruefe_bewertung(fall, b)
-        a = dict(id=fall["id"], stufe=fall["stufe"], lauf=0, nachricht=antwort.nachricht, usage=antwort.usage,
-                 verworfen=0, latenz_s=0.1, ende=1.0, sitzung=0, finish_reason=antwort.finish)
+        a = gespeichert(fall, antwort.nachricht, antwort.usage, antwort.finish)
         a.update(messen.bewerte_gespeichert(fall, a))  # as a run grades what it saved
         assert messen.kennzahlen(FAELLE, [a])["ausgaben"] == 1
     messen.servermeldung(body.decode("utf-8", "replace"), 400)

@@ -44,9 +44,15 @@ def bewerten_mit(zeilen_):
 
 
 def geaendert(zeile, feld, wert, weg=False):
-    """The line with one field of its output (or of its settings) set to wert, or removed."""
+    """The line with one field of its output (or of its settings) set to wert (a function: of the value it
+    had), or removed; feld may be a path into the line ("zuege.0.usage": the first turn's usage)."""
     daten = json.loads(zeilen_alle()[zeile])
     ziel = daten["einstellungen"] if zeile == 0 else daten
+    *pfad, feld = feld.split(".")
+    for teil in pfad:
+        ziel = ziel[int(teil) if teil.isdigit() else teil]
+    feld = int(feld) if feld.isdigit() else feld
+    wert = wert(ziel[feld]) if callable(wert) else wert
     ziel.pop(feld, None) if weg else ziel.__setitem__(feld, wert)
     neu = list(zeilen_alle())
     neu[zeile] = json.dumps(daten)
@@ -67,21 +73,34 @@ S5_ZEILE = 1 + 34  # the first S5 output (S5-1) of the 42
 
 
 @pytest.mark.parametrize("zeile, feld, wert, weg, warum", [
-    (S5_ZEILE, "zweite", "yes", False, "zweite is not a second turn"),
+    (S5_ZEILE, "zuege", "yes", False, "zuege is not a list of turns"),
+    (S5_ZEILE, "zuege", [], False, "zuege is not a list of turns"),
+    (S5_ZEILE, "zuege.1.zweck", "nochmal", False, "a cross-check out of place in S5-1 (frage, nochmal)"),
+    (S5_ZEILE, "zuege.1", {"zweck": "nachfrage", "fehlt": 3}, False,
+     'turn 2 is not a failed turn ({"zweck", "fehlt": why})'),
+    (S5_ZEILE, "zuege.1.ergebnisse", "x", False, "turn 2 ergebnisse is not a list of results"),
+    (1, "zuege.0", {"zweck": "frage", "fehlt": "timeout"}, False, "turn 1: a failed frage, which a run never saves"),
+    (1, "zuege.0.zweck", "antwort", False, "turn 1 zweck is not what a turn is for"),
+    (1, "zuege.0.zweck", "schritt", False, "turn 1 has no ergebnisse"),  # a step holds what the world sent
+    (1, "zuege.0.zweck", "nachfrage", False, "the turns nachfrage in S1-1, a case of S1"),
+    (1, "zuege", lambda z: z + z, False, "the turns frage, frage in S1-1, a case of S1"),
+    (1, "zuege.0.strom", {"chunks": 1, "defekte": [2]}, False, "turn 1 strom is not a stream's record"),
+    (1, "zuege.0.finish_reason", None, True, "turn 1 has no finish_reason"),
+    (1, "zuege.0", "frage", False, "turn 1 is not an object"),
     (0, "n", None, True, "n is not a whole number of at least 1"),
     (0, "n", "1", False, "n is not a whole number of at least 1"),
     (0, "temp", "warm", False, "temp is not a number of at least 0"),
     (0, "extra", [], False, "extra is not an object"),
     (1, "ende", "gestern", False, "ende is not a time"),
     (1, "ende", 1e20, False, "ende is not a time"),
-    (1, "latenz_s", -1, False, "latenz_s is not a number of seconds"),
+    (1, "zuege.0.latenz_s", -1, False, "turn 1 latenz_s is not a number of seconds"),
     (1, "lauf", 3, False, "lauf 3 in a run of n 1"),
     (1, "lauf", 1.5, False, "lauf is not a whole number of at least 0"),
-    (1, "usage", "many", False, "usage is not an object"),
+    (1, "zuege.0.usage", "many", False, "turn 1 usage is not an object"),
     (1, "stufe", "S4", False, "stufe S4 for S1-1, a case of S1"),
-    (1, "verworfen", True, False, "verworfen is not a whole number of at least 0"),
+    (1, "zuege.0.verworfen", True, False, "turn 1 verworfen is not a whole number of at least 0"),
     (1, "id", "S9-9", False, "not an output of a known case"),
-    (2, "zweite", {"nachricht": {}}, False, "a second turn in S1-2, which has none"),
+    (2, "zuege", lambda z: z + [dict(z[0], zweck="nachfrage")], False, "a second turn in S1-2, which has none"),
 ])
 def test_jede_handaenderung_ist_eine_zeile(zeile, feld, wert, weg, warum):
     status, out, err = bewerten_mit(geaendert(zeile, feld, wert, weg))
@@ -98,14 +117,6 @@ def zahl(x, ganz=False, bis=float("inf")):
     return not isinstance(x, bool) and isinstance(x, int if ganz else (int, float)) and 0 <= x <= bis
 
 
-def nachricht_fuer(text):
-    return isinstance(text, dict)
-
-
-def antwort_fuer(x):
-    return isinstance(x, dict) and (isinstance(x.get("nachricht"), dict) or isinstance(x.get("fehlt"), str))
-
-
 GUELTIG = {  # what each field may hold, as the results file's description says (None: the field may be absent)
     0: {"modell": str, "tag": str, "datum": str, "faelle_sha256": str, "katalog_sha256": str,
         "temp": lambda x: zahl(x), "n": lambda x: zahl(x, True) and x >= 1, "extra": dict,
@@ -118,19 +129,21 @@ GUELTIG = {  # what each field may hold, as the results file's description says 
             isinstance(x.get("nachricht"), dict) and isinstance(x.get("finish_reason"), (str, type(None)))
             or isinstance(x.get("fehlt"), str))},
     1: {"stufe": lambda x: x == "S1", "lauf": lambda x: x == 0 and not isinstance(x, bool),
-        "sitzung": lambda x: zahl(x, True), "nachricht": dict, "usage": dict,
-        "latenz_s": lambda x: zahl(x, bis=1e7), "ende": lambda x: zahl(x, bis=1e11),
-        "finish_reason": (str, type(None)), "verworfen": lambda x: zahl(x, True),
-        "zweite": lambda x: x is None,  # S1-1 has no second turn
-        "strom": lambda x: x is None or isinstance(x, dict) and zahl(x.get("chunks"), True) and isinstance(
-            x.get("defekte"), list) and all(isinstance(d, str) for d in x["defekte"]) and antwort_fuer(
-            x.get("ohne_strom", {"fehlt": ""})) and ("nochmal" not in x.get("ohne_strom", {}) or antwort_fuer(
-                x["ohne_strom"]["nochmal"])),
-        "aufrufe": object, "treffer": object},  # saved for readers, regraded on reading: any value reads
+        "sitzung": lambda x: zahl(x, True), "ende": lambda x: zahl(x, bis=1e11),
+        # subtle: no value these draw is a list of turns S1-1 could have, so every one is damage
+        "zuege": lambda x: False,
+        "zuege.0.zweck": lambda x: x == "frage",  # S1-1's one turn: the question
+        "zuege.0.nachricht": dict, "zuege.0.usage": dict, "zuege.0.latenz_s": lambda x: zahl(x, bis=1e7),
+        "zuege.0.finish_reason": (str, type(None)), "zuege.0.verworfen": lambda x: zahl(x, True),
+        "zuege.0.strom": lambda x: x is None or isinstance(x, dict) and zahl(x.get("chunks"), True) and isinstance(
+            x.get("defekte"), list) and all(isinstance(d, str) for d in x["defekte"]),
+        "zuege.0.ergebnisse": lambda x: x is None or isinstance(x, list),  # a step's; the question ignores them
+        "zuege.0.fehlt": lambda x: False},  # a question never fails in a saved line
 }
 ABGLEICH = {"faelle_sha256", "katalog_sha256", "weiter_sha256"}  # hashes the files are looked for by
 PFLICHT = {0: {"modell", "tag", "datum", "faelle_sha256", "katalog_sha256", "temp", "n", "extra"},
-           1: {"stufe", "lauf", "sitzung", "nachricht", "usage", "latenz_s", "ende"}}
+           1: {"stufe", "lauf", "sitzung", "ende", "zuege", *(f"zuege.0.{f}" for f in (
+               "zweck", "nachricht", "usage", "latenz_s", "finish_reason", "verworfen"))}}
 
 
 def gueltig(zeile, feld, wert):
@@ -145,7 +158,7 @@ def test_jede_beschaedigung_ist_eine_zeile_oder_wird_gelesen(zeile, index, wert,
     may lack it: a value the field may hold reads (exit 0), any other is one line naming file:line (exit 2)."""
     felder = sorted(GUELTIG[zeile])
     feld = felder[index % len(felder)]
-    weg = weg and feld in PFLICHT[zeile] | {"aufrufe", "treffer"}  # an absent optional field takes its default
+    weg = weg and feld in PFLICHT[zeile]  # an absent optional field takes its default
     status, out, err = bewerten_mit(geaendert(zeile, feld, wert, weg))
     beschaedigt = feld in PFLICHT[zeile] if weg else not gueltig(zeile, feld, wert)
     anderswo = not beschaedigt and feld in ABGLEICH and wert != json.loads(zeilen_alle()[0])["einstellungen"][feld]

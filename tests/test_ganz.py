@@ -178,8 +178,8 @@ def test_ein_modell_das_die_referenz_geht(cli, endpunkt, tmp_path):
     k = json_lauf(cli, "--bewerten", "m")  # regraded from the file, no server
     assert (k["erledigt"], k["auftraege_gelungen"], k["anfragen_je_job"]) == (1.0, 1.0, {"median": 3, "referenz": 3})
     s71 = next(a for a in zeilen(tmp_path / "ergebnisse" / "m.jsonl")[1:] if a["id"] == "S7-1")
-    assert [len(s["ergebnisse"]) for s in s71["verlauf"]] == [1, 1, 0]
-    assert s71["verlauf"][0]["ergebnisse"][0]["contacts"][0]["name"] == "Anna Berg"
+    assert [(z["zweck"], len(z["ergebnisse"])) for z in s71["zuege"]] == [("schritt", 1), ("schritt", 1), ("schritt", 0)]
+    assert s71["zuege"][0]["ergebnisse"][0]["contacts"][0]["name"] == "Anna Berg"
 
 
 def test_gestreamt_und_unter_synonymen_ebenso(cli, endpunkt):

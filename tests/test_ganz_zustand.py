@@ -193,7 +193,7 @@ def test_die_kosten_sind_was_der_server_zaehlte(cli, endpunkt, tmp_path):
     bodies = [b for _, b in server.anfragen]
     assert len(bodies) == sum(len(f["loesung"]) for f in GANZ_FAELLE)
     assert k["tokens"] == {"prompt": sum(map(prompt_tokens, bodies)), "completion": 20 * len(bodies)}
-    schritte = [s["latenz_s"] for a in zeilen(tmp_path / "ergebnisse" / "m.jsonl")[1:] for s in a["verlauf"]]
+    schritte = [s["latenz_s"] for a in zeilen(tmp_path / "ergebnisse" / "m.jsonl")[1:] for s in a["zuege"]]
     assert len(schritte) == len(bodies) and k["latenz_s"] == statistics.median(schritte)  # the median per request
 
 
@@ -277,10 +277,9 @@ def test_ein_beschaedigter_schritt_ist_eine_beschaedigte_zeile(cli, endpunkt, tm
     datei = tmp_path / "ergebnisse" / "m.jsonl"
     z = datei.read_text().splitlines()
     job_ = json.loads(z[1])
-    del job_["verlauf"][0][feld]
+    del job_["zuege"][0][feld]
     datei.write_text("\n".join([z[0], json.dumps(job_)] + z[2:]) + "\n")
-    assert cli("--bewerten", "m") == (
-        2, "", f"messen: {datei}:2: the results file is damaged (verlauf is not the steps of a job)\n")
+    assert cli("--bewerten", "m") == (2, "", f"messen: {datei}:2: the results file is damaged (turn 1 has no {feld})\n")
 
 
 def test_stufen_ohne_s7_neben_ganz(cli):

@@ -66,7 +66,7 @@ def test_nan_und_infinity_werden_als_strenges_json_gespeichert(cli, endpunkt, tm
     for z in (tmp_path / "ergebnisse" / "t.jsonl").read_text().splitlines():
         json.loads(z, parse_constant=streng)
     s4 = {a["id"]: a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:]}["S4-1"]
-    assert s4["usage"] == {"prompt_tokens": "nan", "score": "inf", "tief": ["-inf"], "completion_tokens": 1}
+    assert s4["zuege"][0]["usage"] == {"prompt_tokens": "nan", "score": "inf", "tief": ["-inf"], "completion_tokens": 1}
 
 
 def test_der_permutationstest_endet_bei_vielen_verschiedenen_zahlen():

@@ -94,11 +94,12 @@ def test_gespeicherter_lauf(cli, endpunkt, tmp_path):
     assert len(e["faelle_sha256"]) == len(e["katalog_sha256"]) == 64
     assert [(a["id"], a["stufe"], a["lauf"]) for a in z[1:]] == [(f["id"], f["stufe"], 0) for f in FAELLE]
     s27 = z[1:][[f["id"] for f in FAELLE].index("S2-7")]
-    assert s27["nachricht"] == openai_nachricht(BY_ID["S2-7"]["erwartet"])
-    assert {f for a in z[1:] for f in a} == {"id", "stufe", "lauf", "sitzung", "nachricht", "latenz_s", "usage", "ende",
-                                             "finish_reason", "verworfen"}  # what came, no grade, no empty stream
-    assert s27["usage"]["prompt_tokens"] == 300 + len(json.dumps(KATALOG)) // 4 and s27["latenz_s"] >= 0
-    assert s27["finish_reason"] == "tool_calls" and s27["verworfen"] == 0
+    assert {f for a in z[1:] for f in a} == {"id", "stufe", "lauf", "sitzung", "ende", "zuege"}  # what came, no grade
+    [zug] = s27["zuege"]  # one turn: the question's answer
+    assert set(zug) == {"zweck", "nachricht", "finish_reason", "usage", "latenz_s", "verworfen"}  # no empty stream
+    assert zug["zweck"] == "frage" and zug["nachricht"] == openai_nachricht(BY_ID["S2-7"]["erwartet"])
+    assert zug["usage"]["prompt_tokens"] == 300 + len(json.dumps(KATALOG)) // 4 and zug["latenz_s"] >= 0
+    assert zug["finish_reason"] == "tool_calls" and zug["verworfen"] == 0
 
 
 # ---------------------------------------------------------------------------

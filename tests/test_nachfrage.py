@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import (vorbereitet, BY_ID, FAELLE, KAPITEL_FEHLER, ROOT, completion, meldungen, messung, mit_fehlern,
-                      openai_nachricht, richtig, zeilen, zweiter_zug)
+                      openai_nachricht, richtig, zeilen, zug, zweiter_zug)
 from messen import EROEFFNUNG, KATALOG, pruefe_fall
 
 S5 = [f for f in FAELLE if f["stufe"] == "S5"]
@@ -92,7 +92,7 @@ def test_ohne_schalter_bleibt_alles(cli, endpunkt, tmp_path):
     assert server.zahl() == 42 and not any(zweiter_zug(b) for _, b in server.anfragen)
     assert "By stage: S1 100 %, S2 91.7 %, S3 100 %, S4 100 %, S5 87.5 %." in out.splitlines()
     assert not any(z.startswith("nachfrage") for z in out.splitlines())
-    assert all("zweite" not in a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:])
+    assert all(zug(a, "nachfrage") is None for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:])
     assert json_lauf(cli, "--bewerten", "t")["nachfrage"] is None
 
 
@@ -115,8 +115,8 @@ def test_haelt_still_und_erledigt_dann(cli, endpunkt, tmp_path):
                                {"role": "user", "content": "From 14:00 to 15:00."}]
     assert (s51["tools"], s51["temperature"], s51["tool_choice"]) == (KATALOG, 0.2, "auto")
     gespeichert = {a["id"]: a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:]}
-    assert gespeichert["S5-1"]["zweite"]["nachricht"]["tool_calls"][0]["function"]["name"] == "book_room"
-    assert "zweite" not in gespeichert["S4-1"]
+    assert zug(gespeichert["S5-1"], "nachfrage")["nachricht"]["tool_calls"][0]["function"]["name"] == "book_room"
+    assert [z["zweck"] for z in gespeichert["S4-1"]["zuege"]] == ["frage"]
     k = json_lauf(cli, "--bewerten", "t")
     assert (k["nachfrage"], k["auftraege_gelungen"], k["stillgehalten"]) == (8 / 8, 42 / 42, 14 / 14)
 
@@ -171,7 +171,8 @@ def test_fortsetzen_zwischen_den_zuegen(cli, endpunkt, tmp_path):
                               "objects to, then run again"]
     gespeichert = zeilen(pfad)[1:]
     assert [a["id"] for a in gespeichert] == ids[:ids.index("S5-3") + 1]
-    assert gespeichert[-1]["zweite"] == {"fehlt": "S5-3, second turn: the server answered 400: bad request"}
+    assert zug(gespeichert[-1], "nachfrage") == {"zweck": "nachfrage",
+                                                 "fehlt": "S5-3, second turn: the server answered 400: bad request"}
     status, out, err = cli("--bewerten", "t")
     assert f"is incomplete ({ids.index('S5-3')} of 42 outputs)" in err
     gut = endpunkt(fragt_nach())
@@ -189,12 +190,12 @@ def test_ein_server_der_den_zweiten_zug_immer_ablehnt(cli, endpunkt, tmp_path):
     rc, _, err = cli(*messung(server.url, "--nachfrage", "--tag", "t", "--parallel", "3"))
     assert rc == 1 and "second turn: the server answered 400: no assistant messages" in meldungen(err)[0]
     # subtle: S1-S4's 34, less any still in flight past NACHLAUF on a loaded machine; the message counts the file
-    fertig = [a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:] if "fehlt" not in (a.get("zweite") or {})]
+    fertig = [a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:] if "fehlt" not in (zug(a, "nachfrage") or {})]
     assert 30 <= len(fertig) <= 34 and all(a["stufe"] != "S5" for a in fertig)
     rc, _, err = cli(*messung(server.url, "--nachfrage", "--tag", "t"))
     assert meldungen(err)[0].endswith(f"t.jsonl holds {len(fertig)} outputs; asking for the rest")
     assert rc == 1 and meldungen(err)[1].endswith(", second turn: the server answered 400: no assistant messages")
-    assert not [a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:] if a["stufe"] != "S5" and a.get("zweite")]
+    assert not [a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:] if a["stufe"] != "S5" and zug(a, "nachfrage")]
 
 
 def test_fortsetzen_nach_kill_9_zwischen_den_zuegen(endpunkt, tmp_path):
@@ -226,7 +227,7 @@ def test_fortsetzen_nach_kill_9_zwischen_den_zuegen(endpunkt, tmp_path):
     assert server.zahl() - vorher == 7 * 2  # S5-2 (both turns again) to S5-8, nothing before
     gespeichert = zeilen(tmp_path / "t.jsonl")[1:]
     assert [a["id"] for a in gespeichert] == ids
-    assert all(a["zweite"] is not None for a in gespeichert if a["stufe"] == "S5")
+    assert all("nachricht" in zug(a, "nachfrage") for a in gespeichert if a["stufe"] == "S5")
 
 
 def test_mit_und_ohne_schalter_mischen_sich_nicht(cli, endpunkt, tmp_path):

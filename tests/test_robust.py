@@ -73,7 +73,7 @@ def test_jede_antwort_wird_gespeichert_und_bewertet(cli, endpunkt, tmp_path, inh
     gespeichert = zeilen(pfad)
     assert len(gespeichert) == 43
     s41 = gespeichert[1 + IDS.index("S4-1")]
-    assert s41["nachricht"]["content"] == inhalt  # ... and reads back to what the server sent
+    assert s41["zuege"][0]["nachricht"]["content"] == inhalt  # ... and reads back to what the server sent
     k = json_lauf(cli, "--bewerten", "t")
     assert k["fehlgeschlagen"][0] == "S2-1"  # arguments that are no JSON object: a malformed call
     assert k["formkorrekt"] == 27 / 28

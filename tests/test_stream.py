@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import messen
-from conftest import (BY_ID, completion, gestreamt, messung, openai_nachricht, prompt_tokens, richtig, tropfend,
+from conftest import (BY_ID, zug, completion, gestreamt, messung, openai_nachricht, prompt_tokens, richtig, tropfend,
                       vorbereitet, zeilen)
 
 ALLE_100 = "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %."
@@ -66,13 +66,14 @@ def test_ein_gesunder_strom_wie_ohne(cli, endpunkt, tmp_path):
     assert ALLE_100 in out.splitlines() and "tag s, streamed: 42 cases" in out.splitlines()[0]
     assert all(b["stream"] is True and b["stream_options"] == {"include_usage": True} for _, b in server.anfragen)
     gespeichert = {a["id"]: a for a in zeilen(tmp_path / "ergebnisse" / "s.jsonl")[1:]}
-    s32 = gespeichert["S3-2"]
+    [s32] = gespeichert["S3-2"]["zuege"]  # right: no cross-check asked
     stuecke = [math.ceil(len(json.dumps(c["args"])) / 5) for c in BY_ID["S3-2"]["erwartet"]]
     assert s32["strom"] == {"chunks": 1 + sum(1 + n for n in stuecke) + 2, "defekte": []}  # role, calls, end
     assert [c["function"]["arguments"] for c in s32["nachricht"]["tool_calls"]] == \
         [json.dumps(c["args"]) for c in BY_ID["S3-2"]["erwartet"]]
     assert s32["usage"]["prompt_tokens"] > 300 and s32["finish_reason"] == "tool_calls"
-    assert gespeichert["S4-2"]["nachricht"]["content"] == "Which contact do you mean? Please give me its contact_id."
+    assert zug(gespeichert["S4-2"])["nachricht"]["content"] == \
+        "Which contact do you mean? Please give me its contact_id."
     k = json_lauf(cli, "--bewerten", "s")  # regraded from the assembled messages
     assert (k["auftraege_gelungen"], k["stream"], k["diagnose"]["stream_defekt"]) == (42 / 42, True, 0)
     plain = json_lauf(cli, *messung(endpunkt().url, "--tag", "p"))
@@ -95,8 +96,9 @@ def test_ein_verlorenes_fragment_je_aufruf(cli, endpunkt, tmp_path):
     ohne = [b for _, b in server.anfragen if not b.get("stream")]
     assert all(b["temperature"] == 0.0 and "stream_options" not in b for b in ohne)
     s11 = next(a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:] if a["id"] == "S1-1")
-    assert s11["strom"]["defekte"] == []
-    assert s11["strom"]["ohne_strom"]["nachricht"]["tool_calls"][0]["function"]["arguments"] == \
+    assert [z["zweck"] for z in s11["zuege"]] == ["frage", "ohne_strom", "nochmal"]
+    assert zug(s11)["strom"]["defekte"] == [] and "strom" not in zug(s11, "ohne_strom")
+    assert zug(s11, "ohne_strom")["nachricht"]["tool_calls"][0]["function"]["arguments"] == \
         json.dumps(BY_ID["S1-1"]["erwartet"][0]["args"])
     assert f"  stream_defekt  {mit_aufruf}: failed outputs whose same request without stream, at temperature 0, " \
         "gave other calls" in out
@@ -106,7 +108,7 @@ def test_ein_verlorenes_fragment_je_aufruf(cli, endpunkt, tmp_path):
     pfad = tmp_path / "ergebnisse" / "t.jsonl"
     ohne_nochmal = zeilen(pfad)
     for z in ohne_nochmal[1:]:
-        (z.get("strom") or {}).get("ohne_strom", {}).pop("nochmal", None)
+        z["zuege"] = [t for t in z["zuege"] if t["zweck"] != "nochmal"]
     pfad.write_text("".join(json.dumps(z) + "\n" for z in ohne_nochmal), encoding="utf-8")
     assert json_lauf(cli, "--bewerten", "t")["diagnose"]["stream_defekt"] == mit_aufruf
 
@@ -153,7 +155,7 @@ def test_die_defekte_stehen_in_der_datei(cli, endpunkt, tmp_path):
     vorbereitet(cli, *messung(endpunkt(strom_von(lambda fall: ruf_deltas(fall, ohne_index=True),
                                                  fertig=False)).url, "--tag", "t", "--stream"))
     s11 = next(a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:] if a["id"] == "S1-1")
-    assert s11["strom"] == {"chunks": 5, "defekte": ["a call delta without index", "no [DONE]"]}
+    assert zug(s11)["strom"] == {"chunks": 5, "defekte": ["a call delta without index", "no [DONE]"]}
 
 
 def test_timeout_begrenzt_den_ganzen_strom(cli, endpunkt):
@@ -273,7 +275,7 @@ def test_ein_fehler_im_strom_wird_wiederholt(cli, endpunkt, tmp_path):
     k = json_lauf(cli, *messung(server.url, "--stream"))
     assert (server.zahl("S4-1"), k["auftraege_gelungen"]) == (2, 42 / 42)
     s41 = next(a for a in zeilen(tmp_path / "ergebnisse" / "m.jsonl")[1:] if a["id"] == "S4-1")
-    assert s41["nachricht"]["content"] == messen_text_antwort()
+    assert zug(s41)["nachricht"]["content"] == messen_text_antwort()
 
 
 def messen_text_antwort():
@@ -323,7 +325,8 @@ def test_umlaute_ohne_zeichensatz(cli, endpunkt, tmp_path, strom, typ):
     k = json_lauf(cli, *messung(server.url, "--faelle", str(datei), *strom))
     assert (k["auftraege_gelungen"], k["fehlerarten"]["falscher_wert"]) == (3 / 3, 0)
     gespeichert = zeilen(tmp_path / "ergebnisse" / "m.jsonl")[1]
-    assert json.loads(gespeichert["nachricht"]["tool_calls"][0]["function"]["arguments"])["name"] == "Jürgen Müller"
+    assert json.loads(zug(gespeichert)["nachricht"]["tool_calls"][0]["function"]["arguments"])["name"] == \
+        "Jürgen Müller"
 
 
 def verliert_mitte(fall):

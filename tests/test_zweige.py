@@ -65,7 +65,8 @@ def test_eine_gegenprobe_deren_anfrage_scheitert(cli, endpunkt, tmp_path):
         (0, 1, 41 / 42)
     s23 = next(json.loads(z) for z in (tmp_path / "ergebnisse" / "m.jsonl").read_text().splitlines()[1:]
                if json.loads(z)["id"] == "S2-3")
-    assert s23["strom"]["ohne_strom"] == {"fehlt": "S2-3: the server answered 400: stream: false is not supported"}
+    assert s23["zuege"][1:] == [{"zweck": "ohne_strom",
+                                 "fehlt": "S2-3: the server answered 400: stream: false is not supported"}]
 
 
 def test_selbsttest_gestreamt(cli):
