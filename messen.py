@@ -2450,7 +2450,7 @@ def soll_von(fall):
 
 def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False):
     """Everything grading adds to a saved output, from its turns: the question's answer, with what it cost,
-    and (nach) S5's reply where the run asked for one (None where it never came); for an S7 job, its end state."""
+    and (nachfrage) S5's reply where the run asked for one (None where it never came); for an S7 job, its end state."""
     zuege, teile = a["zuege"], {}
     fragen = [z for z in zuege if z["zweck"] in (FRAGE, SCHRITT)]
     kosten = {"latenz_s": sum(z["latenz_s"] for z in fragen), "usage": summe_usage(z["usage"] for z in fragen)
@@ -2467,7 +2467,7 @@ def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False):
     b = dict(bewerte_zug(fall, *teile[FRAGE], umbenennung), **kosten)
     if nachfrage and "nachtrag" in fall:
         z, pruefungen = teile.get(NACHFRAGE, ({"fehlt": ""}, []))
-        b["nach"] = None if "fehlt" in z else bewerte_zug({"erwartet": fall["danach"]}, z, pruefungen, umbenennung)
+        b["nachfrage"] = None if "fehlt" in z else bewerte_zug({"erwartet": fall["danach"]}, z, pruefungen, umbenennung)
     return b
 
 
@@ -2672,7 +2672,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         "fehlgeschlagen": [i for i, (e, m) in alle_faelle.items() if e < m],
         "diagnose": diagnose(ausgaben, katalog.schwelle_s1(faelle), einstellungen),
         "unlesbar_geschrieben": [{"id": a["id"], "lauf": a["lauf"], "zug": zug, "form": form, "text": text}
-                                 for a in ausgaben if "ganz" not in a for zug, b in ((1, a), (2, a.get("nach"))) if b
+                                 for a in ausgaben if "ganz" not in a for zug, b in ((1, a), (2, a.get("nachfrage"))) if b
                                  for form, text in unlesbar_von(b)],
         "nachfrage": nachfrage(ausgaben),
         "fehlerarten": fehlerarten(faelle, ausgaben),
@@ -2684,7 +2684,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
 def fehlerarten(faelle, ausgaben):
     """Every failure class with its count over the run's answers, second turns included (as the
     diagnosis counts them), zeros included."""
-    summe = sum((fehlerarten_von(b) for a in ausgaben for b in (a, a.get("nach")) if b), collections.Counter())
+    summe = sum((fehlerarten_von(b) for a in ausgaben for b in (a, a.get("nachfrage")) if b), collections.Counter())
     return {art: summe[art] for art in FEHLERARTEN}
 
 
@@ -2705,9 +2705,9 @@ def anfragen_je_job(ausgaben):
 
 def nachfrage(ausgaben):
     """Share of S5 outputs that held still and then, after the user's reply, hit every call with
-    nothing spare; None for a run without --nachfrage (its S5 outputs carry no grade 'nach')."""
-    s5 = [a for a in ausgaben if "nach" in a]
-    return anteil(sum(a["nach"] is not None and gelungen(a["nach"]) for a in s5), len(s5)) if s5 else None
+    nothing spare; None for a run without --nachfrage (its S5 outputs carry no grade 'nachfrage')."""
+    s5 = [a for a in ausgaben if "nachfrage" in a]
+    return anteil(sum(a["nachfrage"] is not None and gelungen(a["nachfrage"]) for a in s5), len(s5)) if s5 else None
 
 
 KATALOG_TOKENS = 200
@@ -2729,9 +2729,9 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     else by the probe the run saved (see probe_urteil): the parser's (aus_text), the model's, or,
     without an answer that tells, text_ungeklaert. A malformed call lands in the text with the
     parser on too, and is the model's fault. What a stream broke is a note in protokoll unless
-    the cross-check shows it changed the calls (stream_defekt)."""
+    the cross-check shows it changed the calls (strom_defekt)."""
     e = einstellungen or {}
-    alle = [b for a in ausgaben for b in (a, a.get("nach")) if b]
+    alle = [b for a in ausgaben for b in (a, a.get("nachfrage")) if b]
     server = e.get("server")
     nativ = any(b["nativ"] for b in alle) or parser_gezeigt(server)  # evidence before the probe
     heil = lambda b: sum(c["args"] is not None and c["quelle"] != NATIV for c in b["aufrufe"])  # noqa: E731
@@ -2755,7 +2755,7 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
         "im_denken": sum(b["mangel"] == "im_denken" for b in alle),
         "katalog_fehlt": katalog[0], "katalog_unklar": katalog[1],
         "verworfen": sum(bool(a["verworfen"]) for a in ausgaben),
-        "stream_defekt": sum(b["wessen"] == ("server", "stream_defekt") for b in alle),  # as the verdict weighs it
+        "strom_defekt": sum(b["wessen"] == ("server", "strom_defekt") for b in alle),  # as the verdict weighs it
         "strom_ungeprueft": sum(b["wessen"] == ("unklar", "strom_ungeprueft") for b in alle),
     }
 
@@ -2871,7 +2871,7 @@ def erfolge_je_fall(faelle, ausgaben):
 
 WESSEN = (  # whose a failed output is, by the evidence its grade holds, weighed in this order: (reason, kind, test)
     # 'server' only where the response itself proves it; 'unklar' (cannot tell) where nothing settles it
-    ("stream_defekt", "server", strom_defekt),  # a stream its plain twin shows broken
+    ("strom_defekt", "server", strom_defekt),  # a stream its plain twin shows broken
     ("strom_ungeprueft", "unklar", strom_ungeprueft),  # a stream the cross-check cannot settle
     # a cut or looping answer is the model's: runs are compared only under the same settings, so the token limit
     # was the same for both models
@@ -2908,9 +2908,9 @@ def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False):
 
 def ausgang(a, mit_nachfrage):
     x = a["wessen"]
-    if x or not (mit_nachfrage and "nach" in a):
+    if x or not (mit_nachfrage and "nachfrage" in a):
         return x and x + (1,)
-    x = ("unklar", "zweite_fehlt") if a["nach"] is None else a["nach"]["wessen"]
+    x = ("unklar", "nachfrage_fehlt") if a["nachfrage"] is None else a["nachfrage"]["wessen"]
     return x and x + (2,)
 
 
@@ -3499,14 +3499,14 @@ def zug(zweck, antwort, **mehr):
     return dict(z, **({"strom": antwort.strom} if antwort.strom is not None else {}), **mehr)
 
 
-def zweite_fehlt(a):
+def nachfrage_fehlt(a):
     """Is this saved output's second turn still to be asked (it failed when the first was saved)?"""
     return any(z["zweck"] == NACHFRAGE and "fehlt" in z for z in a["zuege"])
 
 
 def fertig(ausgaben):
     """The outputs that need nothing more: what completeness is counted in."""
-    return sum(not zweite_fehlt(a) for a in ausgaben)
+    return sum(not nachfrage_fehlt(a) for a in ausgaben)
 
 
 def beantworte(endpunkt, auftraege, parallel):
@@ -3564,10 +3564,10 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     """Ask for the outputs still missing; return all outputs, graded."""
     da = {(a["id"], a["lauf"]): a for a in ausgaben}
     auftraege = [(f, k, gespeicherte_antwort(da.get((f["id"], k)))) for f in faelle for k in range(lauf.n)
-                 if (f["id"], k) not in da or zweite_fehlt(da[(f["id"], k)])]
+                 if (f["id"], k) not in da or nachfrage_fehlt(da[(f["id"], k)])]
     sitzung = max((a["sitzung"] for a in ausgaben), default=-1) + 1
     gesamt, fertige = len(faelle) * lauf.n, fertig(ausgaben)
-    ersetzt = {(a["id"], a["lauf"]) for a in ausgaben if zweite_fehlt(a)}  # outputs whose line a later one replaces
+    ersetzt = {(a["id"], a["lauf"]) for a in ausgaben if nachfrage_fehlt(a)}  # outputs whose line a later one replaces
     anzeige = Fortschritt(fertige, gesamt, lauf.parallel)
     with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
@@ -3627,7 +3627,7 @@ def probe_fall(faelle, ausgaben, server=None):
     """The first case whose answer holds a well-formed call as text in a parser's form, when no answer
     of the run came back as tool_calls and the server does not show its parser on (else that settles
     it) and takes tool_choice at all (Ollama ignores it); None when no probe is needed or can tell."""
-    alle = [(a["id"], b) for a in ausgaben for b in (a, a.get("nach")) if b]
+    alle = [(a["id"], b) for a in ausgaben for b in (a, a.get("nachfrage")) if b]
     if any(b["nativ"] for _, b in alle) or parser_gezeigt(server) or familie_von(server).probe != "frei":
         return None
     ids = {i for i, b in alle if b["form"] == "parser" and any(c["args"] is not None for c in b["aufrufe"])}
@@ -3654,7 +3654,7 @@ def ausgabe_von(lauf, fall, k, sitzung, zuege):
 
 def gespeicherte_antwort(a):
     """The saved turns before a failed second turn, asked again from there; else None."""
-    if a is None or not zweite_fehlt(a):
+    if a is None or not nachfrage_fehlt(a):
         return None
     return [z for z in a["zuege"] if z["zweck"] != NACHFRAGE]
 
@@ -3757,7 +3757,7 @@ DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look
                   "the server's reasoning parser took it: check {denken}"),
     "verworfen": ("outputs held several choices: the one with index 0 was graded, the others dropped",
                   "the server or a proxy set n"),
-    "stream_defekt": ("failed outputs whose same request without stream, at temperature 0, gave other calls "
+    "strom_defekt": ("failed outputs whose same request without stream, at temperature 0, gave other calls "
                       "(both stand in the failed-case list)",
                       "the server's streamed tool-call parser is at fault, not the model: measure without "
                       "--stream to see the model, and update the server or report it (vLLM, SGLang, Ollama "
@@ -3795,7 +3795,7 @@ GEWAEHLTE_GRENZE = {  # the hint where the user capped max_tokens: never "raise 
     "schleife": "under the cap this run chose (max_tokens {grenze}) the model repeats itself: more tokens only make "
                 "it longer; check the chat template, since a wrong one makes small models loop"}
 GRENZE_FOLGE = ("A comparison with another run under the same cap counts these outputs as the model's.")
-STROM_NOTIZ = ("A note on the stream: it changed what was graded only where stream_defekt counts an output.")
+STROM_NOTIZ = ("A note on the stream: it changed what was graded only where strom_defekt counts an output.")
 SCHLEIFE_FOLGE = "No answer came: whether the model loops or its chat template makes it loop cannot be told here."
 NACH_DEM_GEMEINTEN = ("The figures grade the calls as the model wrote them; gelungen_nativ is what an agent on "
                       "this server gets done.")
@@ -4045,8 +4045,8 @@ def fehllisten(faelle, ausgaben, hoechstens=None):
         (STUFE[WEITER].liste, lambda a: a["stufe"] == WEITER and not gelungen(a),
          lambda a, f: fall_zeilen(a, mehrere, f"{f['frage']}  /  {aufrufe_text(f['erwartet'])} returned " + kurz(
              " and ".join(json.dumps(x, ensure_ascii=False) for x in f["ergebnis"]), 240), f["danach"], a)),
-        ("Not done after the reply", lambda a: a.get("nach") is not None and not gelungen(a["nach"]),
-         lambda a, f: fall_zeilen(a, mehrere, f"{f['frage']}  /  reply: {f['nachtrag']}", f["danach"], a["nach"])),
+        ("Not done after the reply", lambda a: a.get("nachfrage") is not None and not gelungen(a["nachfrage"]),
+         lambda a, f: fall_zeilen(a, mehrere, f"{f['frage']}  /  reply: {f['nachtrag']}", f["danach"], a["nachfrage"])),
         (STUFE[GANZ].liste, lambda a: a["stufe"] == GANZ and not gelungen(a), lambda a, f: ganz_zeilen(a, mehrere, f)),
     )
     return [z for titel, gehoert, zeilen in listen for falsch in [[a for a in ausgaben if gehoert(a)]]
@@ -4099,7 +4099,7 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
     return [f"  {a['id']}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
             f"      came:     {aufrufe_text(b['aufrufe'], b['mangel'])}{geschrieben}"] + \
         [f"      written:  {form}: \"{text}\"" for form, text in dict(unlesbar).items()] + \
-        ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: stream_defekt)"] if ohne else []) + \
+        ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: strom_defekt)"] if ohne else []) + \
         ([f"      differs:  {gruende}"] if gruende else [])
 
 
@@ -4653,8 +4653,8 @@ def was_geschah(ausgaben):
             continue
         ok = "right" if gelungen(a) else gruende_von(a)
         zeile = f"{aufrufe_text(a['aufrufe'], a['mangel'])} ({ok})"
-        if a.get("nach"):  # a second turn flips a case too: it is shown
-            n = a["nach"]
+        if a.get("nachfrage"):  # a second turn flips a case too: it is shown
+            n = a["nachfrage"]
             ok = "right" if gelungen(n) else gruende_von(n)
             zeile += f"; after the reply: {aufrufe_text(n['aufrufe'], n['mangel'])} ({ok})"
         je_fall.setdefault(a["id"], []).append(zeile)
@@ -4979,7 +4979,7 @@ def pruef_strom(fall, was, schlicht, strom, frage):
                       "differed because the server answers a repeated prompt otherwise, a prompt cache or several "
                       "slots, not because of the stream)")
     if als_menge(strom_nochmal) == als_menge(strom) and als_menge(nochmal) == als_menge(schlicht):
-        return False, f"{was}: {wie}, and the same again when asked once more; {DIAGNOSE_HINWEISE['stream_defekt'][1]}"
+        return False, f"{was}: {wie}, and the same again when asked once more; {DIAGNOSE_HINWEISE['strom_defekt'][1]}"
     return None, (f"{was}: cannot tell; {wie}, and asked once more each gave other calls again: the server answers "
                   "one prompt otherwise from request to request at temperature 0, so no answer here tells the stream")
 

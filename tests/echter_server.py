@@ -295,7 +295,7 @@ def gestreamt(url, ordner, pruefe):
         k = json.loads(r.stdout)
         aufrufe[tag] = gelesene_aufrufe(ordner / f"{tag}.jsonl", datei)
         if extra:
-            pruefe(k["diagnose"]["stream_defekt"] == 0, f"--stream: no stream defect ({k['diagnose']})")
+            pruefe(k["diagnose"]["strom_defekt"] == 0, f"--stream: no stream defect ({k['diagnose']})")
     anders = [i for i in STROM_FAELLE if aufrufe["plain"].get(i) != aufrufe["strom"].get(i)]
     pruefe(not anders, f"--stream gives the plain run's calls in {len(STROM_FAELLE) - len(anders)} of "
                        f"{len(STROM_FAELLE)} cases{' (differ: ' + ', '.join(anders) + ')' if anders else ''}")

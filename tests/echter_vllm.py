@@ -240,7 +240,7 @@ def gestreamt(url, ordner, pruefe):
         if r.returncode:
             return
         if extra:
-            pruefe(json.loads(r.stdout)["diagnose"]["stream_defekt"] == 0, "--stream: no stream defect")
+            pruefe(json.loads(r.stdout)["diagnose"]["strom_defekt"] == 0, "--stream: no stream defect")
         aufrufe[tag] = gelesene_aufrufe(ordner / f"{tag}.jsonl", faelle_datei(ordner, STROM))
     anders = [i for i in STROM if aufrufe["plain"].get(i) != aufrufe["strom"].get(i)]
     pruefe(not anders, f"--stream gives the plain run's calls in {len(STROM) - len(anders)} of {len(STROM)} cases"

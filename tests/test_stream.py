@@ -1,5 +1,5 @@
 """--stream over loopback HTTP: the stream assembled as the OpenAI spec says, graded like any
-answer, and every way a stream breaks counted in diagnose.stream_defekt."""
+answer, and every way a stream breaks counted in diagnose.strom_defekt."""
 
 import json
 import math
@@ -75,7 +75,7 @@ def test_ein_gesunder_strom_wie_ohne(cli, endpunkt, tmp_path):
     assert zug(gespeichert["S4-2"])["nachricht"]["content"] == \
         "Which contact do you mean? Please give me its contact_id."
     k = json_lauf(cli, "--bewerten", "s")  # regraded from the assembled messages
-    assert (k["auftraege_gelungen"], k["stream"], k["diagnose"]["stream_defekt"]) == (42 / 42, True, 0)
+    assert (k["auftraege_gelungen"], k["stream"], k["diagnose"]["strom_defekt"]) == (42 / 42, True, 0)
     plain = json_lauf(cli, *messung(endpunkt().url, "--tag", "p"))
     assert {m: plain[m] for m in messen.METRIKEN} == {m: k[m] for m in messen.METRIKEN}
 
@@ -91,7 +91,7 @@ def test_ein_verlorenes_fragment_je_aufruf(cli, endpunkt, tmp_path):
     k = json_lauf(cli, "--bewerten", "t")
     # S1-8 and S2-1 call list_calendars with {}: five characters, nothing after the first fragment to lose
     mit_aufruf = 8 + 12 + 8 - 2
-    assert (k["diagnose"]["stream_defekt"], k["auftraege_gelungen"]) == (mit_aufruf, (14 + 2) / 42)
+    assert (k["diagnose"]["strom_defekt"], k["auftraege_gelungen"]) == (mit_aufruf, (14 + 2) / 42)
     assert server.zahl() == 42 + 2 * mit_aufruf  # per broken output a plain request at temperature 0, the stream again
     ohne = [b for _, b in server.anfragen if not b.get("stream")]
     assert all(b["temperature"] == 0.0 and "stream_options" not in b for b in ohne)
@@ -100,9 +100,9 @@ def test_ein_verlorenes_fragment_je_aufruf(cli, endpunkt, tmp_path):
     assert zug(s11)["strom"]["defekte"] == [] and "strom" not in zug(s11, "ohne_strom")
     assert zug(s11, "ohne_strom")["nachricht"]["tool_calls"][0]["function"]["arguments"] == \
         json.dumps(BY_ID["S1-1"]["erwartet"][0]["args"])
-    assert f"  stream_defekt  {mit_aufruf}: failed outputs whose same request without stream, at temperature 0, " \
+    assert f"  strom_defekt   {mit_aufruf}: failed outputs whose same request without stream, at temperature 0, " \
         "gave other calls" in out
-    assert ('      plain:    list_contacts(status="lead") (the same request without stream: stream_defekt)'
+    assert ('      plain:    list_contacts(status="lead") (the same request without stream: strom_defekt)'
             in out.splitlines())
     # a file saved before the stream was asked again (no "nochmal"): the stream's own answer stands in for it
     pfad = tmp_path / "ergebnisse" / "t.jsonl"
@@ -110,7 +110,7 @@ def test_ein_verlorenes_fragment_je_aufruf(cli, endpunkt, tmp_path):
     for z in ohne_nochmal[1:]:
         z["zuege"] = [t for t in z["zuege"] if t["zweck"] != "nochmal"]
     pfad.write_text("".join(json.dumps(z) + "\n" for z in ohne_nochmal), encoding="utf-8")
-    assert json_lauf(cli, "--bewerten", "t")["diagnose"]["stream_defekt"] == mit_aufruf
+    assert json_lauf(cli, "--bewerten", "t")["diagnose"]["strom_defekt"] == mit_aufruf
 
 
 @pytest.mark.parametrize("name, chunks, defekt, gelungen, notiz", [
@@ -125,7 +125,7 @@ def test_ein_verlorenes_fragment_je_aufruf(cli, endpunkt, tmp_path):
 def test_jeder_bruch_des_protokolls(cli, endpunkt, name, chunks, defekt, gelungen, notiz):
     server = endpunkt(strom_von(chunks))
     k = json_lauf(cli, *messung(server.url, "--tag", name, "--stream"))
-    assert (k["diagnose"]["stream_defekt"], k["auftraege_gelungen"]) == (defekt, gelungen)
+    assert (k["diagnose"]["strom_defekt"], k["auftraege_gelungen"]) == (defekt, gelungen)
     assert k["diagnose"]["protokoll"][notiz] == 28
     assert server.zahl() == 42 + 2 * defekt  # a plain request for each failed streamed output, the stream again
 
@@ -137,9 +137,9 @@ def test_ohne_done_mit_richtigen_zahlen_ist_eine_notiz(cli, endpunkt):
     assert "measure that setting" not in out
     assert ("  protokoll strom_ohne_done 28: streams that ended without data: [DONE]; a client that waits for it "
             "waits until its timeout (TGI before 2.2 sent none). A note on the stream: it changed what was graded "
-            "only where stream_defekt counts an output.") in out.splitlines()
+            "only where strom_defekt counts an output.") in out.splitlines()
     k = json_lauf(cli, "--bewerten", "m")
-    assert (k["diagnose"]["stream_defekt"], k["diagnose"]["protokoll"], k["auftraege_gelungen"]) == \
+    assert (k["diagnose"]["strom_defekt"], k["diagnose"]["protokoll"], k["auftraege_gelungen"]) == \
         (0, {"strom_ohne_done": 28}, 42 / 42)
 
 
@@ -147,7 +147,7 @@ def test_eine_antwort_ohne_strom_ist_eine_notiz(cli, endpunkt):
     plain = endpunkt(lambda fall, body, nummer: (200, json.dumps(completion(openai_nachricht(fall["erwartet"]))),
                                                  {}))
     k = json_lauf(cli, *messung(plain.url, "--stream"))
-    assert (k["diagnose"]["stream_defekt"], k["diagnose"]["protokoll"], k["auftraege_gelungen"]) == \
+    assert (k["diagnose"]["strom_defekt"], k["diagnose"]["protokoll"], k["auftraege_gelungen"]) == \
         (0, {"strom_ohne_strom": 42}, 42 / 42)
 
 
@@ -354,7 +354,7 @@ def test_ein_verlorener_teil_der_noch_json_ist(cli, endpunkt):
     assert status == 0, err
     k = json_lauf(cli, "--bewerten", "m")
     beschaedigt = sum(map(beschaedigt_mitte, FAELLE))
-    assert (k["diagnose"]["stream_defekt"], k["formkorrekt"]) == (beschaedigt, 28 / 28)
+    assert (k["diagnose"]["strom_defekt"], k["formkorrekt"]) == (beschaedigt, 28 / 28)
     assert k["fehlerarten"]["falscher_wert"] == sum(len(str(next(iter(s["args"].values()), ""))) >= 5
                                                     for f in FAELLE for s in f["erwartet"])  # one per step
     assert server.zahl() == 42 + 2 * beschaedigt
@@ -370,7 +370,7 @@ def test_heiss_gezogen_wird_nicht_gegengeprueft(cli, endpunkt):
     status, out, err = cli(*messung(server.url, "--stream", "--temp", "0.7"))
     assert status == 0, err
     k = json_lauf(cli, "--bewerten", "m")
-    assert (k["diagnose"]["stream_defekt"], k["diagnose"]["strom_ungeprueft"], server.zahl()) == (0, 26, 42)
+    assert (k["diagnose"]["strom_defekt"], k["diagnose"]["strom_ungeprueft"], server.zahl()) == (0, 26, 42)
     assert ("  strom_ungeprueft 26: failed streamed outputs whose stream's part cannot be told: at a temperature "
             "above 0 no plain request is asked, since its answer can differ by sampling alone") in out
 
@@ -390,7 +390,7 @@ def test_die_spaeteren_zuege_werden_gegengeprueft(cli, endpunkt):
     lang = lambda aufrufe: any(len(json.dumps(c["args"])) > 5 for c in aufrufe)  # noqa: E731  a fragment to lose
     erste = sum(lang(f["erwartet"]) for f in ALLE_FAELLE if f["stufe"] not in ("S5", "S6", "S7"))
     spaeter = sum(lang(f["danach"]) for f in ALLE_FAELLE if "danach" in f)
-    assert (erste, k["diagnose"]["stream_defekt"]) == (26, erste + spaeter)
+    assert (erste, k["diagnose"]["strom_defekt"]) == (26, erste + spaeter)
     assert k["nachfrage"] == 0 and spaeter > 0
 
 
@@ -439,5 +439,5 @@ def test_ein_server_der_wiederholt_anders_antwortet(cli, endpunkt, spaeter, defe
         return richtig(fall, body, nummer)
     server = endpunkt(antwort)
     k = json_lauf(cli, *messung(server.url, "--stream"))
-    assert (k["diagnose"]["stream_defekt"], k["diagnose"]["strom_ungeprueft"]) == (defekt, ungeprueft)
+    assert (k["diagnose"]["strom_defekt"], k["diagnose"]["strom_ungeprueft"]) == (defekt, ungeprueft)
     assert k["auftraege_gelungen"] == 16 / 42 and server.zahl() == 42 + 2 * 26

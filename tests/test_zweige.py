@@ -46,7 +46,7 @@ def test_seltene_defekte_des_stroms(cli, endpunkt, zusatz, ende, art, verworfen)
     assert status == 0, err
     assert ALLE_100 in out.splitlines()  # the calls came whole: notes, no figure moved
     k = json_lauf(cli, "--bewerten", "m")
-    assert (k["diagnose"]["protokoll"], k["diagnose"]["verworfen"], k["diagnose"]["stream_defekt"]) == \
+    assert (k["diagnose"]["protokoll"], k["diagnose"]["verworfen"], k["diagnose"]["strom_defekt"]) == \
         ({art: 28} if art else {}, verworfen, 0)
 
 
@@ -61,7 +61,7 @@ def test_eine_gegenprobe_deren_anfrage_scheitert(cli, endpunkt, tmp_path):
         kaputt[0]["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] = '{"contact_id": '
         return strom(body, kaputt)
     k = json_lauf(cli, *messung(endpunkt(antwort).url, "--stream"))
-    assert (k["diagnose"]["stream_defekt"], k["diagnose"]["strom_ungeprueft"], k["auftraege_gelungen"]) == \
+    assert (k["diagnose"]["strom_defekt"], k["diagnose"]["strom_ungeprueft"], k["auftraege_gelungen"]) == \
         (0, 1, 41 / 42)
     s23 = next(json.loads(z) for z in (tmp_path / "ergebnisse" / "m.jsonl").read_text().splitlines()[1:]
                if json.loads(z)["id"] == "S2-3")
