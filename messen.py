@@ -3092,11 +3092,8 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
     fall = faelle_by_id.get(a.get("id")) if isinstance(a, dict) and isinstance(a.get("id"), str) else None
     if fall is None:
         beschaedigt(pfad, nr, "not an output of a known case")
-    if "zuege" not in a:  # a line saved before 2026-12: checked as it was written, then read as turns
-        a = {**NEUERE_FELDER, **a}
-        beschaedigt(pfad, nr, next((f"{feld} {was}" for feld, (pruefe, was) in ALTE_AUSGABE.items()
-                                    if not pruefe(a.get(feld))), None))
-        a = dict({f: a[f] for f in SPEICHERFELDER if f in a}, zuege=als_zuege(a))
+    if "zuege" not in a:  # a line saved before 2026-12, read as turns: the checks of turns name what is wrong
+        a = dict({f: a[f] for f in SPEICHERFELDER if f in a}, zuege=als_zuege({**NEUERE_FELDER, **a}))
     beschaedigt(pfad, nr, next((f"{feld} {was}" for feld, (pruefe, was) in AUSGABE.items()
                                 if not pruefe(a.get(feld))), None))
     beschaedigt(pfad, nr, next(filter(None, (zug_fehler(z, i) for i, z in enumerate(a["zuege"], 1))), None))
@@ -3133,28 +3130,32 @@ def folge_fehler(zwecke, fall, e):
 
 def als_zuege(a):
     """The turns of a line saved before 2026-12 (its first turn's fields in the line, zweite, strom.ohne_strom,
-    verlauf); a cross-check saved without its costs counts none, as then."""
+    verlauf); a cross-check saved without its costs counts none, as then. What does not fit is kept as it is,
+    for the checks of turns to name."""
     if a.get("verlauf") is not None:
-        return [{"zweck": SCHRITT, **s, "verworfen": 0} for s in a["verlauf"]]
-    zuege = alter_zug(FRAGE, a)
+        v = a["verlauf"]
+        return [{"zweck": SCHRITT, **s, "verworfen": 0} if isinstance(s, dict) else s for s in v] \
+            if isinstance(v, list) else v
     z = a.get("zweite")
-    return zuege + ([] if not z else [{"zweck": NACHFRAGE, "fehlt": z["fehlt"]}] if "fehlt" in z else
-                    alter_zug(NACHFRAGE, {"usage": {}, "latenz_s": 0, "finish_reason": None, **z}))
+    zweite = [] if not z else [z] if not isinstance(z, dict) else [{"zweck": NACHFRAGE, **z}] if "fehlt" in z else \
+        alter_zug(NACHFRAGE, {"usage": {}, "latenz_s": 0, "finish_reason": None, "verworfen": 0, **z})
+    return alter_zug(FRAGE, a) + zweite
 
 
 def alter_zug(zweck, a):
     """An old answer as a turn, with the cross-checks its strom held."""
-    zug_ = {"zweck": zweck, **{f: a.get(f, 0) for f in ("nachricht", "finish_reason", "usage", "latenz_s", "verworfen")}}
+    zug_ = {"zweck": zweck, **{f: a[f] for f in ("nachricht", "finish_reason", "usage", "latenz_s", "verworfen")
+                               if f in a}}
     strom = a.get("strom")
     if strom is None:
         return [zug_]
-    zug_["strom"] = {"chunks": strom["chunks"], "defekte": strom["defekte"]}
-    ohne = strom.get("ohne_strom")
-    pruefung = lambda zweck, x: {"zweck": zweck, "fehlt": x["fehlt"]} if "fehlt" in x else {  # noqa: E731
-        "zweck": zweck, "nachricht": x["nachricht"], "finish_reason": x.get("finish_reason"), "usage": {},
+    zug_["strom"] = {f: strom[f] for f in ("chunks", "defekte") if f in strom} if isinstance(strom, dict) else strom
+    ohne = strom.get("ohne_strom") if isinstance(strom, dict) else None
+    pruefung = lambda zweck, x: x if not isinstance(x, dict) else {"zweck": zweck, **x} if "fehlt" in x else {  # noqa
+        "zweck": zweck, "nachricht": x.get("nachricht"), "finish_reason": x.get("finish_reason"), "usage": {},
         "latenz_s": 0, "verworfen": 0}
-    return [zug_] + ([] if ohne is None else [pruefung(OHNE_STROM, ohne)] +
-                     ([pruefung(NOCHMAL, ohne["nochmal"])] if "nochmal" in ohne else []))
+    return [zug_] + ([] if ohne is None else [pruefung(OHNE_STROM, ohne)] + (
+        [pruefung(NOCHMAL, ohne["nochmal"])] if isinstance(ohne, dict) and "nochmal" in ohne else []))
 
 
 def beschaedigt(pfad, nr, warum):
@@ -3167,15 +3168,6 @@ def zahl_ist(x, ganz=False, bis=math.inf):
     if isinstance(x, bool) or not isinstance(x, int if ganz else (int, float)):
         return False
     return 0 <= x <= bis if isinstance(x, int) else math.isfinite(x) and 0 <= x <= bis
-
-
-def ist_zweite(z):
-    """None (no second turn), a second answer, or a failed second turn still to ask."""
-    if z is None or isinstance(z, dict) and set(z) == {"fehlt"} and isinstance(z["fehlt"], str):
-        return True
-    return isinstance(z, dict) and isinstance(z.get("nachricht"), dict) and \
-        isinstance(z.get("usage", {}), dict) and zahl_ist(z.get("latenz_s", 0), bis=1e7) and \
-        isinstance(z.get("finish_reason"), (str, type(None))) and (z.get("strom") is None or ist_strom_feld(z["strom"]))
 
 
 PFLICHT = object()  # a settings field every results file has had: no default for older ones
@@ -3274,40 +3266,11 @@ def zug_fehler(z, i):
         (f"turn {i} {feld} {was}" for feld, (pruefe, was) in ZUG.items() if not pruefe(z.get(feld))), None)
 
 
-ALTE_AUSGABE = {  # a line of a file before 2026-12, as it was written
-    **{f: ZUG[f] for f in ("nachricht", "usage", "latenz_s", "finish_reason", "verworfen")},
-    "zweite": (ist_zweite, "is not a second turn"),
-    "strom": (lambda x: x is None or ist_strom_feld(x), "is not a stream's record"),
-    "verlauf": (lambda x: x is None or ist_verlauf(x), "is not the steps of a job"),
-}
-
-
-def ist_verlauf(x):
-    """[{"nachricht": {...}, "finish_reason": str or null, "usage": {...}, "latenz_s": s, "ergebnisse": [...]}, ...],
-    every field there: the loop writes each step whole."""
-    return isinstance(x, list) and x != [] and all(
-        isinstance(s, dict) and isinstance(s.get("nachricht"), dict) and isinstance(s.get("usage"), dict) and
-        "finish_reason" in s and isinstance(s["finish_reason"], (str, type(None))) and
-        zahl_ist(s.get("latenz_s"), bis=1e7) and isinstance(s.get("ergebnisse"), list) for s in x)
-
-
 def ist_probe(x):
     """{"fall": id, "nachricht": {...}, "finish_reason": str or null} or {"fall": id, "fehlt": text}."""
     return isinstance(x, dict) and isinstance(x.get("fall"), str) and (
         isinstance(x.get("nachricht"), dict) and isinstance(x.get("finish_reason"), (str, type(None)))
         or isinstance(x.get("fehlt"), str))
-
-
-def ist_strom_feld(x):
-    """A stream's record before 2026-12: a turn's, whose "ohne_strom" is absent or an answer, which may hold
-    "nochmal", an answer; an answer being {"nachricht": {...}} or {"fehlt": text}."""
-    ohne = x.get("ohne_strom", {"fehlt": ""}) if isinstance(x, dict) else None
-    return x is not None and ZUG["strom"][0](x) and ist_gefragt(ohne) and \
-        ("nochmal" not in ohne or ist_gefragt(ohne["nochmal"]))
-
-
-def ist_gefragt(x):
-    return isinstance(x, dict) and (isinstance(x.get("nachricht"), dict) or isinstance(x.get("fehlt"), str))
 
 
 def pruefe_einstellungen(pfad, alt, neu):

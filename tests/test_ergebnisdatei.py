@@ -223,3 +223,23 @@ def test_alte_dateien_ergeben_dieselben_zahlen(cli, tmp_path, tag, format):
     if tag == "alles":
         status, out, err = cli("--vergleich", "kapitel", "alles", "--ausgabe", str(ordner))
         assert (status, out) == (0, (ALTE / "vergleich-kapitel-alles.txt").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("tag, zeile, aendern, warum", [
+    ("alles", 70, lambda a: a.update(zweite="yes"), "turn 2 is not an object"),
+    ("alles", 70, lambda a: a["zweite"].update(nachricht=[]), "turn 2 nachricht is not an object"),
+    ("alles", 70, lambda a: a.pop("latenz_s"), "turn 1 has no latenz_s"),
+    ("alles", 106, lambda a: a.update(verlauf=[{"nachricht": {}}]), "turn 1 has no usage"),
+    ("alles", 106, lambda a: a.update(verlauf={}), "zuege is not a list of turns"),
+    ("strom", 5, lambda a: a["strom"].update(ohne_strom=[]), "turn 2 is not an object"),
+    ("strom", 5, lambda a: a["strom"].update(chunks="viele"), "turn 1 strom is not a stream's record"),
+])
+def test_eine_alte_zeile_wird_als_zuege_geprueft(cli, tmp_path, tag, zeile, aendern, warum):
+    """A hand-damaged line of the format before turns: read as turns, and the damage named as one."""
+    zeilen_ = (ALTE / "ohne_noten" / f"{tag}.jsonl").read_text(encoding="utf-8").splitlines()
+    a = json.loads(zeilen_[zeile - 1])
+    aendern(a)
+    zeilen_[zeile - 1] = json.dumps(a)
+    (tmp_path / f"{tag}.jsonl").write_text("\n".join(zeilen_) + "\n", encoding="utf-8")
+    assert cli("--bewerten", tag, "--ausgabe", str(tmp_path)) == (
+        2, "", f"messen: {tmp_path / tag}.jsonl:{zeile}: the results file is damaged ({warum})\n")
