@@ -4103,23 +4103,12 @@ def stufen_von(*ks):
 
 def bericht_markdown(e, k):
     halb = "" if vollstaendig(e, k) else f", {k['ausgaben']} of {k['faelle'] * e['n']} outputs: incomplete"
-    zeilen = [f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}{wie_gesendet(e)}, "
-              f"{mal(k['faelle'], 'case')}{halb})", "",
-              "| metric | value |", "|---|---|"]
-    zeilen += [f"| {name} | {wert(name, k[name])} |" for name in metriken(k)]
-    for name, ki in (("auftraege_gelungen", k["gelungen_ki"]), ("erledigt", k["erledigt_ki"])):
-        if ki:
-            zeilen.append(f"| {name}, 95 % interval | {prozent(ki[0])} to {prozent(ki[1])} |")
-    if e["n"] > 1:
-        zeilen.append(f"| alle_n | {prozent(k['alle_n'])} |")
-    zeilen += [f"| {s} | {prozent(x)} |" for s, x in k["stufen"].items() if x is not None]
-    zeilen += [f"| {art} | {zahl} |" for art, zahl in k["fehlerarten"].items() if zahl]
-    zeilen += [f"| diagnosis: {name} | {'yes' if x is True else x} |" for name, x in diagnose_flach(k["diagnose"])
-               if x]
-    zeilen += [f"| latency, median per request | {k['latenz_s']:.2f} s |",
-               f"| tokens, prompt / completion | {k['tokens']['prompt']} / {k['tokens']['completion']} |",
-               f"| failed | {', '.join(k['fehlgeschlagen']) or 'none'} |"]
-    return "\n".join(zeilen)
+    kopf = f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}{wie_gesendet(e)}, " \
+           f"{mal(k['faelle'], 'case')}{halb})"
+    kosten = [("latency, median per request", [f"{k['latenz_s']:.2f} s"], False),
+              ("tokens, prompt / completion", [f"{k['tokens']['prompt']} / {k['tokens']['completion']}"], False),
+              ("failed", [", ".join(k["fehlgeschlagen"]) or "none"], False)]
+    return "\n".join([kopf, ""] + tabelle_markdown(zahlen_zeilen([(e, k)]) + kosten, ["metric", "value"]))
 
 
 # ---------------------------------------------------------------------------
@@ -4466,13 +4455,8 @@ def differenz(name, d):
 
 def vergleich_text(a, b, v, faelle):
     (ea, ka), (eb, kb) = a[:2], b[:2]
-    zeilen = [f"A: {kopfzeile(ea, ka)}", f"B: {kopfzeile(eb, kb)}", "",
-              f"{'':<20} {'A':>8} {'B':>8}   B - A"]
-    zeilen += [f"{m:<20} {wert(m, ka[m]):>8} {wert(m, kb[m]):>8}   {differenz(m, v['differenz'][m])}"
-               for m in metriken(ka, kb)]
-    zeilen += ["", "A " + stufenzeile(ka["stufen"]), "B " + stufenzeile(kb["stufen"])]
-    zeilen += [f"A {fehlerarten_zeile(ka['fehlerarten'])}", f"B {fehlerarten_zeile(kb['fehlerarten'])}"]
-    zeilen += [""] + [f"{x} {z}" for x, e, k in (("A", ea, ka), ("B", eb, kb))
+    zeilen = [f"A: {kopfzeile(ea, ka)}", f"B: {kopfzeile(eb, kb)}", ""]
+    zeilen += tabelle_text(zahlen_zeilen([a[:2], b[:2]], differenz_spalte=True), ["A", "B", "B - A"]) + [""] + [f"{x} {z}" for x, e, k in (("A", ea, ka), ("B", eb, kb))
                       for z in diagnose_zeilen(k["diagnose"], e)]
     zeilen += vergleich_hinweise(ea, eb)[:-1]
     for titel, ids in (("Better in B", v["besser"]), ("Worse in B", v["schlechter"])):
@@ -4499,6 +4483,8 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
     unterschied = lambda name, x, y: differenz(name, None if None in (x, y) else y - x)  # noqa: E731
     zeilen = [] if all(komplett(laeufe, True)) else [("complete", komplett(laeufe), "", False)]
     zeilen += [(m, [wert(m, k[m]) for k in ks], unterschied(m, ks[0][m], ks[-1][m]), False) for m in metriken(*ks)]
+    if any(e["n"] > 1 for e, _ in laeufe):
+        zeilen.append(("alle_n", [prozent(k["alle_n"]) if e["n"] > 1 else "-" for e, k in laeufe], "", False))
     zeilen.append(("95 % interval", [intervall_kurz(kopfzahl(k)[1]) for k in ks], "", False))
     zeilen += [(s, [prozent(k["stufen"].get(s)) for k in ks],
                 unterschied(s, ks[0]["stufen"].get(s), ks[-1]["stufen"].get(s)), False) for s in stufen_von(*ks)]
@@ -4517,9 +4503,9 @@ def tabelle_markdown(zeilen, kopf):
 
 
 def tabelle_text(zeilen, kopf):
-    breite = max(10, *map(len, kopf))
+    breite = max(10, *map(len, kopf), *(len(z) for _, zellen, nur_md in zeilen if not nur_md for z in zellen))
     spalten = lambda werte: "".join(f" {w:>{breite}}" for w in werte)  # noqa: E731
-    return [f"{'':<20}{spalten(kopf)}"] + [f"{name:<20}{spalten(zellen)}" for name, zellen, nur_md in zeilen
+    return [f"{'':<20}{spalten(kopf)}"] + [f"{name:<20}{spalten(zellen)}".rstrip() for name, zellen, nur_md in zeilen
                                            if not nur_md]
 
 

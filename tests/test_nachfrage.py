@@ -246,7 +246,7 @@ def test_vergleich_und_markdown_zeigen_nachfrage(cli, endpunkt):
     vorbereitet(cli, *messung(endpunkt(fragt_nach()).url, "--nachfrage", "--tag", "b"))
     status, out, err = cli("--vergleich", "a", "b")
     assert status == 0, err
-    assert "nachfrage              87.5 %    100 %   +12.5 points" in out.splitlines()
+    assert "nachfrage                  87.5 %        100 % +12.5 points" in out.splitlines()
     status, out, _ = cli("--bewerten", "a", "--markdown")
     assert "| nachfrage | 87.5 % |" in out.splitlines()
     assert [z for z in meldungen(err) if re.match("messen: ", z)] == []

@@ -236,7 +236,7 @@ def test_vergleich_mit_und_ohne_weiter(cli, endpunkt):
     vorbereitet(cli, *messung(endpunkt(weiter_mit(lambda f: f["erwartet"])).url, "--tag", "b", "--weiter"))
     status, out, err = cli("--vergleich", "a", "b")
     assert status == 0, err
-    assert "weiter                      -      0 %   -" in out.splitlines()
+    assert "weiter                        -        0 %          -" in out.splitlines()
     assert "Only b measured S6 (--weiter): the test compares the cases both have, S6 stays out of it." \
         in out.splitlines()
     assert "(auftraege_gelungen over the 42 cases compared: 0 points)" in out
@@ -251,7 +251,7 @@ def test_vergleich_zweier_laeufe_mit_weiter(cli, endpunkt):
                                                  f"(p = {2 / 2 ** 10:.3g}) and in calling (p = {2 * 2 / 2 ** 10:.3g}, "
                                                  "Holm-corrected); --streng exits 3")
     assert "calling (S1-S3, S6) 0 better, 10 worse" in out
-    assert "weiter                  100 %      0 %   -100 points" in out.splitlines()
+    assert "weiter                     100 %         0 % -100 points" in out.splitlines()
     assert "0 cases better and 10 worse in b than in a (auftraege_gelungen and weiter over the 52 cases compared: " \
            f"{-10 / 52 * 100:.1f} points)" in out
     status, out, _ = cli("--vergleich", "a", "b", "--markdown")
