@@ -1133,8 +1133,8 @@ class Endpunkt:
                     return None
             wert = json.loads(b"".join(teile))
             return wert if isinstance(wert, dict) else None
-        except (requests.RequestException, LocationValueError, ValueError, OSError):
-            return None
+        except (requests.RequestException, LocationValueError, ValueError, OSError, RecursionError):
+            return None  # RecursionError: JSON nested deeper than the parser goes
 
 
 KENNUNG_FRIST = 10  # seconds a page about the server may take: it is no answer of the model
@@ -1202,7 +1202,8 @@ class Familie:
     erkennt: object = None  # seite -> bool: the family known by its page alone (its docstring says by what)
     zeigt_vorlage: bool = False  # its page tells the chat template and whether it renders tools (llama.cpp /props)
     # what a probe (tool_choice "required") tells there: 'frei' it tells, 'grammatik' the server forces it with
-    # a grammar (a native answer proves only that it can emit calls), 'keine' it ignores tool_choice
+    # a grammar (a native answer proves only that it can emit calls), 'keine' it ignores tool_choice,
+    # 'unbekannt' the server is not known, and may force it by grammar: a probe proves nothing either way
     probe: str = "frei"
     probe_grund: str = ""  # why no probe is asked there, with its threads
     parser_namen: tuple = ()  # (the form a model writes, the parser that reads it)
@@ -1214,8 +1215,13 @@ def tgi_info(seite):
     return isinstance(seite.get("model_id"), str) and isinstance(seite.get("version"), str)
 
 
+def ollama_version(seite):
+    """its version alone"""
+    return set(seite) == {"version"} and isinstance(seite["version"], str)
+
+
 UNBEKANNTER_SERVER = Familie(
-    "an unknown server", parser="the server's tool-call parser for this model's template (its name and option depend "
+    "an unknown server", probe="unbekannt", parser="the server's tool-call parser for this model's template (its name and option depend "
     "on the server)", vorlage="a chat template that renders the tools",
     denken="how the server's reasoning and tool-call parsers are paired")
 SELBSTTEST = "messen-selbsttest"  # the owner the built-in loopback endpoint names
@@ -1231,11 +1237,14 @@ FAMILIEN = {f.name: f for f in (
             parser="--jinja (the default in current builds) with a chat template whose call form the model writes "
                    "(--chat-template-file)",
             vorlage="--chat-template-file with a tool-aware template", denken="--reasoning-format"),
-    Familie("SGLang", owned_by=("sglang",), parser="--tool-call-parser for the form the model writes{parser}",
+    # SGLang turns "required" into a JSON-schema constraint and parses the result itself, whatever its
+    # --tool-call-parser (serving_chat.py, "Handle required or named tool choice")
+    Familie("SGLang", owned_by=("sglang",), probe="grammatik", parser="--tool-call-parser for the form the model writes{parser}",
             vorlage="--chat-template with a template that renders tools", denken="--reasoning-parser",
             parser_namen=(("<tool_call>", "qwen25"), ("[TOOL_CALLS]", "mistral"), ("<|python_tag|>", "llama3"),
                           ("[f(a=1)]", "pythonic"))),
-    Familie("Ollama", owned_by=("library",), seite="/api/version", probe="keine",
+    # owned_by is "library", or a namespaced model's namespace (hf.co/me/..., me/ft): its page alone tells it
+    Familie("Ollama", owned_by=("library",), seite="/api/version", erkennt=ollama_version, probe="keine",
             probe_grund="ignores tool_choice (ollama/ollama #8421, #11171)",
             parser="a model whose template renders the tools and reads the call form it writes (its Modelfile's "
                    "TEMPLATE)", vorlage="a model whose template supports tools", denken="the model's think setting"),
@@ -2770,7 +2779,7 @@ STROM_NOTIZEN = {  # what a stream broke of the protocol -> its kind in protokol
 PROBE_WIE = "asked again with tool_choice \"required\" at temperature 0"
 
 
-def probe_urteil(probe, server=None):
+def probe_urteil(probe, server):
     """Whose a run's text calls are, by the probe (one case of them asked again with tool_choice
     "required"): 'modell' when tool_calls came back (the parser works for this template), 'server'
     when text came back again (the parser is off or cannot read the format), None when nothing tells:
@@ -2784,7 +2793,7 @@ def probe_urteil(probe, server=None):
         "server" if aufrufe else None
 
 
-def probe_text(probe, server=None):
+def probe_text(probe, server):
     """What the probe saw, or why none tells, in words, for the diagnosis."""
     art = familie_von(server).probe
     if art == "keine":
@@ -2793,6 +2802,9 @@ def probe_text(probe, server=None):
         return (f"no probe was asked: {server['name']} forces tool_choice \"required\" with a grammar where its "
                 "structured output works, so its answer would prove nothing about whether its parser reads this "
                 "model's form")
+    if art == "unbekannt":
+        return ("no probe tells on a server messen does not identify: it may force tool_choice \"required\" with a "
+                "grammar, so even an answer as tool_calls would prove nothing about its parser")
     if not probe:
         return "no probe was asked (a run saved before messen asked one, or stopped before it)"
     wie = f"{probe['fall']} {PROBE_WIE}"
@@ -2805,7 +2817,7 @@ def probe_text(probe, server=None):
         return (f"{wie} tells nothing on {server['name']}, which forces \"required\" with a grammar: an answer "
                 "as tool_calls proves only that it can emit calls, not that its parser reads this model's form")
     return {"modell": f"{wie} came back as tool_calls", "server": f"{wie} came back as text again"}.get(
-        probe_urteil(probe), f"{wie} came back without any call")
+        probe_urteil(probe, server), f"{wie} came back without any call")
 
 
 def strom_defekt(a):
@@ -4845,7 +4857,7 @@ def pruef_probe(endpunkt, lauf, fall, was, server, antwort):
         return None, (f"{was}: in {fall['id']} the model wrote its call as text ({form}), while {server['name']}'s "
                       f"chat template renders the tools{gefragt}: the format is the model's own: train or prompt it "
                       "on its chat template's tool-call format")
-    probe = probe_von(endpunkt, fall, lauf) if familie_von(server).probe != "keine" else None
+    probe = probe_von(endpunkt, fall, lauf) if familie_von(server).probe == "frei" else None
     urteil, wie = probe_urteil(probe, server), probe_text(probe, server)
     if urteil == "server":
         return False, (f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE['aus_text'][0]} ({wie}); "

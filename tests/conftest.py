@@ -33,10 +33,13 @@ BY_ID = {f["id"]: f for f in ALLE_FAELLE}
 BY_FRAGE = {f["frage"]: f for f in ALLE_FAELLE}
 ABBRECHEN = object()
 TEXT_ANTWORT = "Which contact do you mean? Please give me its contact_id."
+LM_STUDIO = {"/v1/models": {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "organization_owner"}]}}
+# a server that names itself LM Studio: the family where a probe (tool_choice "required") tells whose text calls are;
+# on one messen does not identify, a probe proves nothing (it may force "required" with a grammar)
 UNERKANNT = ("  ?     which server this is: not identified (its /v1/models names no owner messen knows, and no page "
              "of its own told it)")  # --pruefen's line for the loopback endpoint, which answers no GET
-AUS_TEXT = ("the server's tool-call parser is off or reads another form: the server's tool-call parser for this "
-            "model's template (its name and option depend on the server)")  # the fix for an unknown server
+AUS_TEXT = ("the server's tool-call parser is off or reads another form: the model's prompt template in LM Studio, "
+            "with tool use on")  # the fix on LM Studio, where a probe that came back as text again shows it
 UNBEKANNT = ("Diagnosis: all clear (every output an answer, calls from tool_calls; whether the catalogue reached "
              "the prompt cannot be told: {})."
              ).format  # each with its one reason

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import (vorbereitet, BY_ID, KAPITEL_FEHLER, UNBEKANNT, UNERKANNT, completion, messung, mit_fehlern, openai_nachricht,
+from conftest import (vorbereitet, BY_ID, KAPITEL_FEHLER, LM_STUDIO, UNBEKANNT, UNERKANNT, completion, messung, mit_fehlern, openai_nachricht,
                       prompt_tokens, richtig)
 from messen import KATALOG
 
@@ -209,12 +209,6 @@ def fehler_zeilen(out):
                    "without; the chat template ignores `tools`: a chat template that renders the tools"),
     (lambda fall, body, nummer: GEDACHT if fall else gesund(fall, body, nummer),
      f"  FAIL  a call comes back as tool_calls: in S1-1 {HINWEIS['im_denken']}"),
-    (lambda fall, body, nummer: completion({"role": "assistant", "content": '<tool_call>{"name": "get_contact", '
-                                            '"arguments": {}}</tool_call>'}) if fall else gesund(fall, body, nummer),
-     "  FAIL  a call comes back as tool_calls: in S1-1 calls were read from the answer text, not from "
-     'tool_calls (S1-1 asked again with tool_choice "required" at temperature 0 came back as text again); the '
-     "server's tool-call parser is off or reads another form: the server's tool-call parser for this model's "
-     "template (its name and option depend on the server)"),
     (lambda fall, body, nummer: dict(gesund(fall, body, nummer), usage=None),
      "  FAIL  usage and finish_reason are present: the server sends no usage, so the diagnosis cannot tell "
      "whether the catalogue reached the prompt or an answer was cut off"),
@@ -224,7 +218,7 @@ def fehler_zeilen(out):
      '  FAIL  the catalogue reaches the prompt: a request with the eleven tools fails: the server answered '
      '400: "auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set (start vLLM with '
      "--enable-auto-tool-choice --tool-call-parser <the model's parser>)"),
-], ids=["katalog_fehlt", "im_denken", "aus_text", "ohne usage", "vllm ohne tool parser"])
+], ids=["katalog_fehlt", "im_denken", "ohne usage", "vllm ohne tool parser"])
 def test_pruefen_schlaegt_fehl(cli, endpunkt, antwort, zeile):
     server = endpunkt(antwort)
     status, out, err = cli("--pruefen", *messung(server.url))
@@ -232,7 +226,39 @@ def test_pruefen_schlaegt_fehl(cli, endpunkt, antwort, zeile):
     assert zeile in fehler_zeilen(out)
     assert out.splitlines()[-1].endswith("failed: fix it before a long run.") or \
         out.splitlines()[-1].endswith("failed: fix them before a long run.")
-    assert server.zahl() <= 7 + 3 + 1  # two requests of one token, at most five S1 cases, three of S3-1, a probe
+    assert server.zahl() <= 7 + 3  # two requests of one token, at most five S1 cases, three of S3-1
+
+
+def tags_als_text(fall, body, nummer):
+    return completion({"role": "assistant", "content": '<tool_call>{"name": "get_contact", "arguments": {}}'
+                       '</tool_call>'}) if fall else gesund(fall, body, nummer)
+
+
+def test_pruefen_schlaegt_fehl_wo_die_probe_den_parser_zeigt(cli, endpunkt):
+    server = endpunkt(tags_als_text, LM_STUDIO)  # a server where the probe tells
+    status, out, err = cli("--pruefen", *messung(server.url))
+    assert status == 1, err
+    assert fehler_zeilen(out) == [
+        "  FAIL  a call comes back as tool_calls: in S1-1 calls were read from the answer text, not from "
+        'tool_calls (S1-1 asked again with tool_choice "required" at temperature 0 came back as text again); the '
+        "server's tool-call parser is off or reads another form: the model's prompt template in LM Studio, with "
+        "tool use on"]
+    assert server.zahl() <= 7 + 3 + 1  # and the probe
+
+
+def test_pruefen_kann_es_ohne_kennung_des_servers_nicht_sagen(cli, endpunkt):
+    """The same answers from a server that does not say who it is: a probe would prove nothing, none is asked."""
+    server = endpunkt(tags_als_text)
+    status, out, err = cli("--pruefen", *messung(server.url))
+    zeile = next(z for z in out.splitlines() if "a call comes back as tool_calls" in z)
+    assert zeile == (
+        "  ?     a call comes back as tool_calls: cannot tell; in S1-1 calls were read from the answer text "
+        "(<tool_call>), never from tool_calls, and whose that is cannot be told (no probe tells on a server messen "
+        "does not identify: it may force tool_choice \"required\" with a grammar, so even an answer as tool_calls "
+        "would prove nothing about its parser): either the server does not read this form (set the server's "
+        "tool-call parser for this model's template (its name and option depend on the server)), or the model "
+        "writes a form its template's parser does not read (train or prompt it on its template's form)")
+    assert not [b for _, b in server.anfragen if b.get("tool_choice") == "required"]
 
 
 def test_pruefen_ein_unbekanntes_modell(cli, endpunkt):

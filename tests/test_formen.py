@@ -11,7 +11,7 @@ import json
 import pytest
 
 import messen
-from conftest import erwartet_von, BY_ID, FAELLE, completion, fall_von, meldungen, messung, openai_nachricht, richtig
+from conftest import erwartet_von, BY_ID, LM_STUDIO, FAELLE, completion, fall_von, meldungen, messung, openai_nachricht, richtig
 from test_diagnose import NICHT, NULL, json_lauf
 
 SOLL_AUFRUFE = sum(len(f["erwartet"]) for f in FAELLE)  # 37
@@ -153,7 +153,7 @@ def nackt_ausser_gefordert(gefordert):
 
 
 def test_nacktes_json_bei_laufendem_parser_ist_das_format_des_modells(cli, endpunkt):
-    server = endpunkt(nackt_ausser_gefordert(richtig))
+    server = endpunkt(nackt_ausser_gefordert(richtig), LM_STUDIO)  # a server where the probe tells
     status, out, err = cli(*messung(server.url))
     assert status == 0, err
     assert "--jinja" not in out
@@ -172,10 +172,27 @@ def test_nacktes_json_bei_laufendem_parser_ist_das_format_des_modells(cli, endpu
     assert (k["auftraege_gelungen"], k["gelungen_nativ"]) == (1.0, 14 / 42)
 
 
+def test_nacktes_json_auf_einem_unbekannten_server_kann_es_nicht_sagen(cli, endpunkt):
+    """The same answers from a server that does not say who it is: it may force "required" with a grammar, so
+    no probe is asked, and whose the text calls are cannot be told."""
+    server = endpunkt(nackt_ausser_gefordert(richtig))
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert diagnose_von(out) == [
+        ": whose some calls are cannot be told",
+        f"  text_ungeklaert {SOLL_AUFRUFE}: calls were read from the answer text (bare JSON), never from tool_calls, "
+        "and whose that is cannot be told (no probe tells on a server messen does not identify: it may force "
+        "tool_choice \"required\" with a grammar, so even an answer as tool_calls would prove nothing about its "
+        "parser): either the server does not read this form (set the server's tool-call parser for this model's "
+        "template (its name and option depend on the server)), or the model writes a form its template's parser "
+        "does not read (train or prompt it on its template's form)."]
+    assert server.zahl() == 42  # no probe
+
+
 def test_nacktes_json_und_eine_probe_als_text_ist_der_parser(cli, endpunkt):
     def auch_gefordert_nackt(fall, body, nummer):
         return completion({"role": "assistant", "content": nackt(erwartet_von(fall))})
-    server = endpunkt(nackt_ausser_gefordert(auch_gefordert_nackt))
+    server = endpunkt(nackt_ausser_gefordert(auch_gefordert_nackt), LM_STUDIO)
     k = json_lauf(cli, *messung(server.url))
     assert (k["diagnose"]["aus_text"], k["diagnose"]["eigenes_format"], k["diagnose"]["text_ungeklaert"]) == \
         (SOLL_AUFRUFE, 0, 0)
@@ -184,7 +201,7 @@ def test_nacktes_json_und_eine_probe_als_text_ist_der_parser(cli, endpunkt):
 
 def test_nacktes_json_und_eine_abgelehnte_probe_kann_es_nicht_sagen(cli, endpunkt):
     abgelehnt = (400, {"error": {"message": "tool_choice \"required\" is not supported"}}, {})
-    server = endpunkt(nackt_ausser_gefordert(lambda *_: abgelehnt))
+    server = endpunkt(nackt_ausser_gefordert(lambda *_: abgelehnt), LM_STUDIO)
     status, out, err = cli(*messung(server.url))
     assert status == 0, err
     assert diagnose_von(out) == [
@@ -192,9 +209,9 @@ def test_nacktes_json_und_eine_abgelehnte_probe_kann_es_nicht_sagen(cli, endpunk
         f"  text_ungeklaert {SOLL_AUFRUFE}: calls were read from the answer text (bare JSON), never from tool_calls, "
         "and whose that is cannot be told (S1-1 asked again with tool_choice \"required\" at temperature 0 got no "
         "answer: S1-1: the server answered 400: tool_choice \"required\" is not supported): either the server does "
-        "not read this form (set the server's tool-call parser for this model's template (its name and option "
-        "depend on the server)), or the model writes a form its template's parser does not read (train or prompt "
-        "it on its template's form); --pruefen asks again."]
+        "not read this form (set the model's prompt template in LM Studio, with tool use on), or the model writes a "
+        "form its template's parser does not read (train or prompt it on its template's form); --pruefen asks "
+        "again."]
     assert NICHT not in out
     assert json_lauf(cli, "--bewerten", "m")["diagnose"]["text_ungeklaert"] == SOLL_AUFRUFE
 
@@ -204,7 +221,7 @@ def test_pruefen_fragt_die_probe_und_sagt_wessen(cli, endpunkt):
         if fall is None:
             return completion({"role": "assistant", "content": "OK"}, "length")
         return nackt_ausser_gefordert(richtig)(fall, body, nummer)
-    server = endpunkt(antwort)
+    server = endpunkt(antwort, LM_STUDIO)
     status, out, err = cli("--pruefen", *messung(server.url))
     assert status == 0, err
     assert ("  ?     a call comes back as tool_calls: in S1-1 the model wrote its call as text, and S1-1 asked again "

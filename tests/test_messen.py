@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from conftest import (AUS_TEXT, BY_ID, FAELLE, KAPITEL_FEHLER, TEXT_ANTWORT, completion, messung, mit_fehlern,
+from conftest import (AUS_TEXT, BY_ID, LM_STUDIO, FAELLE, KAPITEL_FEHLER, TEXT_ANTWORT, completion, messung, mit_fehlern,
                       openai_nachricht, richtig, zeilen)
 from messen import EROEFFNUNG, KATALOG
 
@@ -215,7 +215,7 @@ TEXTFORMEN = [hermes, qwen3, mistral, llama3, nackt, zaun]
 @pytest.mark.parametrize("form", NATIV + [als_text(f) for f in TEXTFORMEN],
                          ids=[f.__name__ for f in NATIV] + [f.__name__ for f in TEXTFORMEN])
 def test_jede_form_richtig_gelesen(cli, endpunkt, form):
-    server = endpunkt(lambda fall, body, nummer: form(fall))
+    server = endpunkt(lambda fall, body, nummer: form(fall), None if form in NATIV else LM_STUDIO)  # the probe tells
     status, out, err = cli(*messung(server.url))
     assert status == 0, err
     assert "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %." in out.splitlines()
@@ -252,7 +252,7 @@ EIGEN_ZEILE = (f"  eigenes_format {SOLL_AUFRUFE}: calls were written in a format
     (nackt, SOLL_AUFRUFE, 0, 14 / 42),
 ])
 def test_wer_den_textaufruf_schrieb(cli, endpunkt, form, aus_text, eigenes_format, gelungen_nativ):
-    server = endpunkt(lambda fall, body, nummer: als_text(form)(fall))
+    server = endpunkt(lambda fall, body, nummer: als_text(form)(fall), LM_STUDIO)  # a server where the probe tells
     k = json_lauf(cli, *messung(server.url))
     assert (k["diagnose"]["aus_text"], k["diagnose"]["eigenes_format"]) == (aus_text, eigenes_format)
     assert (k["auftraege_gelungen"], k["gelungen_nativ"]) == (42 / 42, gelungen_nativ)

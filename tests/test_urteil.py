@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import completion, mit_fehlern, messung, richtig, vorbereitet, BY_ID
+from conftest import LM_STUDIO, completion, mit_fehlern, messung, richtig, vorbereitet, BY_ID
 
 LEER = completion({"role": "assistant", "content": None})  # the endpoint adds usage: 20 completion tokens
 ABGESCHNITTEN = completion({"role": "assistant", "content": "<tool_call>{\"name\": \"get_con"}, "length")
@@ -147,7 +147,8 @@ def test_ein_parser_der_nur_in_einem_lauf_aus_ist(cli, endpunkt):
             return richtig(fall, body, nummer)
         return completion({"role": "assistant", "content": "\n".join(
             "<tool_call>" + json.dumps({"name": s["name"], "arguments": s["args"]}) + "</tool_call>" for s in soll)})
-    zwei_laeufe(cli, endpunkt, hermes)
+    vorbereitet(cli, *messung(endpunkt(seiten=LM_STUDIO).url, "--tag", "a"))  # a server where the probe tells
+    vorbereitet(cli, *messung(endpunkt(hermes, LM_STUDIO).url, "--tag", "b"))
     status, out, err = cli("--vergleich", "a", "b", "--streng")
     grund = "the server's tool-call parser was off in b (aus_text), in the other run it was on"
     assert (status, err) == (2, f"messen: cannot tell whether the model of b is worse than a's: {grund}; "

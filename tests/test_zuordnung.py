@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import AUS_TEXT, BY_ID, completion, fall_von, messung, openai_nachricht, prompt_tokens, richtig, zweiter_zug
+from conftest import AUS_TEXT, BY_ID, LM_STUDIO, completion, fall_von, messung, openai_nachricht, prompt_tokens, richtig, zweiter_zug
 from test_diagnose import HINWEIS, NICHT, NULL, diagnose_block, fehler_zeilen, gesund, in_faellen, json_lauf
 
 S3_8 = BY_ID["S3-8"]["erwartet"]  # three calls
@@ -139,7 +139,7 @@ def test_pruefen_ein_zaun_ist_das_format_des_modells(cli, endpunkt):
 
 
 def test_pruefen_getaggt_ohne_native_ist_der_parser(cli, endpunkt):
-    server = endpunkt(text_antwort('<tool_call>{"name": "get_contact", "arguments": {}}</tool_call>'))
+    server = endpunkt(text_antwort('<tool_call>{"name": "get_contact", "arguments": {}}</tool_call>'), LM_STUDIO)
     status, out, err = cli("--pruefen", *messung(server.url))
     assert status == 1
     assert fehler_zeilen(out) == ["  FAIL  a call comes back as tool_calls: in S1-1 calls were read from the answer "
