@@ -2909,13 +2909,32 @@ def wessen(a):
     return next(((art, grund) for grund, art, trifft in WESSEN if trifft(a)), ("modell", a["mangel"]))
 
 
-def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False):
+def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False, nativ=None):
     """id -> per output in lauf order, (kind, reason, turn) where it failed, else None: what the verdict
-    on the model reads. mit_nachfrage: an S5 output whose second turn failed fails in turn 2."""
+    on the model reads. mit_nachfrage: an S5 output whose second turn failed fails in turn 2. nativ: the
+    run's (diagnosis, server): an output done as meant whose calls an agent does not receive as calls fails
+    too, whose by what kept them from tool_calls (see nicht_nativ)."""
     je_fall = {f["id"]: {} for f in faelle}
     for a in ausgaben:
-        je_fall[a["id"]][a["lauf"]] = ausgang(a, mit_nachfrage)
+        x = ausgang(a, mit_nachfrage)
+        je_fall[a["id"]][a["lauf"]] = x if x or not nativ or gelungen_nativ(a) else nicht_nativ(a, *nativ) + (1,)
     return {i: [v[k] for k in sorted(v)] for i, v in je_fall.items() if v}
+
+
+def nicht_nativ(a, d, server):
+    """Whose it is that an output done as meant reached an agent as no calls, or calls it cannot json.loads:
+    an object or a string for arguments is the server's shape (twice-encoded only on a server shown to do it);
+    the first call alone parsed, the server's; a form of the model's own, the model's; a parser's form, as the
+    run's diagnosis weighs it (the parser off, cannot tell, or the model's format)."""
+    if "argumente_objekt" in a["protokoll"]:
+        return "server", "argumente_objekt"
+    if "argumente_doppelt" in a["protokoll"]:
+        return ("server" if familie_von(server).doppelt_kodiert else "unklar"), "argumente_doppelt"
+    if a["form"] == "teilweise":
+        return "server", "teilweise_geparst"
+    if a["form"] != "eigen" and (d["aus_text"] or d["text_ungeklaert"]):
+        return ("server", "aus_text") if d["aus_text"] else ("unklar", "text_ungeklaert")
+    return "modell", "eigenes_format"
 
 
 def ausgang(a, mit_nachfrage):
@@ -4172,6 +4191,7 @@ def vergleiche(a, b):
          "mit_ganz": ka["erledigt"] is not None and kb["erledigt"] is not None,  # and S7's
          "mit_nachfrage": nachfrage,  # and S5's second turns
          "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
+    v["nativ"] = nativ_test(a, b, nachfrage, gemeinsam, einzeln)
     # a kind that moved the other way (in either count): a gain in one kind never reads as "better" alone
     v["rueck"] = [g for g in GRUPPEN if "schlechter" in (v["modell"][g][s]["richtung"] for s in ("fuer_b", "gegen_b"))]
     v["ergebnis"] = ergebnis(v)
@@ -4263,12 +4283,13 @@ def server_allein(server, alle):
 def ergebnis(v):
     """The comparison's end: nicht_vergleichbar, schlechter (in any part, beyond chance both ways),
     unklar (worse one way only), server (its flips alone beyond chance), besser, or offen."""
-    urteile = {t: v["modell"][t]["urteil"] for t in TEILE}
+    teile = dict(v["modell"], **({"nativ": v["nativ"]} if v.get("nativ") else {}))
+    urteile = {t: x["urteil"] for t, x in teile.items()}
     if v["nicht_vergleichbar"]:
         return "nicht_vergleichbar"
     if "schlechter" in urteile.values():
         return "schlechter"
-    if any(v["modell"][t][s]["urteil"] == "schlechter" for t in TEILE for s in ("fuer_b", "gegen_b")):
+    if any(x[s]["urteil"] == "schlechter" for x in teile.values() for s in ("fuer_b", "gegen_b")):
         return "unklar"
     if v["server_allein"]["jenseits_zufall"]:
         return "server"
@@ -4374,12 +4395,36 @@ def urteil(v):
         satz += f". {herkunft(v)}; on the model's {modell_zahlen(m)}"
     ganz = " as a whole, not in every kind (below)" if m["urteil"] == "besser" and v["rueck"] else ""
     satz += ": " + schluss(m, v["b"], ganz) + " By kind, Holm-corrected for the two: " + "; ".join(
-        gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v)
+        gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v) + nativ_satz(v)
     if v["ergebnis"] == "server":
         a = v["server_allein"]
         satz += (f" The server's {a['besser'] + a['schlechter']} flips alone are beyond chance (sign test p = "
                  f"{a['p']:.3g}): fix the server and measure again.")
     return satz
+
+
+def nativ_test(a, b, nachfrage, gemeinsam, einzeln):
+    """Where text calls changed what an agent gets done in either run, gelungen_nativ paired as the model's
+    test is, counted for B and against B (nicht_nativ says whose each such output is); else None."""
+    if not (nativ_anders(a[1]) or nativ_anders(b[1])):
+        return None
+    xa, xb = (ausgaenge_je_fall(f, aus, nachfrage, (k["diagnose"], e.get("server"))) for e, k, f, aus in (a, b))
+    je = {s: {i: differenz_je_fall(xa[i], xb[i], s) for i in gemeinsam} for s in ("fuer_b", "gegen_b")}
+    tests = {s: paartest(d, einzeln) for s, d in je.items()}
+    for x in tests.values():
+        x["urteil"] = x["richtung"] if x["p"] < 0.05 else "offen"
+    return {"urteil": robust(tests["fuer_b"], tests["gegen_b"]), **tests}
+
+
+def nativ_satz(v):
+    """What an agent gets done, paired: gelungen_nativ's test, both ways where cannot-tell outputs decide."""
+    n = v.get("nativ")
+    if not n:
+        return ""
+    satz = f" What an agent gets done (gelungen_nativ, every call from tool_calls): {modell_zahlen(n)}: "
+    if n["urteil"] == "schlechter":
+        return satz + f"{v['b']} is worse beyond chance at 5 %: its calls reach an agent less often."
+    return satz + schluss(n, v["b"])
 
 
 def herkunft(v):
@@ -5524,12 +5569,19 @@ def streng_satz(v):
         return (f"cannot tell whether the model of {b} is worse than {a}'s: the server's flips alone are beyond "
                 f"chance (p = {v['server_allein']['p']:.3g}); fix the server and measure again")
     teile = [t for t in TEILE if v["modell"][t]["urteil"] == "schlechter"]
+    n = v.get("nativ") or {"urteil": None}
     if v["ergebnis"] == "schlechter":
         p = {t: max(v["modell"][t][s]["p_holm" if t in GRUPPEN else "p"] for s in ("fuer_b", "gegen_b")) for t in teile}
-        wo = " and ".join(f"over all cases (p = {p[t]:.3g})" if t == "gesamt" else
-                          f"in {GRUPPEN[t]} (p = {p[t]:.3g}, Holm-corrected)" for t in teile)
+        wo = [f"over all cases (p = {p[t]:.3g})" if t == "gesamt" else
+              f"in {GRUPPEN[t]} (p = {p[t]:.3g}, Holm-corrected)" for t in teile]
+        if n["urteil"] == "schlechter":
+            wo.append(f"in what an agent gets done (gelungen_nativ, p = {max(n['fuer_b']['p'], n['gegen_b']['p']):.3g})")
         eigene = ", on the flips the server does not explain" if v["serverseitig"] else ""
-        return f"{b} is worse than {a} beyond chance at 5 % {wo}{eigene}"
+        return f"{b} is worse than {a} beyond chance at 5 % {' and '.join(wo)}{eigene}"
+    if n["urteil"] == "unklar" and not v["unklar"]:
+        return (f"cannot tell whether {b} is worse than {a} in what an agent gets done (gelungen_nativ): counted "
+                "against B only, its text calls, whose owner cannot be told (the diagnosis names them), make it "
+                "worse beyond chance; settle that and measure again")
     ids = v["unklar"]
     return (f"cannot tell whether {b} is worse than {a}: {mal(len(ids), 'case')} ({', '.join(ids)}) could go "
             "either way, worse beyond chance counted against B only; settle them (the diagnosis names what is "

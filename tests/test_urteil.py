@@ -125,19 +125,60 @@ def test_ein_fall_ganz_ohne_antwort_faellt_aus_dem_test(cli, endpunkt):
     assert (m["schlechter"], m["p"]) == ([], 1.0)
 
 
-def test_ohne_flip_keine_warnung(cli, endpunkt):
-    # the diagnoses differ (calls in a fence in B), yet no case flipped: nothing to warn of
-    def zaun(fall, body, nummer):
-        soll = fall["erwartet"]
-        if not soll:
-            return richtig(fall, body, nummer)
-        return completion({"role": "assistant", "content": "```json\n" + json.dumps(
-            [{"name": s["name"], "arguments": s["args"]} for s in soll]) + "\n```"})
+def zaun(fall, body, nummer):
+    """A fine-tune that writes every call as a ```json block: right as meant, no call for an agent."""
+    soll = fall["erwartet"]
+    if not soll:
+        return richtig(fall, body, nummer)
+    return completion({"role": "assistant", "content": "```json\n" + json.dumps(
+        [{"name": s["name"], "arguments": s["args"]} for s in soll]) + "\n```"})
+
+
+def nackt(fall, body, nummer):
+    """Calls as bare JSON, a form a parser reads: whose that is, the server's page or a probe must tell."""
+    soll = fall["erwartet"]
+    return completion({"role": "assistant", "content": "\n".join(json.dumps(
+        {"name": s["name"], "arguments": s["args"]}) for s in soll)}) if soll else richtig(fall, body, nummer)
+
+
+def test_was_ein_agent_bekommt_wird_auch_gepaart(cli, endpunkt):
+    # no case flipped as meant, but B's calls reach an agent in none of the 28 call cases: the model's format
     zwei_laeufe(cli, endpunkt, zaun)
     status, out, err = cli("--vergleich", "a", "b", "--streng")
-    assert (status, err) == (0, "")
+    assert (status, err) == (3, "messen: b is worse than a beyond chance at 5 % in what an agent gets done "
+                                f"(gelungen_nativ, p = {2 / 2 ** 28:.3g}); --streng exits 3\n")
     assert "Warning" not in out and "server's" not in out.split("\n\n")[-1]
-    assert out.splitlines()[-2].startswith("0 cases better and 0 worse in b than in a ")
+    assert out.splitlines()[-2] == (
+        "0 cases better and 0 worse in b than in a (auftraege_gelungen over the 42 cases compared: 0 points); exact "
+        "sign test p = 1: the difference is not beyond chance at 5 %. By kind, Holm-corrected for the two: calling "
+        "(S1-S3) 0 better, 0 worse, p = 1; holding still (S4, S5) 0 better, 0 worse, p = 1. What an agent gets done "
+        f"(gelungen_nativ, every call from tool_calls): 28 (0 better, 28 worse): exact sign test p = {2 / 2 ** 28:.3g}: "
+        "b is worse beyond chance at 5 %: its calls reach an agent less often.")
+    assert json.loads(cli("--vergleich", "a", "b", "--json")[1])["ergebnis"] == "schlechter"
+
+
+def test_dasselbe_format_in_beiden_laeufen_ist_kein_unterschied(cli, endpunkt):
+    vorbereitet(cli, *messung(endpunkt(zaun).url, "--tag", "a"))
+    vorbereitet(cli, *messung(endpunkt(zaun).url, "--tag", "b"))
+    status, out, err = cli("--vergleich", "a", "b", "--streng")
+    assert (status, err) == (0, "")
+    assert out.splitlines()[-2].endswith("What an agent gets done (gelungen_nativ, every call from tool_calls): 0 (0 "
+                                         "better, 0 worse): exact sign test p = 1: the difference is not beyond "
+                                         "chance at 5 %.")
+
+
+def test_textaufrufe_deren_herkunft_offen_ist_koennen_es_nicht_sagen(cli, endpunkt):
+    # bare JSON on a server that does not say who it is: the parser off, or the model's form, cannot be told
+    zwei_laeufe(cli, endpunkt, nackt)
+    status, out, err = cli("--vergleich", "a", "b", "--streng")
+    assert (status, err) == (2, "messen: cannot tell whether b is worse than a in what an agent gets done "
+                                "(gelungen_nativ): counted against B only, its text calls, whose owner cannot be "
+                                "told (the diagnosis names them), make it worse beyond chance; settle that and "
+                                "measure again; --streng exits 2\n")
+    assert out.splitlines()[-2].endswith(
+        "What an agent gets done (gelungen_nativ, every call from tool_calls): 0 (0 better, 0 worse) counted for B: "
+        f"p = 1, 28 (0 better, 28 worse) counted against B: p = {2 / 2 ** 28:.3g}: cannot tell: counted for B and "
+        "against B, the cases that could go either way give different verdicts.")
 
 
 def test_ein_parser_der_nur_in_einem_lauf_aus_ist(cli, endpunkt):
