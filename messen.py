@@ -2909,14 +2909,16 @@ def wessen(a):
     return next(((art, grund) for grund, art, trifft in WESSEN if trifft(a)), ("modell", a["mangel"]))
 
 
-def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False, nativ=None):
+def ausgaenge_je_fall(faelle, ausgaben, grenze, mit_nachfrage=False, nativ=None):
     """id -> per output in lauf order, (kind, reason, turn) where it failed, else None: what the verdict
-    on the model reads. mit_nachfrage: an S5 output whose second turn failed fails in turn 2. nativ: the
-    run's (diagnosis, server): an output done as meant whose calls an agent does not receive as calls fails
-    too, whose by what kept them from tool_calls (see nicht_nativ)."""
+    on the model reads. grenze: the token limit the user set (token_grenze), without which a cut answer
+    cannot be told from a server's own smaller limit. mit_nachfrage: an S5 output whose second turn failed
+    fails in turn 2. nativ: the run's (diagnosis, server): an output done as meant whose calls an agent does
+    not receive as calls fails too, whose by what kept them from tool_calls (see nicht_nativ)."""
     je_fall = {f["id"]: {} for f in faelle}
     for a in ausgaben:
         x = ausgang(a, mit_nachfrage)
+        x = ("unklar",) + x[1:] if x and grenze is None and x[:2] == ("modell", "abgeschnitten") else x
         je_fall[a["id"]][a["lauf"]] = x if x or not nativ or gelungen_nativ(a) else nicht_nativ(a, *nativ) + (1,)
     return {i: [v[k] for k in sorted(v)] for i, v in je_fall.items() if v}
 
@@ -4165,7 +4167,7 @@ def vergleiche(a, b):
     calling and the holding-still cases apart."""
     (ea, ka, fa, aa), (eb, kb, fb, ab) = a, b
     nachfrage = bool(ea.get("nachfrage") and eb.get("nachfrage"))
-    xa, xb = ausgaenge_je_fall(fa, aa, nachfrage), ausgaenge_je_fall(fb, ab, nachfrage)
+    xa, xb = (ausgaenge_je_fall(f, aus, token_grenze(e), nachfrage) for e, f, aus in ((ea, fa, aa), (eb, fb, ab)))
     gemeinsam = [i for i in xa if i in xb]  # an incomplete run: only cases both have answered are compared
     einzeln = all(len(xa[i]) == len(xb[i]) == 1 for i in gemeinsam)
     stufe = {f["id"]: f["stufe"] for f in fa}
@@ -4408,7 +4410,8 @@ def nativ_test(a, b, nachfrage, gemeinsam, einzeln):
     test is, counted for B and against B (nicht_nativ says whose each such output is); else None."""
     if not (nativ_anders(a[1]) or nativ_anders(b[1])):
         return None
-    xa, xb = (ausgaenge_je_fall(f, aus, nachfrage, (k["diagnose"], e.get("server"))) for e, k, f, aus in (a, b))
+    xa, xb = (ausgaenge_je_fall(f, aus, token_grenze(e), nachfrage, (k["diagnose"], e.get("server")))
+              for e, k, f, aus in (a, b))
     je = {s: {i: differenz_je_fall(xa[i], xb[i], s) for i in gemeinsam} for s in ("fuer_b", "gegen_b")}
     tests = {s: paartest(d, einzeln) for s, d in je.items()}
     for x in tests.values():
@@ -4590,8 +4593,8 @@ def server_vermerk(v, i):
     if w is None:
         return ""
     zug = " (second turn)" if w["zug"] == 2 else ""
-    gruende = [GRENZE_TEXT.format(grenze=v["grenze"] or "the server's own") if g in ("abgeschnitten", "schleife")
-               else g for g in w["gruende"]]
+    gruende = [GRENZE_TEXT.format(grenze=v["grenze"]) if g in ("abgeschnitten", "schleife") and v["grenze"] else
+               EIGENE_GRENZE[g] if g in EIGENE_GRENZE else g for g in w["gruende"]]
     if not gruende:
         return zug
     wer = {"server": "the server's", "unklar": "cannot tell", "modell": "the model's"}[w["art"]]
@@ -4599,6 +4602,10 @@ def server_vermerk(v, i):
 
 
 GRENZE_TEXT = "cut off at the token limit {grenze} in both runs"
+EIGENE_GRENZE = {  # without a limit the user set, a server's own may differ between the runs (a smaller context)
+    "abgeschnitten": "cut off at the server's own token limit, which may differ between the runs; set one for both "
+                     "(--extra '{\"max_tokens\": 512}')",
+    "schleife": "looping until the server's own token limit"}
 
 
 def vergleich_hinweise(ea, eb):

@@ -75,26 +75,36 @@ def test_sechs_eigene_fehler_bleiben_ein_urteil(cli, endpunkt):
     assert (v["serverseitig"], v["unklar"], v["ergebnis"]) == ([], [], "schlechter")
 
 
-@pytest.mark.parametrize("antwort, grund, status, meldung", [
+GRENZE = ("--extra", '{"max_tokens": 256}')
+
+
+@pytest.mark.parametrize("antwort, extra, grund, status, meldung", [
     # nothing sent back for 20 completion tokens: the server's, set apart; the model's 3 alone are no verdict
-    (LEER, "the server's (leer: S2-1, S2-2, S2-3, S2-4); on the model's 3 (0 better, 3 worse): exact sign test p = "
-     "0.25: the difference is not beyond chance", 0, ""),
+    (LEER, (), "the server's (leer: S2-1, S2-2, S2-3, S2-4); on the model's 3 (0 better, 3 worse): exact sign test "
+     "p = 0.25: the difference is not beyond chance", 0, ""),
     # cut off at the limit both runs were asked with: the model's; 7 worse
-    (ABGESCHNITTEN, "worse in b than in a (auftraege_gelungen over the 42 cases compared: -16.7 points); exact sign "
+    (ABGESCHNITTEN, GRENZE, "worse in b than in a (auftraege_gelungen over the 42 cases compared: -16.7 points); exact sign "
      f"test p = {2 / 2 ** 7:.3g}: b is worse beyond chance", 3,
      f"messen: b is worse than a beyond chance at 5 % over all cases (p = {2 / 2 ** 7:.3g}) and in calling "
      f"(p = {2 * 2 / 2 ** 7:.3g}, Holm-corrected); --streng exits 3\n"),
+    # cut off at the server's own limit, which may be another in b (a smaller context): cannot tell
+    (ABGESCHNITTEN, (), "4 cases could go either way, whose outputs cannot be told (abgeschnitten: S2-1, S2-2, "
+     "S2-3, S2-4); on the model's 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) "
+     f"counted against B: p = {2 / 2 ** 7:.3g}: cannot tell", 2,
+     "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
+     "beyond chance counted against B only; settle them (the diagnosis names what is unclear) and measure again; "
+     "--streng exits 2\n"),
     # calls announced and dropped: cannot tell whose; worse only if they are counted against b
-    (VERLOREN, "4 cases could go either way, whose outputs cannot be told (angekuendigt: S2-1, S2-2, S2-3, "
+    (VERLOREN, (), "4 cases could go either way, whose outputs cannot be told (angekuendigt: S2-1, S2-2, S2-3, "
      f"S2-4); on the model's 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) counted against B: "
      f"p = {2 / 2 ** 7:.3g}: cannot tell", 2,
      "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
      "beyond chance counted against B only; settle them (the diagnosis names what is unclear) and measure again; "
      "--streng exits 2\n"),
 ])
-def test_jeder_grund_hat_seine_art(cli, endpunkt, antwort, grund, status, meldung):
+def test_jeder_grund_hat_seine_art(cli, endpunkt, antwort, extra, grund, status, meldung):
     zwei_laeufe(cli, endpunkt, server_und_modell({i: antwort for i in ("S2-1", "S2-2", "S2-3", "S2-4")},
-                                                 ["S2-5", "S2-6", "S2-7"]))
+                                                 ["S2-5", "S2-6", "S2-7"]), *extra)
     rc, out, err = cli("--vergleich", "a", "b", "--streng")
     assert (rc, err) == (status, meldung)
     assert grund in out.splitlines()[-2]
@@ -208,3 +218,16 @@ def test_eine_reihe_zeigt_das_urteil_ueber_das_modell_je_paar(cli, endpunkt):
             + NACH_ART_3) in out.splitlines()
     v = json.loads(cli("--vergleich", "a", "b", "a", "--json")[1])
     assert [x["serverseitig"] for x in v["vergleiche"]] == [["S2-1", "S2-2", "S2-3"], []]
+
+
+def test_ein_schnitt_an_der_grenze_des_servers_ist_nicht_des_modells(cli, endpunkt):
+    """No max_tokens sent: B's server may cut at a smaller limit of its own, so a cut is whose cannot be told."""
+    zwei_laeufe(cli, endpunkt, server_und_modell({"S2-1": ABGESCHNITTEN}, []))
+    status, out, err = cli("--vergleich", "a", "b")
+    zeile = next(z for z in out.splitlines() if z.startswith("  S2-1  "))
+    assert zeile.endswith("  (cannot tell: cut off at the server's own token limit, which may differ between the "
+                          "runs; set one for both (--extra '{\"max_tokens\": 512}'))")
+    zwei_laeufe(cli, endpunkt, server_und_modell({"S2-1": ABGESCHNITTEN}, []), *GRENZE, "--neu")  # the same cap
+    status, out, err = cli("--vergleich", "a", "b")
+    zeile = next(z for z in out.splitlines() if z.startswith("  S2-1  "))
+    assert zeile.endswith("  (the model's: cut off at the token limit 256 in both runs)")
