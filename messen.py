@@ -2398,8 +2398,8 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None):
             "still": still,
             "nativ": len(native_rohe(nachricht)), "protokoll": protokoll_von(nachricht, finish),
             "text": erste_zeile(nachricht), "schleife": schleife,
-            "inhalt_da": inhalt(nachricht) != "",
-            "tokens_gezaehlt": zahl_oder_none(usage, "completion_tokens") is not None,
+            "inhalt_da": inhalt(nachricht) != "", "finish": finish,
+            "completion_tokens": zahl_oder_none(usage, "completion_tokens"),
             "befunde": kein_befund(fehlt, schleife) if fehlt else [] if vollstaendig or not soll and not aufrufe else
             befunde(aufrufe, soll, still, treffer)}
 
@@ -2441,7 +2441,7 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
             "protokoll": dict(sum((collections.Counter(b["protokoll"]) for b in schritte), collections.Counter())),
             "text": letzte["text"], "schleife": letzte["schleife"],
             # an S7 job's line sums its steps' tokens: whose an empty last step is, its own count says
-            "inhalt_da": letzte["inhalt_da"], "tokens_gezaehlt": letzte["tokens_gezaehlt"],
+            "inhalt_da": letzte["inhalt_da"], "completion_tokens": letzte["completion_tokens"], "finish": letzte["finish"],
             "befunde": kein_befund(fehlt, letzte["schleife"]) if fehlt else [] if beendet and anders is None else [
                 Befund(("schrittgrenze",), f"still calling after {len(verlauf)} requests, the step limit") if grenze
                 else Befund(("falscher_zustand",), f"the end state differs: {anders}" if anders else
@@ -2749,7 +2749,8 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     protokoll = sum((collections.Counter(b["protokoll"]) + strom_notizen(b) for b in alle), collections.Counter())
     katalog = katalog_befund(ausgaben, schwelle)
     return {
-        "leer": sum(b["mangel"] == "leer" for b in alle),
+        "leer": sum(b["mangel"] == "leer" and not sofort_beendet(b) for b in alle),
+        "sofort_beendet": sum(map(sofort_beendet, alle)),
         "abgeschnitten": sum(b["mangel"] == "abgeschnitten" and not b["schleife"] for b in alle),
         "schleife": sum(b["mangel"] == "abgeschnitten" and b["schleife"] for b in alle),
         "aus_text": text if wessen == "server" else 0,
@@ -2881,6 +2882,12 @@ def erfolge_je_fall(faelle, ausgaben):
     return {i: tuple(v) for i, v in je_fall.items() if v[1]}
 
 
+def sofort_beendet(a):
+    """Nothing at all, for at most the one token that ends a turn, and the turn ended there."""
+    return a["mangel"] == "leer" and not a["inhalt_da"] and a["completion_tokens"] is not None and \
+        a["completion_tokens"] <= 1 and a["finish"] == "stop"
+
+
 WESSEN = (  # whose a failed output is, by the evidence its grade holds, weighed in this order: (reason, kind, test)
     # 'server' only where the response itself proves it; 'unklar' (cannot tell) where nothing settles it
     ("strom_defekt", "server", strom_defekt),  # a stream its plain twin shows broken
@@ -2895,8 +2902,10 @@ WESSEN = (  # whose a failed output is, by the evidence its grade holds, weighed
     # spare call all the same)
     ("argumente_fehlen", "unklar", lambda a: a["form"] == "versuch" and not a["still"]),
     # nothing at all: whose by the completion tokens the server counted (whitespace or a stop token written as
-    # text is something the model wrote)
-    ("leer", "server", lambda a: a["mangel"] == "leer" and not a["inhalt_da"] and a["tokens_gezaehlt"]),
+    # text is something the model wrote): none or one, the end of the turn alone, is a model that ends at once
+    # (a fine-tune whose end-of-turn token was trained everywhere); more, tokens the server never sent
+    ("sofort_beendet", "modell", sofort_beendet),
+    ("leer", "server", lambda a: a["mangel"] == "leer" and not a["inhalt_da"] and a["completion_tokens"] is not None),
     ("leer", "unklar", lambda a: a["mangel"] == "leer" and not a["inhalt_da"]),
 )
 
@@ -3731,6 +3740,9 @@ EIGENES_FORMAT = ("calls were written in a format of the model's own (a ``` bloc
                   "server receives text, not calls. That is the model's output format, not a server setting: "
                   "train or prompt it on its chat template's tool-call format. The figures grade these calls as "
                   "calls; gelungen_nativ is what an agent gets done")
+SOFORT_BEENDET = ("answers that ended at once: nothing but the end of the turn (completion_tokens 0 or 1, "
+                  "finish_reason stop). The model ends its turn before it answers, as a fine-tune does whose "
+                  "end-of-turn token was trained at every position; not the server")
 DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look at
     "katalog_fehlt": ("the catalogue never reached the prompt: outputs sent the whole catalogue cost no more "
                       "prompt_tokens than S1's, sent a few of its tools",
@@ -3882,7 +3894,7 @@ def diagnose_zeilen(d, e=None):
     zeilen = ["Diagnosis: what the server did, not the model" if des_servers or d["protokoll"] else
               "Diagnosis: whose some calls are cannot be told" if d["text_ungeklaert"] or VERSUCH in d["unlesbar"] else
               "Diagnosis: the server did its part; the model did not" if d["eigenes_format"] or d["unlesbar"] or
-              beim_server else
+              d["sofort_beendet"] or beim_server else
               "Diagnosis: nothing blamed on the server; a note"]
     for name in beim_server:
         was, einstellung = DIAGNOSE_HINWEISE[name]
@@ -3901,6 +3913,8 @@ def diagnose_zeilen(d, e=None):
     if d["text_ungeklaert"]:
         zeilen.append(f"  text_ungeklaert {d['text_ungeklaert']}: "
                       f"{ungeklaert_text(d['probe'], server, d['text_form'])}.")
+    if d["sofort_beendet"]:
+        zeilen.append(f"  sofort_beendet {d['sofort_beendet']}: {SOFORT_BEENDET}.")
     if d["eigenes_format"]:
         zeilen.append(f"  eigenes_format {d['eigenes_format']}: {EIGENES_FORMAT}{eigen_beleg(d, server)}.")
     if d["unlesbar"]:

@@ -231,3 +231,25 @@ def test_ein_schnitt_an_der_grenze_des_servers_ist_nicht_des_modells(cli, endpun
     status, out, err = cli("--vergleich", "a", "b")
     zeile = next(z for z in out.splitlines() if z.startswith("  S2-1  "))
     assert zeile.endswith("  (the model's: cut off at the token limit 256 in both runs)")
+
+
+SOFORT = dict(completion({"role": "assistant", "content": ""}, "stop"),
+              usage={"prompt_tokens": 300, "completion_tokens": 1})  # the end of the turn, and nothing else
+
+
+def test_ein_modell_das_sofort_endet_ist_schlechter(cli, endpunkt):
+    """A fine-tune with broken end-of-turn masking: nothing but the end of the turn in 8 call cases. That is
+    the model's (the server counted one token, the end), not a server that sent nothing."""
+    acht = ["S2-1", "S2-2", "S2-3", "S2-4", "S2-5", "S2-6", "S2-7", "S2-8"]
+    zwei_laeufe(cli, endpunkt, lambda fall, body, nummer: SOFORT if fall["id"] in acht else richtig(fall, body, nummer))
+    status, out, err = cli("--vergleich", "a", "b", "--streng")
+    assert (status, err) == (3, f"messen: b is worse than a beyond chance at 5 % over all cases (p = {2 / 2 ** 8:.3g}) "
+                                f"and in calling (p = {2 * 2 / 2 ** 8:.3g}, Holm-corrected); --streng exits 3\n")
+    status, out, err = cli("--bewerten", "b")
+    assert "  sofort_beendet 8: answers that ended at once: nothing but the end of the turn (completion_tokens 0 or " \
+           "1, finish_reason stop). The model ends its turn before it answers, as a fine-tune does whose " \
+           "end-of-turn token was trained at every position; not the server." in out.splitlines()
+    assert not [z for z in out.splitlines() if z.startswith("  leer ")]
+    assert "Diagnosis: the server did its part; the model did not" in out.splitlines()
+    d = json.loads(cli("--bewerten", "b", "--json")[1])["diagnose"]
+    assert (d["sofort_beendet"], d["leer"]) == (8, 0)
