@@ -4185,10 +4185,12 @@ def vergleiche(a, b):
     gemeinsam = [i for i in xa if i in xb]  # an incomplete run: only cases both have answered are compared
     einzeln = all(len(xa[i]) == len(xb[i]) == 1 for i in gemeinsam)
     stufe = {f["id"]: f["stufe"] for f in fa}
+    # a case that failed only after the user's reply (S5's second turn) failed in calling, not in holding still
+    art = {i: "aufrufen" if nach_der_antwort(xa[i] + xb[i]) else gruppe(stufe[i]) for i in gemeinsam}
     stand = {i: differenz_je_fall(xa[i], xb[i]) for i in gemeinsam}
     alle = paartest(stand, einzeln)
     je = {s: {i: differenz_je_fall(xa[i], xb[i], s) for i in gemeinsam} for s in ("fuer_b", "gegen_b")}
-    modell = {s: modelltests(d, stufe, einzeln) for s, d in je.items()}
+    modell = {s: modelltests(d, art, einzeln) for s, d in je.items()}
     wer = {i: wessen_flip(xa[i], xb[i], je["fuer_b"][i], je["gegen_b"][i]) for i in gemeinsam
            if stand[i] or vorzeichen(je["fuer_b"][i]) != vorzeichen(je["gegen_b"][i])}
     server = [i for i in wer if wer[i]["art"] == "server"]
@@ -4200,8 +4202,9 @@ def vergleiche(a, b):
          "modell": {t: {"urteil": robust(modell["fuer_b"][t], modell["gegen_b"][t]), "fuer_b": modell["fuer_b"][t],
                         "gegen_b": modell["gegen_b"][t]} for t in TEILE},
          "grenze": token_grenze(ea),
-         "gruppen_stufen": {g: stufen_kurz(sorted({stufe[i] for i in gemeinsam if gruppe(stufe[i]) == g}))
-                            for g in GRUPPEN},
+         "gruppen_stufen": {g: ", ".join(filter(None, [
+             stufen_kurz(sorted({stufe[i] for i in gemeinsam if art[i] == g == gruppe(stufe[i])})),
+             "S5's second turns" * any(art[i] == g != gruppe(stufe[i]) for i in gemeinsam)])) for g in GRUPPEN},
          "nicht_vergleichbar": nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam),
          "mit_weiter": ka["weiter"] is not None and kb["weiter"] is not None,  # S6 cases are in the test
          "mit_ganz": ka["erledigt"] is not None and kb["erledigt"] is not None,  # and S7's
@@ -4267,11 +4270,17 @@ def wessen_flip(xa, xb, fuer, gegen):
             "zug": max((o[2] for o in fehl), default=1)}
 
 
-def modelltests(d, stufe, einzeln):
-    """The model's test over all cases compared and over each group of GRUPPEN, Holm-corrected for the
-    groups that have cases (p_holm)."""
+def nach_der_antwort(ausgaenge):
+    """Did the outputs of a case fail only in S5's second turn, after the user's reply?"""
+    fehl = [o for o in ausgaenge if o is not None]
+    return bool(fehl) and all(o[2] == 2 for o in fehl)
+
+
+def modelltests(d, art, einzeln):
+    """The model's test over all cases compared and over each group of GRUPPEN (art: each case's),
+    Holm-corrected for the groups that have cases (p_holm)."""
     tests = {"gesamt": paartest(d, einzeln)}
-    tests.update({g: paartest({i: x for i, x in d.items() if gruppe(stufe[i]) == g}, einzeln) for g in GRUPPEN})
+    tests.update({g: paartest({i: x for i, x in d.items() if art[i] == g}, einzeln) for g in GRUPPEN})
     mit = sorted((tests[g]["p"], g) for g in GRUPPEN if tests[g]["faelle"])
     schranke = 0.0
     for rang, (p, g) in enumerate(mit):  # Holm: the k-th smallest p times (m - k + 1), never below the one before

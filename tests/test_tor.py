@@ -202,9 +202,12 @@ def fragt_nach(danach=None):
 def test_verlorene_zweite_zuege_fallen_durch(cli, endpunkt):
     s5 = [i for i in STILL if i.startswith("S5")]
     rc, out, err = tor(cli, endpunkt, fragt_nach(), fragt_nach({i: [] for i in s5}), "--nachfrage")
+    # lost after the user's reply: the model failed to call, not to hold still (stillgehalten is 100 % in both)
     assert (rc, err) == (3, f"messen: b is worse than a beyond chance at 5 % over all cases (p = {2 / 2 ** 8:.3g}) "
-                            f"and in holding still (p = {2 * 2 / 2 ** 8:.3g}, Holm-corrected); --streng exits 3\n")
+                            f"and in calling (p = {2 * 2 / 2 ** 8:.3g}, Holm-corrected); --streng exits 3\n")
     assert "0 cases better and 8 worse in b than in a (auftraege_gelungen and nachfrage over the 42 cases" in out
+    assert (f"By kind, Holm-corrected for the two: calling (S1-S3, S5's second turns) 0 better, 8 worse, p = "
+            f"{2 * 2 / 2 ** 8:.3g}; holding still (S4) 0 better, 0 worse, p = 1.") in out
     i = out.splitlines().index(f"  S5-1  {BY_ID['S5-1']['frage']} (second turn)")
     assert out.splitlines()[i + 2] == ('      B: no call (right); after the reply: no call (book_room(room="konferenz", '
                                        'date="2026-03-17", start="14:00", end="15:00") not called)')
