@@ -1070,7 +1070,7 @@ class Endpunkt:
                 r, warum = None, f"no answer from the server after {mal(self.lauf.versuche, 'attempt')}: " \
                                  f"{grund(e)}{proxy_hinweis(self.lauf.url, self.session())}"
             else:
-                antwort = chat_antwort(r, latenz, body.get("stream") is True)
+                antwort = chat_antwort(r, latenz, body.get("stream") is True) or abgelehnte_antwort(r, latenz)
                 if antwort is not None:
                     return antwort
                 warum = fehlerbild(fall, r, self.lauf.versuche, body.get("stream") is True)
@@ -1465,9 +1465,27 @@ def proxy_hinweis(url, session):
            f"NO_PROXY={urlsplit(url).hostname})" if proxy else ""
 
 
-Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere strom", defaults=(None,))
+Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere strom abgelehnt",
+                                 defaults=(None, None))
 # weitere: choices beyond the one graded (a server or proxy that set n);
-# strom: with --stream, {"chunks": n, "defekte": [what broke the protocol]}
+# strom: with --stream, {"chunks": n, "defekte": [what broke the protocol]};
+# abgelehnt: the server's words where it refused the model's own output (abgelehnte_antwort)
+ABGELEHNT = re.compile(r"Failed to parse input at pos \d+: (.*)", re.S)
+
+
+def abgelehnte_antwort(r, latenz):
+    """llama.cpp's 500 where its tool-call parser cannot read what the model wrote ("Failed to parse input at
+    pos N: <the text>", llama.cpp #23838, #24644): the same again on every attempt at temperature 0, so it is
+    the model's answer, the text it quotes, refused by the server, and never a fault to ask again; else None."""
+    try:
+        daten = r.json() if r.status_code == 500 else None
+    except ValueError:
+        return None
+    fehler = daten.get("error") if isinstance(daten, dict) and isinstance(daten.get("error"), dict) else daten
+    meldung = fehler.get("message") if isinstance(fehler, dict) else None
+    treffer = ABGELEHNT.match(meldung) if isinstance(meldung, str) else None
+    return treffer and Antwort({"role": "assistant", "content": treffer.group(1)}, {}, latenz, None, 0, None,
+                               kurz(meldung, 300))
 
 
 def chat_antwort(r, latenz, strom=False):
@@ -1821,7 +1839,7 @@ def lies_args(arguments):
     return kappe(arguments) if isinstance(arguments, dict) else None
 
 
-PROTOKOLL = ("argumente_objekt", "argumente_doppelt", "aufrufe_verloren", "id_fehlt")
+PROTOKOLL = ("argumente_objekt", "argumente_doppelt", "aufrufe_verloren", "id_fehlt", "geparst_abgelehnt")
 
 
 def protokoll_von(nachricht, finish):
@@ -2484,6 +2502,8 @@ def bewerte_zug(fall, z, pruefungen, umbenennung):
     """One turn graded against what fall expects, with its stream's cross-checks and whose a failure is."""
     b = mit_gegenprobe(bewerte_ausgabe(fall, z["nachricht"], z["finish_reason"], umbenennung, z["usage"]),
                        z.get("strom"), pruefungen, umbenennung)
+    if z.get("abgelehnt"):  # what the server refused to parse: graded as the text it was, an agent got an error
+        b["protokoll"] = dict(b["protokoll"], geparst_abgelehnt=1)
     return dict(b, wessen=wessen(b))
 
 
@@ -2570,8 +2590,8 @@ def gelungen(a):
 def gelungen_nativ(a):
     """Gelungen with every call from tool_calls and arguments an OpenAI-API client can json.loads into
     an object: what an agent on the server gets done."""
-    return gelungen(a) and a["form"] in (None, "nativ") and not {"argumente_objekt", "argumente_doppelt"} & set(
-        a["protokoll"])
+    return gelungen(a) and a["form"] in (None, "nativ") and not {"argumente_objekt", "argumente_doppelt",
+                                                                  "geparst_abgelehnt"} & set(a["protokoll"])
 
 
 FEHLERARTEN = ("kein_aufruf", "falsches_werkzeug", "falscher_wert", "fehlendes_argument", "erfundenes_argument",
@@ -2892,6 +2912,8 @@ WESSEN = (  # whose a failed output is, by the evidence its grade holds, weighed
     # 'server' only where the response itself proves it; 'unklar' (cannot tell) where nothing settles it
     ("strom_defekt", "server", strom_defekt),  # a stream its plain twin shows broken
     ("strom_ungeprueft", "unklar", strom_ungeprueft),  # a stream the cross-check cannot settle
+    # refused by the server's parser: the model wrote a call wrongly, or the parser rejects a form it should read
+    ("geparst_abgelehnt", "unklar", lambda a: "geparst_abgelehnt" in a["protokoll"]),
     # a cut or looping answer is the model's: runs are compared only under the same settings, so the token limit
     # was the same for both models
     ("schleife", "modell", lambda a: a["mangel"] == "abgeschnitten" and a["schleife"]),
@@ -2937,6 +2959,8 @@ def nicht_nativ(a, d, server):
     an object or a string for arguments is the server's shape (twice-encoded only on a server shown to do it);
     the first call alone parsed, the server's; a form of the model's own, the model's; a parser's form, as the
     run's diagnosis weighs it (the parser off, cannot tell, or the model's format)."""
+    if "geparst_abgelehnt" in a["protokoll"]:
+        return "unklar", "geparst_abgelehnt"
     if "argumente_objekt" in a["protokoll"]:
         return "server", "argumente_objekt"
     if "argumente_doppelt" in a["protokoll"]:
@@ -3289,6 +3313,7 @@ ZUG = {
     "strom": (lambda x: x is None or isinstance(x, dict) and zahl_ist(x.get("chunks"), True) and isinstance(
         x.get("defekte"), list) and all(isinstance(d, str) for d in x["defekte"]), "is not a stream's record"),
     "ergebnisse": (lambda x: x is None or isinstance(x, list), "is not a list of results"),
+    "abgelehnt": (lambda x: x is None or isinstance(x, str), "is not the server's words"),
 }
 
 
@@ -3302,7 +3327,7 @@ def zug_fehler(z, i):
             f"turn {i}: a failed {z['zweck']}, which a run never saves"
     if not isinstance(z, dict):
         return f"turn {i} is not an object"
-    fehlt = [f for f in ZUG if f not in z and (f != "strom" and f != "ergebnisse" or f == "ergebnisse" and
+    fehlt = [f for f in ZUG if f not in z and (f not in ("strom", "ergebnisse", "abgelehnt") or f == "ergebnisse" and
                                                 z.get("zweck") == SCHRITT)]  # a step holds what the world sent
     return f"turn {i} has no {fehlt[0]}" if fehlt else next(
         (f"turn {i} {feld} {was}" for feld, (pruefe, was) in ZUG.items() if not pruefe(z.get(feld))), None)
@@ -3501,7 +3526,8 @@ def zug(zweck, antwort, **mehr):
     """One turn as saved: what came back for one request, and what the request was for."""
     z = {"zweck": zweck, "nachricht": antwort.nachricht, "finish_reason": antwort.finish, "usage": antwort.usage,
          "latenz_s": round(antwort.latenz, 4), "verworfen": antwort.weitere}
-    return dict(z, **({"strom": antwort.strom} if antwort.strom is not None else {}), **mehr)
+    return dict(z, **({"strom": antwort.strom} if antwort.strom is not None else {}),
+                **({"abgelehnt": antwort.abgelehnt} if antwort.abgelehnt else {}), **mehr)
 
 
 def nachfrage_fehlt(a):
@@ -3782,6 +3808,10 @@ PROTOKOLL_HINWEISE = {  # what a client sees of each protocol deviation, and whi
     "aufrufe_verloren": ("outputs with finish_reason tool_calls but no call",
                          "the server's parser lost the calls: a client is told to run calls and finds none "
                          "(SGLang #26790; vLLM #53255)"),
+    "geparst_abgelehnt": ("answers the server refused with 500 \"Failed to parse input\": its tool-call parser "
+                          "could not read what the model wrote, graded here as the text the error quotes",
+                          "an agent receives an error, not an answer; whose that is cannot be told: a call the model "
+                          "wrote wrongly, or a form the parser should read (llama.cpp #23838, #24644)"),
     "id_fehlt": ("calls without an id, or with an id another call of the same answer has",
                  "an agent cannot send their results back, since a tool message names its call by id "
                  "(llama.cpp #11992, LM Studio #830)"),

@@ -8,6 +8,7 @@ too-deep JSON text equals the capped value.
 import collections
 import copy
 import json
+import re
 
 import requests
 from hypothesis import HealthCheck, given, settings
@@ -256,3 +257,28 @@ def test_befunde_nur_wo_bewerte_verfehlt(ist, soll, still):
     gepaart = sum(b.text.startswith(tuple(f"{s['name']}: " for s in soll)) for b in gefunden)
     assert len(gefunden) == (len(soll) - treffer) + offen - gepaart
     assert sum(b.arten == () for b in gefunden) == sum("falsches_werkzeug" in b.arten for b in gefunden)
+
+
+ABLEHNUNG = st.one_of(  # llama.cpp's refusal and its near misses, in both shapes servers send errors
+    st.builds(lambda pos, text, huelle: json.dumps(huelle(f"Failed to parse input at pos {pos}: {text}")).encode(),
+              st.integers(0, 10 ** 6), TEXT, st.sampled_from([lambda m: {"error": {"code": 500, "message": m}},
+                                                               lambda m: {"message": m}])),
+    JSON_WERT.map(lambda w: json.dumps(w).encode()), st.binary(max_size=200))
+
+
+@EINSTELLUNG
+@given(body=ABLEHNUNG, status=st.sampled_from([500, 400, 503]))
+def test_eine_ablehnung_des_parsers_wird_gelesen_oder_ist_keine(body, status):
+    """Whatever a 4xx/5xx body holds: a refusal of the parser (500 only) is the text it quotes, anything else none."""
+    antwort = messen.abgelehnte_antwort(antwort_von(body, status), 0.1)
+    try:
+        daten = json.loads(body)
+    except ValueError:
+        daten = None
+    fehler = daten.get("error") if isinstance(daten, dict) and isinstance(daten.get("error"), dict) else daten
+    meldung = fehler.get("message") if isinstance(fehler, dict) else None
+    erwartet = status == 500 and isinstance(meldung, str) and re.match(r"Failed to parse input at pos \d+: ", meldung)
+    assert (antwort is not None) == bool(erwartet)
+    if antwort is not None:
+        assert antwort.nachricht == {"role": "assistant", "content": meldung.split(": ", 1)[1]}
+        assert antwort.abgelehnt == messen.kurz(meldung, 300) and antwort.finish is None

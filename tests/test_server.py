@@ -312,3 +312,28 @@ def test_doppelt_kodiert_ist_nur_auf_llama_cpp_des_servers(cli, endpunkt, name, 
     status, out, err = cli(*messung(endpunkt(doppelt, SERVER[name]).url))
     assert f"  protokoll argumente_doppelt 37: calls whose arguments were encoded twice, a JSON string holding the " \
            f"object's JSON text; {whose}." in out
+
+
+def test_ein_vom_parser_abgelehnter_aufruf_ist_eine_antwort(cli, endpunkt, tmp_path):
+    """llama.cpp's 500 "Failed to parse input at pos N: <text>" (llama.cpp #23838, #24644) is the same on every
+    attempt at temperature 0: the output is the text it quotes, refused by the server, and the run goes on."""
+    text = '<tool_call>\n{"name": "list_contacts", "arguments": {}}\n</tool_call>'
+
+    def antwort(fall, body, nummer):
+        if fall and fall["id"] == "S2-1":
+            return 500, {"error": {"code": 500, "message": f"Failed to parse input at pos 12: {text}",
+                                   "type": "server_error"}}, {}
+        return bereit(fall, body, nummer)
+    server = endpunkt(antwort, SERVER["llama.cpp"])
+    status, out, err = cli(*messung(server.url))
+    assert status == 0, err
+    assert server.zahl("S2-1") == 1  # never asked again
+    [zug] = next(a for a in zeilen(tmp_path / "ergebnisse" / "m.jsonl")[1:] if a["id"] == "S2-1")["zuege"]
+    assert (zug["nachricht"], zug["abgelehnt"]) == ({"role": "assistant", "content": text},
+                                                    f"Failed to parse input at pos 12: {text}")
+    assert ("  protokoll geparst_abgelehnt 1: answers the server refused with 500 \"Failed to parse input\": its "
+            "tool-call parser could not read what the model wrote, graded here as the text the error quotes; an "
+            "agent receives an error, not an answer; whose that is cannot be told: a call the model wrote wrongly, "
+            "or a form the parser should read (llama.cpp #23838, #24644).") in "\n".join(out.splitlines())
+    k = json.loads(cli("--bewerten", "m", "--json")[1])
+    assert (k["auftraege_gelungen"], k["gelungen_nativ"]) == (42 / 42, 41 / 42)  # right as meant; an agent got a 500
