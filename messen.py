@@ -4675,6 +4675,10 @@ def vergleich_hinweise(ea, eb):
         if ea.get(feld, False) != eb.get(feld, False):
             zeilen.append(f"Only {(ea if ea.get(feld) else eb)['tag']} measured {stufe} ({flagge}): the test "
                           f"compares the cases both have, {stufe} stays out of it.")
+    if ea.get("variante") != eb.get("variante"):
+        wie = lambda e: f"the variant {e['variante']}" if e.get("variante") else "the catalogue as written"  # noqa
+        zeilen.append(f"The catalogues sent differ ({wie(ea)} in {ea['tag']}, {wie(eb)} in {eb['tag']}): the "
+                      "difference may be the catalogue's, not the model's; compare models under the same catalogue.")
     return zeilen + [""] if zeilen else []
 
 
