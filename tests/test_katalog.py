@@ -257,7 +257,7 @@ def test_vergleich_plain_gegen_synonyme(cli, endpunkt):
         f"{-28 / 42 * 100:.1f} points); exact sign test p = {2 / 2 ** 28:.3g}: syn is worse beyond chance at 5 %. "
         f"By kind, Holm-corrected for the two: calling (S1-S3) 0 better, 28 worse, p = {2 * 2 / 2 ** 28:.3g}; "
         "holding still (S4, S5) 0 better, 0 worse, p = 1. syn is worse beyond chance at 5 % in calling.")
-    assert ("The catalogues sent differ (the catalogue as written in plain, the variant synonyme in syn): a "
+    assert ("The catalogues sent differ (the catalogue as written in plain, the variant synonyme in syn): the "
             "difference may be the catalogue's, not the model's; compare models under the same catalogue."
             ) in out.splitlines()
     vorbereitet(cli, *messung(endpunkt().url, "--tag", "ord", "--variante", "reihenfolge"))
