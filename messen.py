@@ -2902,6 +2902,20 @@ def erfolge_je_fall(faelle, ausgaben):
     return {i: tuple(v) for i, v in je_fall.items() if v[1]}
 
 
+KLAERT = {  # what would settle each cannot-tell reason of WESSEN (and of a comparison), for the exit-2 line
+    "strom_ungeprueft": "the plain cross-check, asked at --temp 0 only: measure at --temp 0, or without --stream",
+    "geparst_abgelehnt": "what the model wrote, in the server's log: a call written wrongly, or a form its parser "
+                         "rejects",
+    "angekuendigt": "the server's tool-call parser, checked with --pruefen: the calls it announced are lost there",
+    "im_denken": "the server's reasoning parser paired with its tool-call parser (--pruefen)",
+    "argumente_fehlen": "what the model wrote, in the server's log: the arguments, or a handler that lost them",
+    "leer": "a server that reports usage: an empty answer for counted tokens is the server's",
+    "abgeschnitten": "a token limit set for both runs (--extra '{\"max_tokens\": 512}'), measured again",
+    "text_ungeklaert": "a server that says who it is, or a probe where it tells (--pruefen)",
+    "argumente_doppelt": "a server known not to encode arguments twice",
+    "nachfrage_fehlt": "the second turns, asked again by the same command"}
+
+
 def sofort_beendet(a):
     """Nothing at all, for at most the one token that ends a turn, and the turn ended there."""
     return a["mangel"] == "leer" and not a["inhalt_da"] and a["completion_tokens"] is not None and \
@@ -5647,9 +5661,10 @@ def streng_satz(v):
                 "against B only, its text calls, whose owner cannot be told (the diagnosis names them), make it "
                 "worse beyond chance; settle that and measure again")
     ids = v["unklar"]
+    gruende = dict.fromkeys(g for i in ids for g in v["wessen"][i]["gruende"])
+    klaert = "; ".join(f"{g}: {KLAERT[g]}" for g in gruende if g in KLAERT) or "the diagnosis names what is unclear"
     return (f"cannot tell whether {b} is worse than {a}: {mal(len(ids), 'case')} ({', '.join(ids)}) could go "
-            "either way, worse beyond chance counted against B only; settle them (the diagnosis names what is "
-            "unclear) and measure again")
+            f"either way, worse beyond chance counted against B only; what would settle it: {klaert}")
 
 
 def zeige_vergleich(form, laeufe, vs, faelle_by_id):

@@ -112,8 +112,9 @@ SIEBEN = RUFEN[8:15]  # S2-1 ... S2-7
     (LEER, "server", "cannot tell whether the model of b is worse than a's: the server's flips alone are beyond "
                      f"chance (p = {2 / 2 ** 7:.3g}); fix the server and measure again; --streng exits 2\n"),
     (LEER_UNGEZAEHLT, "unklar", "cannot tell whether b is worse than a: 7 cases (S2-1, S2-2, S2-3, S2-4, S2-5, S2-6, "
-                                "S2-7) could go either way, worse beyond chance counted against B only; settle them (the "
-                                "diagnosis names what is unclear) and measure again; --streng exits 2\n"),
+                                "S2-7) could go either way, worse beyond chance counted against B only; what would "
+                                "settle it: leer: a server that reports usage: an empty answer for counted tokens is "
+                                "the server's; --streng exits 2\n"),
 ])
 def test_mit_wiederholungen_kehrt_sich_kein_fall_um(cli, endpunkt, leer, art, meldung):
     # A: 1 right and 2 empty; B: 2 right and 1 wrong. As they stand, better in B; never "worse"

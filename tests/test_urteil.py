@@ -92,15 +92,15 @@ GRENZE = ("--extra", '{"max_tokens": 256}')
      "S2-3, S2-4); on the model's 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) "
      f"counted against B: p = {2 / 2 ** 7:.3g}: cannot tell", 2,
      "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
-     "beyond chance counted against B only; settle them (the diagnosis names what is unclear) and measure again; "
-     "--streng exits 2\n"),
+     "beyond chance counted against B only; what would settle it: abgeschnitten: a token limit set for both runs "
+     "(--extra '{\"max_tokens\": 512}'), measured again; --streng exits 2\n"),
     # calls announced and dropped: cannot tell whose; worse only if they are counted against b
     (VERLOREN, (), "4 cases could go either way, whose outputs cannot be told (angekuendigt: S2-1, S2-2, S2-3, "
      f"S2-4); on the model's 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) counted against B: "
      f"p = {2 / 2 ** 7:.3g}: cannot tell", 2,
      "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
-     "beyond chance counted against B only; settle them (the diagnosis names what is unclear) and measure again; "
-     "--streng exits 2\n"),
+     "beyond chance counted against B only; what would settle it: angekuendigt: the server's tool-call parser, "
+     "checked with --pruefen: the calls it announced are lost there; --streng exits 2\n"),
 ])
 def test_jeder_grund_hat_seine_art(cli, endpunkt, antwort, extra, grund, status, meldung):
     zwei_laeufe(cli, endpunkt, server_und_modell({i: antwort for i in ("S2-1", "S2-2", "S2-3", "S2-4")},
