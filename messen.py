@@ -4275,29 +4275,16 @@ def stufen_kurz(stufen):
 def differenz_je_fall(xa, xb, szenario=None):
     """B's success rate in a case minus A's (a Fraction), from each run's outputs (see ausgaenge_je_fall).
 
-    szenario None: the outputs as they stand. 'fuer_b' / 'gegen_b': a cannot-tell failure counts as a
-    success in B / in A, and the server's failed outputs are unknown: the case keeps the rate of its
-    other outputs where every value the unknown ones could have gives the same direction, else None
-    (left out). subtle: the kept rate lies within the range, so it never turns a case's direction."""
-    if szenario is None:
-        return fractions.Fraction(erfolge(xb), len(xb)) - fractions.Fraction(erfolge(xa), len(xa))
-    sa, ua = erfolge(xa, szenario == "gegen_b"), unbekannt(xa)
-    sb, ub = erfolge(xb, szenario == "fuer_b"), unbekannt(xb)
-    ma, mb = len(xa) - ua, len(xb) - ub
-    if ua or ub:
-        tief = fractions.Fraction(sb, len(xb)) - fractions.Fraction(sa + ua, len(xa))
-        hoch = fractions.Fraction(sb + ub, len(xb)) - fractions.Fraction(sa, len(xa))
-        if tief <= 0 <= hoch:
-            return None
-    return fractions.Fraction(sb, mb) - fractions.Fraction(sa, ma)
+    szenario None: the outputs as they stand. 'fuer_b' / 'gegen_b': an output that is no evidence on the
+    model, the server's or cannot-tell, counts as a success in B / in A and as a failure in the other: only
+    the model's own outputs are evidence, so a verdict stands only where both ways agree."""
+    sa = erfolge(xa, szenario == "gegen_b")
+    sb = erfolge(xb, szenario == "fuer_b")
+    return fractions.Fraction(sb, len(xb)) - fractions.Fraction(sa, len(xa))
 
 
-def erfolge(x, unklar_gelingt=False):
-    return sum(o is None or unklar_gelingt and o[0] == "unklar" for o in x)
-
-
-def unbekannt(x):
-    return sum(o is not None and o[0] == "server" for o in x)
+def erfolge(x, ohne_beleg_gelingt=False):
+    return sum(o is None or ohne_beleg_gelingt and o[0] != "modell" for o in x)
 
 
 def vorzeichen(d):
@@ -4305,10 +4292,12 @@ def vorzeichen(d):
 
 
 def wessen_flip(xa, xb, fuer, gegen):
-    """Whose a flip (or a case that could flip) is: the server's where its outputs leave the direction
-    open, cannot-tell where the cannot-tell outputs decide it, else the model's; with the reasons of
-    that kind from both runs, once, and the turn that failed (2: the second turn of S5)."""
-    art = "server" if None in (fuer, gegen) else "unklar" if vorzeichen(fuer) != vorzeichen(gegen) else "modell"
+    """Whose a flip (or a case that could flip) is: where the outputs that are no evidence on the model decide
+    its direction (counted for B and against B, it differs), the server's where it spoiled one, else cannot
+    tell; else the model's; with the reasons of that kind from both runs, once, and the turn that failed
+    (2: the second turn of S5)."""
+    offen = vorzeichen(fuer) != vorzeichen(gegen)
+    art = "modell" if not offen else "server" if any(o and o[0] == "server" for o in xa + xb) else "unklar"
     fehl = [o for o in xa + xb if o is not None and o[0] == art]
     return {"art": art, "gruende": list(dict.fromkeys(o[1] for o in fehl if o[1])),
             "zug": max((o[2] for o in fehl), default=1)}
@@ -4461,7 +4450,9 @@ def urteil(v):
         return satz + f". Cannot tell whether the model changed: {v['nicht_vergleichbar']}."
     m = v["modell"]["gesamt"]
     if v["serverseitig"] or v["unklar"]:
-        satz += f". {herkunft(v)}; on the model's {modell_zahlen(m)}"
+        beide = (m["fuer_b"]["besser"], m["fuer_b"]["schlechter"]) != (m["gegen_b"]["besser"], m["gegen_b"]["schlechter"])
+        satz += f". {herkunft(v)}; " + ("counting the outputs that are no evidence on the model for B and against B: "
+                                        if beide else "on the model's ") + modell_zahlen(m)
     ganz = " as a whole, not in every kind (below)" if m["urteil"] == "besser" and v["rueck"] else ""
     satz += ": " + schluss(m, v["b"], ganz) + " By kind, Holm-corrected for the two: " + "; ".join(
         gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v) + nativ_satz(v)
@@ -5660,11 +5651,15 @@ def streng_satz(v):
         return (f"cannot tell whether {b} is worse than {a} in what an agent gets done (gelungen_nativ): counted "
                 "against B only, its text calls, whose owner cannot be told (the diagnosis names them), make it "
                 "worse beyond chance; settle that and measure again")
-    ids = v["unklar"]
-    gruende = dict.fromkeys(g for i in ids for g in v["wessen"][i]["gruende"])
-    klaert = "; ".join(f"{g}: {KLAERT[g]}" for g in gruende if g in KLAERT) or "the diagnosis names what is unclear"
+    ids = v["unklar"] + v["serverseitig"]
+    gruende = {art: dict.fromkeys(g for i in ids if v["wessen"][i]["art"] == art for g in v["wessen"][i]["gruende"])
+               for art in ("unklar", "server")}
+    klaert = [f"{g}: {KLAERT[g]}" for g in gruende["unklar"] if g in KLAERT] + [
+        f"the server's {', '.join(gruende['server'])}: fix the server (the diagnosis says how), then ask those "
+        "outputs again"] * bool(gruende["server"])
     return (f"cannot tell whether {b} is worse than {a}: {mal(len(ids), 'case')} ({', '.join(ids)}) could go "
-            f"either way, worse beyond chance counted against B only; what would settle it: {klaert}")
+            "either way, worse beyond chance counted against B only; what would settle it: "
+            f"{'; '.join(klaert) or 'the diagnosis names what is unclear'}")
 
 
 def zeige_vergleich(form, laeufe, vs, faelle_by_id):

@@ -109,8 +109,11 @@ SIEBEN = RUFEN[8:15]  # S2-1 ... S2-7
 
 
 @pytest.mark.parametrize("leer, art, meldung", [
-    (LEER, "server", "cannot tell whether the model of b is worse than a's: the server's flips alone are beyond "
-                     f"chance (p = {2 / 2 ** 7:.3g}); fix the server and measure again; --streng exits 2\n"),
+    # the server's and the cannot-tell outputs alike are no evidence on the model: counted both ways
+    (LEER, "server", "cannot tell whether b is worse than a: 7 cases (S2-1, S2-2, S2-3, S2-4, S2-5, S2-6, S2-7) "
+                     "could go either way, worse beyond chance counted against B only; what would settle it: the "
+                     "server's leer: fix the server (the diagnosis says how), then ask those outputs again; "
+                     "--streng exits 2\n"),
     (LEER_UNGEZAEHLT, "unklar", "cannot tell whether b is worse than a: 7 cases (S2-1, S2-2, S2-3, S2-4, S2-5, S2-6, "
                                 "S2-7) could go either way, worse beyond chance counted against B only; what would "
                                 "settle it: leer: a server that reports usage: an empty answer for counted tokens is "
@@ -126,12 +129,10 @@ def test_mit_wiederholungen_kehrt_sich_kein_fall_um(cli, endpunkt, leer, art, me
     assert "Better in B (7):" in out.splitlines()
     v = vergleich_json(cli)
     assert v["besser"] == SIEBEN and {w["art"] for w in v["wessen"].values()} == {art}
-    assert v["ergebnis"] == ("server" if art == "server" else "unklar")
+    assert v["ergebnis"] == "unklar"
     m = v["modell"]["gesamt"]
-    if art == "server":  # every value A's empty outputs could have had: 1/3 to 3/3 against 2/3, left out
-        assert (m["fuer_b"]["faelle"], m["fuer_b"]["besser"], m["fuer_b"]["schlechter"]) == (35, [], [])
-    else:  # counted for B, A's empty outputs failed (1/3 < 2/3); against B, they succeeded (3/3 > 2/3)
-        assert (m["fuer_b"]["besser"], m["gegen_b"]["schlechter"]) == (SIEBEN, SIEBEN)
+    # counted for B, A's empty outputs failed (1/3 < 2/3); against B, they succeeded (3/3 > 2/3)
+    assert (m["fuer_b"]["besser"], m["gegen_b"]["schlechter"]) == (SIEBEN, SIEBEN)
     vermerk = "(the server's: leer)" if art == "server" else "(cannot tell: leer)"
     assert f"  S2-1  {BY_ID['S2-1']['frage']}  {vermerk}" in out.splitlines()
 

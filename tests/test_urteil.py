@@ -18,6 +18,9 @@ VERLOREN = completion({"role": "assistant", "content": None}, "tool_calls")
 
 NACH_ART_3 = ("By kind, Holm-corrected for the two: calling (S1-S3) 0 better, 3 worse, p = 0.5; holding still (S4, S5) "
               "0 better, 0 worse, p = 1.")  # 2 * 0.25: the smaller p of the two doubled
+NACH_ART_3_BEIDE = ("By kind, Holm-corrected for the two: calling (S1-S3) 0 better, 3 worse, p = 0.5 counted for B, "
+                    f"0 better, 6 worse, p = {2 * 2 / 2 ** 6:.3g} counted against B; holding still (S4, S5) 0 better, "
+                    "0 worse, p = 1.")  # the server's three outputs counted both ways
 
 
 def mit_erfundenem_argument(ids):
@@ -40,27 +43,34 @@ def zwei_laeufe(cli, endpunkt, antwort_b, *extra):
 
 
 def test_drei_leere_antworten_sind_des_servers(cli, endpunkt):
+    # only the model's own outputs are evidence on it: the server's three count for B and against B, and the
+    # two ways disagree (3 worse, p = 0.25; 6 worse, p = 0.0312): cannot tell, never a verdict either way
     zwei_laeufe(cli, endpunkt, server_und_modell({i: LEER for i in ("S2-1", "S2-2", "S2-3")},
                                                  ["S2-4", "S2-5", "S2-6"]))
     status, out, err = cli("--vergleich", "a", "b", "--streng")
-    assert (status, err) == (0, "")  # the model's three flips alone are no verdict
+    assert (status, err) == (2, "messen: cannot tell whether b is worse than a: 3 cases (S2-1, S2-2, S2-3) could go "
+                                "either way, worse beyond chance counted against B only; what would settle it: the "
+                                "server's leer: fix the server (the diagnosis says how), then ask those outputs "
+                                "again; --streng exits 2\n")
     assert out.splitlines()[-2] == (
         "0 cases better and 6 worse in b than in a (auftraege_gelungen over the 42 cases compared: -14.3 points); "
-        "exact sign test p = 0.0312. 3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3); on the model's 3 "
-        "(0 better, 3 worse): exact sign test p = 0.25: the difference is not beyond chance at 5 %. " + NACH_ART_3)
+        "exact sign test p = 0.0312. 3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3); counting the "
+        "outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: p = "
+        "0.25, 6 (0 better, 6 worse) counted against B: p = 0.0312: cannot tell: counted for B and against B, the "
+        "cases that could go either way give different verdicts. " + NACH_ART_3_BEIDE)
     assert f"  S2-1  {BY_ID['S2-1']['frage']}  (the server's: leer)" in out.splitlines()
     assert f"  S2-4  {BY_ID['S2-4']['frage']}" in out.splitlines()
     assert "Warning" not in out
     v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
     assert v["serverseitig"] == ["S2-1", "S2-2", "S2-3"]
     m = v["modell"]["gesamt"]
-    assert m["fuer_b"] == m["gegen_b"]  # nothing that cannot be told: both ways of counting agree
     assert m["fuer_b"]["besser"] == [] and m["fuer_b"]["schlechter"] == ["S2-4", "S2-5", "S2-6"]
-    assert (m["fuer_b"]["p"], m["urteil"], v["ergebnis"]) == (0.25, "offen", "offen")
+    assert m["gegen_b"]["schlechter"] == ["S2-1", "S2-2", "S2-3", "S2-4", "S2-5", "S2-6"]
+    assert (m["fuer_b"]["p"], m["gegen_b"]["p"], m["urteil"], v["ergebnis"]) == (0.25, 2 / 2 ** 6, "unklar", "unklar")
     assert (v["p"], v["jenseits_zufall"]) == (2 / 2 ** 6, True)  # the flips as they stand, kept beside
     md = cli("--vergleich", "a", "b", "--markdown")[1].splitlines()
-    assert md[-2].endswith("on the model's 3 (0 better, 3 worse): exact sign test p = 0.25: the difference is not "
-                           "beyond chance at 5 %. " + NACH_ART_3)
+    assert md[-2].endswith("cannot tell: counted for B and against B, the cases that could go either way give "
+                           "different verdicts. " + NACH_ART_3_BEIDE)
 
 
 def test_sechs_eigene_fehler_bleiben_ein_urteil(cli, endpunkt):
@@ -79,9 +89,13 @@ GRENZE = ("--extra", '{"max_tokens": 256}')
 
 
 @pytest.mark.parametrize("antwort, extra, grund, status, meldung", [
-    # nothing sent back for 20 completion tokens: the server's, set apart; the model's 3 alone are no verdict
-    (LEER, (), "the server's (leer: S2-1, S2-2, S2-3, S2-4); on the model's 3 (0 better, 3 worse): exact sign test "
-     "p = 0.25: the difference is not beyond chance", 0, ""),
+    # nothing sent back for 20 completion tokens: the server's, counted for B and against B: cannot tell
+    (LEER, (), "the server's (leer: S2-1, S2-2, S2-3, S2-4); counting the outputs that are no evidence on the model "
+     f"for B and against B: 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) counted against B: "
+     f"p = {2 / 2 ** 7:.3g}: cannot tell", 2,
+     "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
+     "beyond chance counted against B only; what would settle it: the server's leer: fix the server (the diagnosis "
+     "says how), then ask those outputs again; --streng exits 2\n"),
     # cut off at the limit both runs were asked with: the model's; 7 worse
     (ABGESCHNITTEN, GRENZE, "worse in b than in a (auftraege_gelungen over the 42 cases compared: -16.7 points); exact sign "
      f"test p = {2 / 2 ** 7:.3g}: b is worse beyond chance", 3,
@@ -89,14 +103,14 @@ GRENZE = ("--extra", '{"max_tokens": 256}')
      f"(p = {2 * 2 / 2 ** 7:.3g}, Holm-corrected); --streng exits 3\n"),
     # cut off at the server's own limit, which may be another in b (a smaller context): cannot tell
     (ABGESCHNITTEN, (), "4 cases could go either way, whose outputs cannot be told (abgeschnitten: S2-1, S2-2, "
-     "S2-3, S2-4); on the model's 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) "
+     "S2-3, S2-4); counting the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) "
      f"counted against B: p = {2 / 2 ** 7:.3g}: cannot tell", 2,
      "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
      "beyond chance counted against B only; what would settle it: abgeschnitten: a token limit set for both runs "
      "(--extra '{\"max_tokens\": 512}'), measured again; --streng exits 2\n"),
     # calls announced and dropped: cannot tell whose; worse only if they are counted against b
     (VERLOREN, (), "4 cases could go either way, whose outputs cannot be told (angekuendigt: S2-1, S2-2, S2-3, "
-     f"S2-4); on the model's 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) counted against B: "
+     f"S2-4); counting the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) counted against B: "
      f"p = {2 / 2 ** 7:.3g}: cannot tell", 2,
      "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
      "beyond chance counted against B only; what would settle it: angekuendigt: the server's tool-call parser, "
@@ -123,16 +137,17 @@ def test_mit_wiederholungen_faellt_nur_die_ausgabe_des_servers_heraus(cli, endpu
     assert (v["schlechter"], v["serverseitig"]) == (["S2-1", "S2-2", "S2-3"], ["S2-1"])
     m = v["modell"]["gesamt"]["fuer_b"]
     assert (m["schlechter"], m["test"]) == (["S2-2", "S2-3"], "permutation")
-    # S2-1's empty output could have been right or wrong: worse or the same, so the case leaves the test
-    assert m["faelle"] == 41
+    # S2-1's empty output counts as right for B and as wrong against B: the same, or worse
+    g = v["modell"]["gesamt"]["gegen_b"]
+    assert (m["faelle"], g["faelle"], g["schlechter"]) == (42, 42, ["S2-1", "S2-2", "S2-3"])
 
 
-def test_ein_fall_ganz_ohne_antwort_faellt_aus_dem_test(cli, endpunkt):
+def test_ein_fall_ganz_ohne_antwort_zaehlt_fuer_und_gegen_b(cli, endpunkt):
     zwei_laeufe(cli, endpunkt, server_und_modell({"S2-1": LEER}, []))
     v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
-    m = v["modell"]["gesamt"]["fuer_b"]
-    assert (v["faelle_verglichen"], m["faelle"]) == (42, 41)
-    assert (m["schlechter"], m["p"]) == ([], 1.0)
+    m, g = v["modell"]["gesamt"]["fuer_b"], v["modell"]["gesamt"]["gegen_b"]
+    assert (v["faelle_verglichen"], m["faelle"], g["faelle"]) == (42, 42, 42)
+    assert (m["schlechter"], m["p"], g["schlechter"], g["p"]) == ([], 1.0, ["S2-1"], 1.0)
 
 
 def zaun(fall, body, nummer):
@@ -213,9 +228,10 @@ def test_eine_reihe_zeigt_das_urteil_ueber_das_modell_je_paar(cli, endpunkt):
     status, out, err = cli("--vergleich", "a", "b", "a")
     assert status == 0, err
     assert ("  0 cases better and 6 worse in b than in a (auftraege_gelungen over the 42 cases compared: -14.3 "
-            "points); exact sign test p = 0.0312. 3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3); on the "
-            "model's 3 (0 better, 3 worse): exact sign test p = 0.25: the difference is not beyond chance at 5 %. "
-            + NACH_ART_3) in out.splitlines()
+            "points); exact sign test p = 0.0312. 3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3); counting "
+            "the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: "
+            "p = 0.25, 6 (0 better, 6 worse) counted against B: p = 0.0312: cannot tell: counted for B and against B, "
+            "the cases that could go either way give different verdicts. " + NACH_ART_3_BEIDE) in out.splitlines()
     v = json.loads(cli("--vergleich", "a", "b", "a", "--json")[1])
     assert [x["serverseitig"] for x in v["vergleiche"]] == [["S2-1", "S2-2", "S2-3"], []]
 
