@@ -5,8 +5,11 @@ against B alike; 2 where the runs are not comparable or the evidence cannot sett
 """
 
 import json
+import random
 
 import pytest
+
+import messen
 
 from conftest import (BY_ID, FAELLE, TEXT_ANTWORT, completion, messung, openai_nachricht, richtig, vorbereitet,
                       zeilen, zweiter_zug)
@@ -286,3 +289,35 @@ def test_eine_reihe_behaelt_die_hinweise_jedes_paars(cli, endpunkt):
     assert [x.split(" calls ")[0] for x in z[-2:]] == [
         "Resolution: with 42 cases compared, the least the permutation test",
         "Resolution: with 42 cases compared, the least the sign test"]
+
+
+# ---------------------------------------------------------------------------
+# A/A: one model measured twice is called worse no more often than the 5 % the tests promise
+# ---------------------------------------------------------------------------
+
+def gezogener_lauf(zufall, p, n, tag):
+    """A run of a model that gets each case right with its probability p[id], graded as a run grades."""
+    ausgaben = []
+    for f in FAELLE:
+        for k in range(n):
+            richtig_ = zufall.random() < p[f["id"]]
+            nachricht = {"role": "assistant", "content": "No tool fits."} if richtig_ and not f["erwartet"] else \
+                openai_nachricht(f["erwartet"] or [{"name": "list_contacts", "args": {}}]) if richtig_ or not \
+                f["erwartet"] else {"role": "assistant", "content": "I cannot do that."}
+            a = {"id": f["id"], "stufe": f["stufe"], "lauf": k, "sitzung": 0, "ende": 1.0, "zuege": [{
+                "zweck": "frage", "nachricht": nachricht, "finish_reason": "stop", "latenz_s": 0.1, "verworfen": 0,
+                "usage": {"prompt_tokens": 10, "completion_tokens": 20}}]}
+            ausgaben.append(dict(a, **messen.bewerte_gespeichert(f, a)))
+    e = {"tag": tag, "n": n, "temp": 0.7, "extra": {}, "modell": "m"}
+    return e, messen.kennzahlen(FAELLE, ausgaben), FAELLE, ausgaben
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_ein_modell_gegen_sich_selbst_ist_selten_schlechter(n):
+    zufall, paare = random.Random(n), 200
+    schlechter = 0
+    for _ in range(paare):
+        p = {f["id"]: zufall.choice([0.2, 0.5, 0.8, 0.95]) for f in FAELLE}  # cases easy and hard alike
+        v = messen.vergleiche(gezogener_lauf(zufall, p, n, "a"), gezogener_lauf(zufall, p, n, "b"))
+        schlechter += v["ergebnis"] == "schlechter"
+    assert schlechter <= 0.05 * paare  # measured: 1 of 200 at n 1, 4 of 200 at n 3
