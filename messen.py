@@ -4402,6 +4402,10 @@ def nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam):
         return "--extra differs (" + ", ".join(f"{f} {wert(ea, f)} in {ea['tag']}, {wert(eb, f)} in {eb['tag']}"
                                                for f in anders) + "): measure both with the same" + \
             ("; parallel_tool_calls false makes S3 measure that setting" if "parallel_tool_calls" in anders else "")
+    sa, sb = ea.get("server"), eb.get("server")
+    if sa and sb and sa["name"] != sb["name"]:  # llama-server, say, reads no parallel_tool_calls as false
+        return f"{ea['tag']} was served by {server_wort(sa)}, {eb['tag']} by {server_wort(sb)}: a server's own " \
+               "limits are measured with its model; measure both on one"
     for e, k, anderer in ((ea, ka, kb), (eb, kb, ka)):
         if k["diagnose"]["katalog_fehlt"] is True and anderer["diagnose"]["katalog_fehlt"] is not True:
             return f"the catalogue never reached the prompt in {e['tag']} (katalog_fehlt), in the other run it did"
@@ -5490,6 +5494,20 @@ def dateifehler_vorab(pfad):
         raise Eingabefehler(f"{e.filename or pfad}: cannot write the results there ({e.strerror}){lang}") from None
 
 
+def anderswo(lauf, pfad, alt, url):
+    """A run resumed at another URL: refused where the server there is another family than the one saved
+    (its own limits would be measured with the model), else named, so the user knows the run has two."""
+    if alt.get("url") in (None, url):
+        return
+    # a run stopped before its end saved no server: the one at the old URL is asked, where it still answers
+    vorher = alt.get("server") or erkenne_server(Endpunkt(dataclasses.replace(lauf, url=alt["url"])))
+    jetzt = erkenne_server(Endpunkt(lauf))
+    if jetzt and vorher and jetzt["name"] != vorher["name"]:
+        raise Eingabefehler(f"{pfad} was measured on {server_wort(vorher)} at {alt['url']}; {url} is "
+                            f"{server_wort(jetzt)}: resume it there, or use another --tag (--neu measures anew)")
+    print(f"messen: {pfad} was measured at {alt['url']}; the rest is asked at {url}", file=sys.stderr)
+
+
 def vorgefunden(lauf, alle, gefragt, pfad, einstellungen):
     """What the results file holds already: (settings, outputs, where to go on writing).
     gefragt: how many of all cases the run asks (S6 with --weiter only)."""
@@ -5502,6 +5520,8 @@ def vorgefunden(lauf, alle, gefragt, pfad, einstellungen):
             zustand = "a complete run, shown as saved (--neu measures anew)" \
                 if fertig(ausgaben) == gefragt * lauf.n else f"{fertig(ausgaben)} outputs; asking for the rest"
             print(f"messen: {pfad} holds {zustand}", file=sys.stderr)
+            if fertig(ausgaben) < gefragt * lauf.n:
+                anderswo(lauf, pfad, alt, einstellungen["url"])
             return alt, ausgaben, start
     return einstellungen, [], 0
 

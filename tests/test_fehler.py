@@ -170,7 +170,8 @@ def test_fortsetzen_nach_abbruch(cli, endpunkt, tmp_path):
     rc, out, err = cli(*messung(gut.url, "--tag", "t"))
     assert rc == 0, err
     assert gut.zahl() == 22                                        # only what was missing
-    assert err.splitlines()[0] == f"messen: {pfad} holds 20 outputs; asking for the rest"
+    assert err.splitlines()[:2] == [f"messen: {pfad} holds 20 outputs; asking for the rest",
+                                    f"messen: {pfad} was measured at {kaputt.url}; the rest is asked at {gut.url}"]
     assert ALLE_100 in out.splitlines()
     z = zeilen(pfad)
     assert [a["id"] for a in z[1:]] == IDS

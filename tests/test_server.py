@@ -337,3 +337,28 @@ def test_ein_vom_parser_abgelehnter_aufruf_ist_eine_antwort(cli, endpunkt, tmp_p
             "or a form the parser should read (llama.cpp #23838, #24644).") in "\n".join(out.splitlines())
     k = json.loads(cli("--bewerten", "m", "--json")[1])
     assert (k["auftraege_gelungen"], k["gelungen_nativ"]) == (42 / 42, 41 / 42)  # right as meant; an agent got a 500
+
+
+def test_zwei_server_sind_nicht_vergleichbar(cli, endpunkt):
+    """A on vLLM, B on llama-server: each server's own limits (llama-server reads no parallel_tool_calls as
+    false) are measured with its model, so the pair cannot tell the models apart."""
+    vorbereitet(cli, *messung(endpunkt(bereit, SERVER["vLLM"]).url, "--tag", "a"))
+    vorbereitet(cli, *messung(endpunkt(bereit, SERVER["llama.cpp"]).url, "--tag", "b"))
+    grund = ("a was served by vLLM 0.32.0 (/v1/models: owned_by vllm), b by llama.cpp b7000-abc123 (/v1/models: "
+             "owned_by llamacpp): a server's own limits are measured with its model; measure both on one")
+    assert cli("--vergleich", "a", "b", "--streng")[::2] == (
+        2, f"messen: cannot tell whether the model of b is worse than a's: {grund}; --streng exits 2\n")
+
+
+def test_fortgesetzt_bei_einem_anderen_server_wird_abgelehnt(cli, endpunkt, tmp_path):
+    kaputt = endpunkt(lambda fall, body, nummer: (400, {"error": {"message": "bad"}}, {})
+                      if fall and fall["id"] == "S3-1" else bereit(fall, body, nummer), SERVER["vLLM"])
+    assert cli(*messung(kaputt.url, "--tag", "t"))[0] == 1
+    anders = endpunkt(bereit, SERVER["llama.cpp"])
+    pfad = tmp_path / "ergebnisse" / "t.jsonl"
+    assert cli(*messung(anders.url, "--tag", "t")) == (2, "", (
+        f"messen: {pfad} holds 20 outputs; asking for the rest\n"
+        f"messen: {pfad} was measured on vLLM 0.32.0 (/v1/models: owned_by vllm) at {kaputt.url}; {anders.url} is "
+        "llama.cpp b7000-abc123 (/v1/models: owned_by llamacpp): resume it there, or use another --tag (--neu "
+        "measures anew)\n"))
+    assert anders.zahl() == 0  # nothing asked of it
