@@ -459,6 +459,7 @@ class Lauf:
     key: str = None
     neu: bool = False
     nachfrage: bool = False  # S5's second turn: the user's reply, then the calls after it
+    klaeren: bool = False  # ask again the saved outputs whose grade is the server's or cannot tell
     weiter: bool = False  # S6: the calls after the tools' results
     ganz: bool = False  # S7: whole jobs in a loop against the simulated CRM
     stream: bool = False  # every request streamed, as an agent asks
@@ -3316,6 +3317,8 @@ AUSGABE = {
     "sitzung": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
     "ende": (lambda x: zahl_ist(x, bis=1e11), "is not a time"),  # 1e11 s: the year 5138
     "zuege": (lambda x: isinstance(x, list) and x != [], "is not a list of turns"),
+    "frueher": (lambda x: x is None or isinstance(x, list) and all(isinstance(z, list) for z in x),
+                "is not a list of earlier turns"),
 }
 ZUG = {
     "zweck": (lambda x: x in ANFRAGEN + (OHNE_STROM, NOCHMAL), "is not what a turn is for"),
@@ -3405,7 +3408,7 @@ def schreibe_neu(pfad, einstellungen, ausgaben):
 
 
 def speicherform(a):
-    return {f: a[f] for f in SPEICHERFELDER}
+    return {f: a[f] for f in SPEICHERFELDER + ("frueher",) if f in a}  # frueher: only what was asked again
 
 
 @contextlib.contextmanager
@@ -3549,9 +3552,20 @@ def nachfrage_fehlt(a):
     return any(z["zweck"] == NACHFRAGE and "fehlt" in z for z in a["zuege"])
 
 
-def fertig(ausgaben):
-    """The outputs that need nothing more: what completeness is counted in."""
-    return sum(not nachfrage_fehlt(a) for a in ausgaben)
+def fertig(ausgaben, klaeren=False):
+    """The outputs that need nothing more: what completeness is counted in (with --klaeren, an output whose
+    grade is the server's or cannot tell needs asking again)."""
+    return sum(not noch_offen(a, klaeren) for a in ausgaben)
+
+
+def noch_offen(a, klaeren):
+    """Is a saved output still to be asked: its second turn failed, or (--klaeren) it is no evidence on the model."""
+    return nachfrage_fehlt(a) or klaeren and ungeklaert(a)
+
+
+def ungeklaert(a):
+    """Is a graded output no evidence on the model: its grade, or its second turn's, the server's or cannot tell?"""
+    return any(x and x[0] in ("server", "unklar") for x in (a["wessen"], (a.get("nachfrage") or {}).get("wessen")))
 
 
 def beantworte(endpunkt, auftraege, parallel):
@@ -3608,11 +3622,11 @@ NACHLAUF = 0.5  # seconds a fault waits for the answers still in flight, so that
 def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     """Ask for the outputs still missing; return all outputs, graded."""
     da = {(a["id"], a["lauf"]): a for a in ausgaben}
-    auftraege = [(f, k, gespeicherte_antwort(da.get((f["id"], k)))) for f in faelle for k in range(lauf.n)
-                 if (f["id"], k) not in da or nachfrage_fehlt(da[(f["id"], k)])]
+    auftraege = [(f, k, gespeicherte_antwort(da.get((f["id"], k)), lauf.klaeren)) for f in faelle
+                 for k in range(lauf.n) if (f["id"], k) not in da or noch_offen(da[(f["id"], k)], lauf.klaeren)]
     sitzung = max((a["sitzung"] for a in ausgaben), default=-1) + 1
-    gesamt, fertige = len(faelle) * lauf.n, fertig(ausgaben)
-    ersetzt = {(a["id"], a["lauf"]) for a in ausgaben if nachfrage_fehlt(a)}  # outputs whose line a later one replaces
+    gesamt, fertige = len(faelle) * lauf.n, fertig(ausgaben, lauf.klaeren)
+    ersetzt = {(a["id"], a["lauf"]): a for a in ausgaben if noch_offen(a, lauf.klaeren)}  # replaced by a later line
     anzeige = Fortschritt(fertige, gesamt, lauf.parallel)
     with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
@@ -3621,7 +3635,7 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
             if start == 0:
                 schreibe(roh, als_zeile({"einstellungen": einstellungen}))
             for fall, k, (zuege, fehler) in beantworte(Endpunkt(lauf), auftraege, lauf.parallel):
-                a = ausgabe_von(lauf, fall, k, sitzung, zuege)
+                a = mit_frueheren(ausgabe_von(lauf, fall, k, sitzung, zuege), ersetzt.get((fall["id"], k)), lauf.klaeren)
                 schreibe(roh, als_zeile(speicherform(a)))  # answered is saved: an interrupted run loses nothing
                 if (fall["id"], k) in ersetzt:
                     ausgaben[:] = [b for b in ausgaben if (b["id"], b["lauf"]) != (fall["id"], k)]
@@ -3697,11 +3711,19 @@ def ausgabe_von(lauf, fall, k, sitzung, zuege):
     return dict(a, **bewerte_gespeichert(fall, a, lauf.katalog.umbenennung, lauf.nachfrage))
 
 
-def gespeicherte_antwort(a):
-    """The saved turns before a failed second turn, asked again from there; else None."""
-    if a is None or not nachfrage_fehlt(a):
+def gespeicherte_antwort(a, klaeren=False):
+    """The saved turns before a failed second turn, asked again from there; else None (asked whole)."""
+    if a is None or not nachfrage_fehlt(a) or klaeren and ungeklaert(a):
         return None
     return [z for z in a["zuege"] if z["zweck"] != NACHFRAGE]
+
+
+def mit_frueheren(a, alt, klaeren):
+    """An output asked again whole (--klaeren) keeps what came before as its history (frueher, newest first);
+    a second turn asked again needs none, since the first turn is the new line's own."""
+    if alt is None or not (klaeren and ungeklaert(alt)):
+        return a
+    return dict(a, frueher=[alt["zuege"]] + alt.get("frueher", []))
 
 
 def schreibe(roh, daten):
@@ -5374,6 +5396,8 @@ def parser():
     p.add_argument("--versuche", type=zahl(1, int), default=4, help="attempts per request (default 4)")
     p.add_argument("--key-env", default="OPENAI_API_KEY", help="variable holding the API key (default OPENAI_API_KEY)")
     p.add_argument("--neu", action="store_true", help="measure anew; the old run is renamed, never deleted")
+    p.add_argument("--klaeren", action="store_true", help="ask again, in the same file, the outputs whose grade is "
+                   "the server's or cannot tell (after fixing the server); the earlier answers are kept")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--markdown", action="store_true", help="print the summary as a Markdown table")
     p.add_argument("--alle", action="store_true", help="list every failed output, not only the first "
@@ -5434,6 +5458,7 @@ def lauf_aus(args):
     return Lauf(url=args.url, modell=args.modell, temp=args.temp, n=args.n, tag=tag, extra=args.extra,
                 ausgabe=args.ausgabe, faelle=args.faelle or faelle_standard(), parallel=args.parallel,
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
+                klaeren=args.klaeren,
                 nachfrage=args.nachfrage, weiter=args.weiter, ganz=args.ganz, stream=args.stream, stufen=args.stufen,
                 katalog=variante(katalog, args.variante),
                 form="json" if args.json else "markdown" if args.markdown else "text", alle=args.alle)
@@ -5473,7 +5498,7 @@ def lauf_messen(lauf, alle, sha):
     faelle = faelle_fuer(alle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)
     with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
         einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha, alle))
-        gezeigt = fertig(ausgaben) == len(faelle) * lauf.n
+        gezeigt = fertig(ausgaben, lauf.klaeren) == len(faelle) * lauf.n
         if not gezeigt and not gesperrt:
             raise Eingabefehler(f"{pfad.parent}: cannot write there, so the run cannot go on (its lock file "
                                 f".{pfad.name}.lock cannot be opened)")
@@ -5518,9 +5543,11 @@ def vorgefunden(lauf, alle, gefragt, pfad, einstellungen):
         if ausgaben:  # subtle: with nothing saved yet, corrected settings start the run afresh
             pruefe_einstellungen(pfad, alt, einstellungen)
             zustand = "a complete run, shown as saved (--neu measures anew)" \
-                if fertig(ausgaben) == gefragt * lauf.n else f"{fertig(ausgaben)} outputs; asking for the rest"
+                if fertig(ausgaben, lauf.klaeren) == gefragt * lauf.n else \
+                f"{fertig(ausgaben, lauf.klaeren)} outputs that need nothing more; asking for the rest" \
+                if lauf.klaeren else f"{fertig(ausgaben)} outputs; asking for the rest"
             print(f"messen: {pfad} holds {zustand}", file=sys.stderr)
-            if fertig(ausgaben) < gefragt * lauf.n:
+            if fertig(ausgaben, lauf.klaeren) < gefragt * lauf.n:
                 anderswo(lauf, pfad, alt, einstellungen["url"])
             return alt, ausgaben, start
     return einstellungen, [], 0
@@ -5676,7 +5703,7 @@ def streng_satz(v):
                for art in ("unklar", "server")}
     klaert = [f"{g}: {KLAERT[g]}" for g in gruende["unklar"] if g in KLAERT] + [
         f"the server's {', '.join(gruende['server'])}: fix the server (the diagnosis says how), then ask those "
-        "outputs again"] * bool(gruende["server"])
+        f"outputs again (the command that measured {b}, with --klaeren)"] * bool(gruende["server"])
     return (f"cannot tell whether {b} is worse than {a}: {mal(len(ids), 'case')} ({', '.join(ids)}) could go "
             "either way, worse beyond chance counted against B only; what would settle it: "
             f"{'; '.join(klaert) or 'the diagnosis names what is unclear'}")

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import LM_STUDIO, completion, mit_fehlern, messung, richtig, vorbereitet, BY_ID
+from conftest import LM_STUDIO, completion, fall_von, mit_fehlern, messung, richtig, vorbereitet, zeilen, BY_ID
 
 LEER = completion({"role": "assistant", "content": None})  # the endpoint adds usage: 20 completion tokens
 ABGESCHNITTEN = completion({"role": "assistant", "content": "<tool_call>{\"name\": \"get_con"}, "length")
@@ -51,7 +51,7 @@ def test_drei_leere_antworten_sind_des_servers(cli, endpunkt):
     assert (status, err) == (2, "messen: cannot tell whether b is worse than a: 3 cases (S2-1, S2-2, S2-3) could go "
                                 "either way, worse beyond chance counted against B only; what would settle it: the "
                                 "server's leer: fix the server (the diagnosis says how), then ask those outputs "
-                                "again; --streng exits 2\n")
+                                "again (the command that measured b, with --klaeren); --streng exits 2\n")
     assert out.splitlines()[-2] == (
         "0 cases better and 6 worse in b than in a (auftraege_gelungen over the 42 cases compared: -14.3 points); "
         "exact sign test p = 0.0312. 3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3); counting the "
@@ -95,7 +95,7 @@ GRENZE = ("--extra", '{"max_tokens": 256}')
      f"p = {2 / 2 ** 7:.3g}: cannot tell", 2,
      "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
      "beyond chance counted against B only; what would settle it: the server's leer: fix the server (the diagnosis "
-     "says how), then ask those outputs again; --streng exits 2\n"),
+     "says how), then ask those outputs again (the command that measured b, with --klaeren); --streng exits 2\n"),
     # cut off at the limit both runs were asked with: the model's; 7 worse
     (ABGESCHNITTEN, GRENZE, "worse in b than in a (auftraege_gelungen over the 42 cases compared: -16.7 points); exact sign "
      f"test p = {2 / 2 ** 7:.3g}: b is worse beyond chance", 3,
@@ -269,3 +269,25 @@ def test_ein_modell_das_sofort_endet_ist_schlechter(cli, endpunkt):
     assert "Diagnosis: the server did its part; the model did not" in out.splitlines()
     d = json.loads(cli("--bewerten", "b", "--json")[1])["diagnose"]
     assert (d["sofort_beendet"], d["leer"]) == (8, 0)
+
+
+def test_klaeren_fragt_nur_was_der_server_verdarb(cli, endpunkt, tmp_path):
+    """Cannot tell, because B's server spoiled three outputs: fixed, --klaeren asks exactly those again in
+    the same file, keeps what came before, and the pair has its verdict."""
+    zwei_laeufe(cli, endpunkt, server_und_modell({i: LEER for i in ("S2-1", "S2-2", "S2-3")},
+                                                 ["S2-4", "S2-5", "S2-6"]))
+    assert cli("--vergleich", "a", "b", "--streng")[0] == 2
+    repariert = endpunkt(server_und_modell({}, ["S2-4", "S2-5", "S2-6"]))
+    status, out, err = cli(*messung(repariert.url, "--tag", "b", "--klaeren"))
+    assert status == 0, err
+    pfad = tmp_path / "ergebnisse" / "b.jsonl"
+    assert err.splitlines()[0] == f"messen: {pfad} holds 39 outputs that need nothing more; asking for the rest"
+    assert sorted(fall_von(b)["id"] for _, b in repariert.anfragen) == ["S2-1", "S2-2", "S2-3"]
+    gespeichert = {a["id"]: a for a in zeilen(pfad)[1:]}
+    assert len(gespeichert) == 42 and len(zeilen(pfad)) == 43  # each output once, in case order
+    assert [z["nachricht"] for z in gespeichert["S2-1"]["frueher"][0]] == [LEER["choices"][0]["message"]]
+    assert "frueher" not in gespeichert["S2-4"]
+    assert cli("--vergleich", "a", "b", "--streng")[::2] == (0, "")  # the model's own three: not beyond chance
+    status, out, err = cli(*messung(repariert.url, "--tag", "b", "--klaeren"))  # nothing left to settle
+    assert (status, repariert.zahl()) == (0, 3)
+    assert err.splitlines()[0] == f"messen: {pfad} holds a complete run, shown as saved (--neu measures anew)"
