@@ -4876,7 +4876,11 @@ def pruefen(lauf, faelle):
     if fehler:
         print(f"{fehler} check{'s' * (fehler != 1)} failed: fix {'them' if fehler != 1 else 'it'} before a long run.")
         return 1
-    print("The server is set up for a measurement.")
+    offen = sum(ok is None for ok, _ in punkte[2:])  # a server not identified is a note, not a doubt on its set-up
+    print("The server is set up for a measurement." if not offen else
+          f"Nothing failed, but {mal(offen, 'check')} (?) cannot say the server is set up: "
+          f"{'they say' if offen != 1 else 'it says'} what would settle it; read {'them' if offen != 1 else 'it'} "
+          "before a long run.")
     return 0
 
 
