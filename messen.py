@@ -3957,11 +3957,7 @@ def diagnose_zeilen(d, e=None):
         return [f"Diagnosis: all clear (every output an answer, calls from tool_calls{unbekannt})."]
     beim_server = [n for n in DIAGNOSE_HINWEISE if d[n]]
     des_servers = [n for n in beim_server if grenze is None or n not in GEWAEHLTE_GRENZE]  # under a cap: the model's
-    zeilen = ["Diagnosis: what the server did, not the model" if des_servers or d["protokoll"] else
-              "Diagnosis: whose some calls are cannot be told" if d["text_ungeklaert"] or VERSUCH in d["unlesbar"] else
-              "Diagnosis: the server did its part; the model did not" if d["eigenes_format"] or d["unlesbar"] or
-              d["sofort_beendet"] or beim_server else
-              "Diagnosis: nothing blamed on the server; a note"]
+    zeilen = [diagnose_kopf(d, des_servers, beim_server)]
     for name in beim_server:
         was, einstellung = DIAGNOSE_HINWEISE[name]
         einstellung = hinweis(name, server, d["text_form"])
@@ -3994,6 +3990,25 @@ def diagnose_zeilen(d, e=None):
 
 
 VERSUCH = "functions.NAME: with nothing after it"
+
+
+def diagnose_kopf(d, des_servers, beim_server):
+    """The diagnosis's heading, naming every kind its lines are of, so that none contradicts it: the server's
+    (its counts, protocol notes), the model's (its own format, calls that do not parse, answers ended at once,
+    a cut under the user's cap), what cannot be told (looping, text calls of unsettled owner, a stream not
+    cross-checked, functions.NAME: alone)."""
+    server = [n for n in des_servers if n != "schleife"] or d["protokoll"]
+    modell = d["eigenes_format"] or set(d["unlesbar"]) - {VERSUCH} or d["sofort_beendet"] or \
+        set(beim_server) - set(des_servers)
+    unklar = "schleife" in des_servers or d["text_ungeklaert"] or d["strom_ungeprueft"] or VERSUCH in d["unlesbar"]
+    arten = [w for w, da in (("what the server did", server), ("what the model did", modell),
+                             ("what cannot be told", unklar)) if da]
+    if len(arten) > 1:
+        return f"Diagnosis: {', '.join(arten[:-1])} and {arten[-1]}"
+    return {"what the server did": "Diagnosis: what the server did, not the model",
+            "what the model did": "Diagnosis: the server did its part; the model did not",
+            "what cannot be told": f"Diagnosis: whose some {'calls' if d['text_ungeklaert'] or VERSUCH in d['unlesbar'] else 'outputs'} are cannot be told"}.get(
+        arten[0] if arten else None, "Diagnosis: nothing blamed on the server; a note")
 
 
 def protokoll_hinweis(art, server):
