@@ -34,6 +34,7 @@ SERVER = {
     "SGLang": {"/v1/models": modelle("sglang")},
     "TGI": {"/v1/models": modelle("m"), "/info": {"model_id": "m", "version": "3.3.4"}},
     "unbekannt": {},
+    "Proxy": {"/v1/models": modelle("openai")},  # LiteLLM names every model's owner "openai": the server is unknown
 }
 FREMDE_SCHALTER = ("--jinja", "--enable-auto-tool-choice", "--tool-call-parser", "--chat-template-file",
                    "--reasoning-format", "Modelfile", "--chat-template")
@@ -75,6 +76,7 @@ def diagnose_von(out):
     ("SGLang", {"name": "SGLang", "version": None, "beleg": "/v1/models: owned_by sglang", "vorlage": None}),
     ("TGI", {"name": "TGI", "version": "3.3.4", "beleg": "/info: model_id and version", "vorlage": None}),
     ("unbekannt", None),
+    ("Proxy", None),
 ])
 def test_der_server_wird_erkannt(cli, endpunkt, tmp_path, name, erkannt):
     server = endpunkt(bereit, SERVER[name])
@@ -169,7 +171,7 @@ def test_ollama_wird_nie_gefragt_und_heisst_nie_parser_aus(cli, endpunkt):
     assert "parser is off" not in out and server.zahl() == 42
 
 
-@pytest.mark.parametrize("name", ["unbekannt", "LM Studio", "SGLang"])
+@pytest.mark.parametrize("name", ["unbekannt", "Proxy", "LM Studio", "SGLang"])
 def test_ein_anderer_server_bekommt_keinen_fremden_schalter(cli, endpunkt, name):
     def als_text_auch_gefragt(fall, body, nummer):
         soll = erwartet_von(fall)
