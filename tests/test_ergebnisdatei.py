@@ -121,7 +121,8 @@ def zahl(x, ganz=False, bis=float("inf")):
 GUELTIG = {  # what each field may hold, as the results file's description says (None: the field may be absent)
     0: {"modell": str, "tag": str, "datum": str, "faelle_sha256": str, "katalog_sha256": str,
         "temp": lambda x: zahl(x), "n": lambda x: zahl(x, True) and x >= 1, "extra": dict,
-        "nachfrage": bool, "weiter": bool, "stream": bool,
+        # the file holds S5's second turns: a run without --nachfrage is damaged; with --weiter it lacks S6
+        "nachfrage": lambda x: x is True, "weiter": bool, "stream": bool,
         "variante": lambda x: x is None or x in ("synonyme", "reihenfolge", "ablenkung"),
         "faelle_datei": (str, type(None)), "katalog_datei": (str, type(None)), "weiter_sha256": (str, type(None)),
         "gesendet_sha256": (str, type(None)), "seed": lambda x: x is None or zahl(x, True),
@@ -164,13 +165,18 @@ def test_jede_beschaedigung_ist_eine_zeile_oder_wird_gelesen(zeile, index, wert,
     beschaedigt = feld in PFLICHT[zeile] if weg else not gueltig(zeile, feld, wert)
     anderswo = not beschaedigt and feld in ABGLEICH and wert != json.loads(zeilen_alle()[0])["einstellungen"][feld]
     assert status == (2 if beschaedigt or anderswo else 0), (feld, wert, weg, err)
-    if beschaedigt:
-        assert err.startswith(f"messen: DIR/t.jsonl:{zeile + 1}: the results file is damaged (") and \
+    if beschaedigt:  # a run without --nachfrage is a true or false that reads; its second turns are the damage
+        linie = S5_ZEILE + 1 if (zeile, feld, wert) == (0, "nachfrage", False) and not weg else zeile + 1
+        assert err.startswith(f"messen: DIR/t.jsonl:{linie}: the results file is damaged (") and \
             len(err.splitlines()) == 1, err
     elif anderswo:  # a hash no file here has: the files it was measured on are not found
         assert err.startswith("messen: DIR/t.jsonl was measured ") and len(err.splitlines()) == 1, err
     else:
-        assert err == "" and out.startswith("Model ")
+        # a run that asked more (S6 too, or n outputs a case) reads as incomplete: that many are missing
+        soll = 52 if (feld, wert) == ("weiter", True) else 42 * wert if feld == "n" and not weg else 42
+        assert out.startswith("Model ") and err == (
+            f"messen: DIR/t.jsonl is incomplete (42 of {soll} outputs); the command that measured it, run again, "
+            "asks for the rest\n" if soll > 42 else ""), err
 
 
 def ohne_nachfrage(zeilen_):
