@@ -4443,6 +4443,11 @@ def nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam):
     if sa and sb and sa["name"] != sb["name"]:  # llama-server, say, reads no parallel_tool_calls as false
         return f"{ea['tag']} was served by {server_wort(sa)}, {eb['tag']} by {server_wort(sb)}: a server's own " \
                "limits are measured with its model; measure both on one"
+    if not (sa and sb) and ea.get("url") != eb.get("url"):
+        wer = " and ".join(e["tag"] for e, s in ((ea, sa), (eb, sb)) if not s)
+        return f"{ea['tag']} was measured at {ea.get('url')}, {eb['tag']} at {eb.get('url')}, and the server of " \
+               f"{wer} was not identified: whether both are one server cannot be told; measure both on one " \
+               "identified server, or at one URL"
     for e, k, anderer in ((ea, ka, kb), (eb, kb, ka)):
         if k["diagnose"]["katalog_fehlt"] is True and anderer["diagnose"]["katalog_fehlt"] is not True:
             return f"the catalogue never reached the prompt in {e['tag']} (katalog_fehlt), in the other run it did"

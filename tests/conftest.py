@@ -155,10 +155,16 @@ class StillerServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+SELBST = {"/v1/models": {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "messen-selbsttest"}]}}
+# what the tests' endpoint says of itself unless a test gives other pages: the loopback endpoint messen knows, with
+# an unknown server's words and no probe; one server, whatever its port, as a comparison needs
+
+
 class Endpunkt:
     def __init__(self, antwort, seiten=None):
         self.antwort = antwort
-        self.seiten = seiten or {}  # path -> JSON a GET of it answers (what a server says of itself); else 404
+        # path -> JSON a GET of it answers (what a server says of itself); else 404. {}: a server that tells nothing
+        self.seiten = SELBST if seiten is None else seiten
         self.geholt = []  # the paths GET asked, in arrival order
         self.anfragen = []  # (headers, body) in arrival order
         self.je_fall = collections.Counter()  # case id -> requests so far (None: not a case)

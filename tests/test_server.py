@@ -364,3 +364,16 @@ def test_fortgesetzt_bei_einem_anderen_server_wird_abgelehnt(cli, endpunkt, tmp_
         "llama.cpp b7000-abc123 (/v1/models: owned_by llamacpp): resume it there, or use another --tag (--neu "
         "measures anew)\n"))
     assert anders.zahl() == 0  # nothing asked of it
+
+
+def test_ein_unbekannter_server_an_anderer_adresse_ist_nicht_vergleichbar(cli, endpunkt):
+    """Two servers that do not say who they are, at two URLs: whether they are one cannot be told."""
+    a, b = endpunkt(bereit, SERVER["unbekannt"]), endpunkt(bereit, SERVER["Proxy"])
+    vorbereitet(cli, *messung(a.url, "--tag", "a"))
+    vorbereitet(cli, *messung(b.url, "--tag", "b"))
+    grund = (f"a was measured at {a.url}, b at {b.url}, and the server of a and b was not identified: whether both "
+             "are one server cannot be told; measure both on one identified server, or at one URL")
+    assert cli("--vergleich", "a", "b", "--streng")[::2] == (
+        2, f"messen: cannot tell whether the model of b is worse than a's: {grund}; --streng exits 2\n")
+    vorbereitet(cli, *messung(a.url, "--tag", "c"))  # the same URL: one server, identified or not
+    assert cli("--vergleich", "a", "c", "--streng")[::2] == (0, "")
