@@ -2903,6 +2903,7 @@ def erfolge_je_fall(faelle, ausgaben):
     return {i: tuple(v) for i, v in je_fall.items() if v[1]}
 
 
+NEU_GEMESSEN = {"abgeschnitten", "strom_ungeprueft"}  # settled by other settings for both runs, not by asking again
 KLAERT = {  # what would settle each cannot-tell reason of WESSEN (and of a comparison), for the exit-2 line
     "strom_ungeprueft": "the plain cross-check, asked at --temp 0 only: measure at --temp 0, or without --stream",
     "geparst_abgelehnt": "what the model wrote, in the server's log: a call written wrongly, or a form its parser "
@@ -5726,11 +5727,12 @@ def streng_satz(v):
     gruende = {art: dict.fromkeys(g for i in ids if v["wessen"][i]["art"] == art for g in v["wessen"][i]["gruende"])
                for art in ("unklar", "server")}
     klaert = [f"{g}: {KLAERT[g]}" for g in gruende["unklar"] if g in KLAERT] + [
-        f"the server's {', '.join(gruende['server'])}: fix the server (the diagnosis says how), then ask those "
-        f"outputs again (the command that measured {b}, with --klaeren)"] * bool(gruende["server"])
+        f"the server's {', '.join(gruende['server'])}: fix the server (the diagnosis says how)"] * bool(gruende["server"])
     return (f"cannot tell whether {b} is worse than {a}: {mal(len(ids), 'case')} ({', '.join(ids)}) could go "
             "either way, worse beyond chance counted against B only; what would settle it: "
-            f"{'; '.join(klaert) or 'the diagnosis names what is unclear'}")
+            f"{'; '.join(klaert) or 'the diagnosis names what is unclear'}" +
+            (f"; then the command that measured {b}, with --klaeren, asks those outputs again"
+             if gruende["server"] or set(gruende["unklar"]) - NEU_GEMESSEN else ""))
 
 
 def zeige_vergleich(form, laeufe, vs, faelle_by_id):

@@ -115,12 +115,13 @@ SIEBEN = RUFEN[8:15]  # S2-1 ... S2-7
     # the server's and the cannot-tell outputs alike are no evidence on the model: counted both ways
     (LEER, "server", "cannot tell whether b is worse than a: 7 cases (S2-1, S2-2, S2-3, S2-4, S2-5, S2-6, S2-7) "
                      "could go either way, worse beyond chance counted against B only; what would settle it: the "
-                     "server's leer: fix the server (the diagnosis says how), then ask those outputs again (the "
-                     "command that measured b, with --klaeren); --streng exits 2\n"),
+                     "server's leer: fix the server (the diagnosis says how); then the command that measured b, with "
+                     "--klaeren, asks those outputs again; --streng exits 2\n"),
     (LEER_UNGEZAEHLT, "unklar", "cannot tell whether b is worse than a: 7 cases (S2-1, S2-2, S2-3, S2-4, S2-5, S2-6, "
                                 "S2-7) could go either way, worse beyond chance counted against B only; what would "
                                 "settle it: leer: a server that reports usage: an empty answer for counted tokens is "
-                                "the server's; --streng exits 2\n"),
+                                "the server's; then the command that measured b, with --klaeren, asks those outputs "
+                                "again; --streng exits 2\n"),
 ])
 def test_mit_wiederholungen_kehrt_sich_kein_fall_um(cli, endpunkt, leer, art, meldung):
     # A: 1 right and 2 empty; B: 2 right and 1 wrong. As they stand, better in B; never "worse"

@@ -50,8 +50,8 @@ def test_drei_leere_antworten_sind_des_servers(cli, endpunkt):
     status, out, err = cli("--vergleich", "a", "b", "--streng")
     assert (status, err) == (2, "messen: cannot tell whether b is worse than a: 3 cases (S2-1, S2-2, S2-3) could go "
                                 "either way, worse beyond chance counted against B only; what would settle it: the "
-                                "server's leer: fix the server (the diagnosis says how), then ask those outputs "
-                                "again (the command that measured b, with --klaeren); --streng exits 2\n")
+                                "server's leer: fix the server (the diagnosis says how); then the command that "
+                                "measured b, with --klaeren, asks those outputs again; --streng exits 2\n")
     assert out.splitlines()[-2] == (
         "0 cases better and 6 worse in b than in a (auftraege_gelungen over the 42 cases compared: -14.3 points); "
         "exact sign test p = 0.0312. 3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3); counting the "
@@ -95,7 +95,7 @@ GRENZE = ("--extra", '{"max_tokens": 256}')
      f"p = {2 / 2 ** 7:.3g}: cannot tell", 2,
      "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
      "beyond chance counted against B only; what would settle it: the server's leer: fix the server (the diagnosis "
-     "says how), then ask those outputs again (the command that measured b, with --klaeren); --streng exits 2\n"),
+     "says how); then the command that measured b, with --klaeren, asks those outputs again; --streng exits 2\n"),
     # cut off at the limit both runs were asked with: the model's; 7 worse
     (ABGESCHNITTEN, GRENZE, "worse in b than in a (auftraege_gelungen over the 42 cases compared: -16.7 points); exact sign "
      f"test p = {2 / 2 ** 7:.3g}: b is worse beyond chance", 3,
@@ -103,7 +103,8 @@ GRENZE = ("--extra", '{"max_tokens": 256}')
      f"(p = {2 * 2 / 2 ** 7:.3g}, Holm-corrected); --streng exits 3\n"),
     # cut off at the server's own limit, which may be another in b (a smaller context): cannot tell
     (ABGESCHNITTEN, (), "4 cases could go either way, whose outputs cannot be told (abgeschnitten: S2-1, S2-2, "
-     "S2-3, S2-4); counting the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) "
+     "S2-3, S2-4); counting the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 "
+     "worse) counted for B: p = 0.25, 7 (0 better, 7 worse) "
      f"counted against B: p = {2 / 2 ** 7:.3g}: cannot tell", 2,
      "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
      "beyond chance counted against B only; what would settle it: abgeschnitten: a token limit set for both runs "
@@ -114,7 +115,8 @@ GRENZE = ("--extra", '{"max_tokens": 256}')
      f"p = {2 / 2 ** 7:.3g}: cannot tell", 2,
      "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
      "beyond chance counted against B only; what would settle it: angekuendigt: the server's tool-call parser, "
-     "checked with --pruefen: the calls it announced are lost there; --streng exits 2\n"),
+     "checked with --pruefen: the calls it announced are lost there; then the command that measured b, with "
+     "--klaeren, asks those outputs again; --streng exits 2\n"),
 ])
 def test_jeder_grund_hat_seine_art(cli, endpunkt, antwort, extra, grund, status, meldung):
     zwei_laeufe(cli, endpunkt, server_und_modell({i: antwort for i in ("S2-1", "S2-2", "S2-3", "S2-4")},
