@@ -1222,8 +1222,9 @@ def ollama_version(seite):
 
 
 UNBEKANNTER_SERVER = Familie(
-    "an unknown server", probe="unbekannt", parser="the server's tool-call parser for this model's template (its name and option depend "
-    "on the server)", vorlage="a chat template that renders the tools",
+    "an unknown server", probe="unbekannt",
+    parser="the server's tool-call parser for this model's template (its name and option depend on the server)",
+    vorlage="a chat template that renders the tools",
     denken="how the server's reasoning and tool-call parsers are paired")
 SELBSTTEST = "messen-selbsttest"  # the owner the built-in loopback endpoint names
 FAMILIEN = {f.name: f for f in (
@@ -1240,7 +1241,8 @@ FAMILIEN = {f.name: f for f in (
             vorlage="--chat-template-file with a tool-aware template", denken="--reasoning-format"),
     # SGLang turns "required" into a JSON-schema constraint and parses the result itself, whatever its
     # --tool-call-parser (serving_chat.py, "Handle required or named tool choice")
-    Familie("SGLang", owned_by=("sglang",), probe="grammatik", parser="--tool-call-parser for the form the model writes{parser}",
+    Familie("SGLang", owned_by=("sglang",), probe="grammatik",
+            parser="--tool-call-parser for the form the model writes{parser}",
             vorlage="--chat-template with a template that renders tools", denken="--reasoning-parser",
             parser_namen=(("<tool_call>", "qwen25"), ("[TOOL_CALLS]", "mistral"), ("<|python_tag|>", "llama3"),
                           ("[f(a=1)]", "pythonic"))),
@@ -2460,7 +2462,8 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
             "protokoll": dict(sum((collections.Counter(b["protokoll"]) for b in schritte), collections.Counter())),
             "text": letzte["text"], "schleife": letzte["schleife"],
             # an S7 job's line sums its steps' tokens: whose an empty last step is, its own count says
-            "inhalt_da": letzte["inhalt_da"], "completion_tokens": letzte["completion_tokens"], "finish": letzte["finish"],
+            "inhalt_da": letzte["inhalt_da"], "completion_tokens": letzte["completion_tokens"],
+            "finish": letzte["finish"],
             "befunde": kein_befund(fehlt, letzte["schleife"]) if fehlt else [] if beendet and anders is None else [
                 Befund(("schrittgrenze",), f"still calling after {len(verlauf)} requests, the step limit") if grenze
                 else Befund(("falscher_zustand",), f"the end state differs: {anders}" if anders else
@@ -2702,7 +2705,8 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         "fehlgeschlagen": [i for i, (e, m) in alle_faelle.items() if e < m],
         "diagnose": diagnose(ausgaben, katalog.schwelle_s1(faelle), einstellungen),
         "unlesbar_geschrieben": [{"id": a["id"], "lauf": a["lauf"], "zug": zug, "form": form, "text": text}
-                                 for a in ausgaben if "ganz" not in a for zug, b in ((1, a), (2, a.get("nachfrage"))) if b
+                                 for a in ausgaben if "ganz" not in a
+                                 for zug, b in ((1, a), (2, a.get("nachfrage"))) if b
                                  for form, text in unlesbar_von(b)],
         "nachfrage": nachfrage(ausgaben),
         "fehlerarten": fehlerarten(faelle, ausgaben),
@@ -3524,8 +3528,8 @@ def gefragt(endpunkt, wer, fall, body, zweck):
     if antwort.strom is None or lauf.temp != 0 or gelungen(bewerte_ausgabe(fall, antwort.nachricht, antwort.finish,
                                                                              lauf.katalog.umbenennung)):
         return zuege
-    zuege.append(nochmal_gefragt(endpunkt, wer, {k: v for k, v in body.items() if k not in ("stream", "stream_options")},
-                                 OHNE_STROM))
+    schlicht = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+    zuege.append(nochmal_gefragt(endpunkt, wer, schlicht, OHNE_STROM))
     if "nachricht" in zuege[-1] and als_menge(lies_aufrufe(zuege[-1]["nachricht"])[0]) != \
             als_menge(lies_aufrufe(antwort.nachricht)[0]):
         zuege.append(nochmal_gefragt(endpunkt, wer, body, NOCHMAL))
@@ -3636,7 +3640,8 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
             if start == 0:
                 schreibe(roh, als_zeile({"einstellungen": einstellungen}))
             for fall, k, (zuege, fehler) in beantworte(Endpunkt(lauf), auftraege, lauf.parallel):
-                a = mit_frueheren(ausgabe_von(lauf, fall, k, sitzung, zuege), ersetzt.get((fall["id"], k)), lauf.klaeren)
+                a = mit_frueheren(ausgabe_von(lauf, fall, k, sitzung, zuege), ersetzt.get((fall["id"], k)),
+                                  lauf.klaeren)
                 schreibe(roh, als_zeile(speicherform(a)))  # answered is saved: an interrupted run loses nothing
                 if (fall["id"], k) in ersetzt:
                     ausgaben[:] = [b for b in ausgaben if (b["id"], b["lauf"]) != (fall["id"], k)]
@@ -4002,13 +4007,14 @@ def diagnose_kopf(d, des_servers, beim_server):
     modell = d["eigenes_format"] or set(d["unlesbar"]) - {VERSUCH} or d["sofort_beendet"] or \
         set(beim_server) - set(des_servers)
     unklar = "schleife" in des_servers or d["text_ungeklaert"] or d["strom_ungeprueft"] or VERSUCH in d["unlesbar"]
+    was = "calls" if d["text_ungeklaert"] or VERSUCH in d["unlesbar"] else "outputs"
     arten = [w for w, da in (("what the server did", server), ("what the model did", modell),
                              ("what cannot be told", unklar)) if da]
     if len(arten) > 1:
         return f"Diagnosis: {', '.join(arten[:-1])} and {arten[-1]}"
     return {"what the server did": "Diagnosis: what the server did, not the model",
             "what the model did": "Diagnosis: the server did its part; the model did not",
-            "what cannot be told": f"Diagnosis: whose some {'calls' if d['text_ungeklaert'] or VERSUCH in d['unlesbar'] else 'outputs'} are cannot be told"}.get(
+            "what cannot be told": f"Diagnosis: whose some {was} are cannot be told"}.get(
         arten[0] if arten else None, "Diagnosis: nothing blamed on the server; a note")
 
 
@@ -4497,7 +4503,8 @@ def urteil(v):
         return satz + f". Cannot tell whether the model changed: {v['nicht_vergleichbar']}."
     m = v["modell"]["gesamt"]
     if v["serverseitig"] or v["unklar"]:
-        beide = (m["fuer_b"]["besser"], m["fuer_b"]["schlechter"]) != (m["gegen_b"]["besser"], m["gegen_b"]["schlechter"])
+        beide = [(m[s]["besser"], m[s]["schlechter"]) for s in ("fuer_b", "gegen_b")]
+        beide = beide[0] != beide[1]
         satz += f". {herkunft(v)}; " + ("counting the outputs that are no evidence on the model for B and against B: "
                                         if beide else "on the model's ") + modell_zahlen(m)
     ganz = " as a whole, not in every kind (below)" if m["urteil"] == "besser" and v["rueck"] else ""
@@ -4621,8 +4628,8 @@ def differenz(name, d):
 def vergleich_text(a, b, v, faelle):
     (ea, ka), (eb, kb) = a[:2], b[:2]
     zeilen = [f"A: {kopfzeile(ea, ka)}", f"B: {kopfzeile(eb, kb)}", ""]
-    zeilen += tabelle_text(zahlen_zeilen([a[:2], b[:2]], differenz_spalte=True), ["A", "B", "B - A"]) + [""] + [f"{x} {z}" for x, e, k in (("A", ea, ka), ("B", eb, kb))
-                      for z in diagnose_zeilen(k["diagnose"], e)]
+    zeilen += tabelle_text(zahlen_zeilen([a[:2], b[:2]], differenz_spalte=True), ["A", "B", "B - A"]) + [""]
+    zeilen += [f"{x} {z}" for x, e, k in (("A", ea, ka), ("B", eb, kb)) for z in diagnose_zeilen(k["diagnose"], e)]
     zeilen += vergleich_hinweise(ea, eb)[:-1]
     for titel, ids in (("Better in B", v["besser"]), ("Worse in B", v["schlechter"])):
         if ids:
@@ -5716,7 +5723,8 @@ def streng_satz(v):
         wo = [f"over all cases (p = {p[t]:.3g})" if t == "gesamt" else
               f"in {GRUPPEN[t]} (p = {p[t]:.3g}, Holm-corrected)" for t in teile]
         if n["urteil"] == "schlechter":
-            wo.append(f"in what an agent gets done (gelungen_nativ, p = {max(n['fuer_b']['p'], n['gegen_b']['p']):.3g})")
+            p_nativ = max(n["fuer_b"]["p"], n["gegen_b"]["p"])
+            wo.append(f"in what an agent gets done (gelungen_nativ, p = {p_nativ:.3g})")
         eigene = ", on the flips the server does not explain" if v["serverseitig"] else ""
         return f"{b} is worse than {a} beyond chance at 5 % {' and '.join(wo)}{eigene}"
     if n["urteil"] == "unklar" and not v["unklar"]:
@@ -5727,7 +5735,8 @@ def streng_satz(v):
     gruende = {art: dict.fromkeys(g for i in ids if v["wessen"][i]["art"] == art for g in v["wessen"][i]["gruende"])
                for art in ("unklar", "server")}
     klaert = [f"{g}: {KLAERT[g]}" for g in gruende["unklar"] if g in KLAERT] + [
-        f"the server's {', '.join(gruende['server'])}: fix the server (the diagnosis says how)"] * bool(gruende["server"])
+        f"the server's {', '.join(gruende['server'])}: fix the server (the diagnosis says how)"
+    ] * bool(gruende["server"])
     return (f"cannot tell whether {b} is worse than {a}: {mal(len(ids), 'case')} ({', '.join(ids)}) could go "
             "either way, worse beyond chance counted against B only; what would settle it: "
             f"{'; '.join(klaert) or 'the diagnosis names what is unclear'}" +
