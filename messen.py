@@ -28,11 +28,12 @@ Usage:
     python3 messen.py --vergleich gross klein
     python3 messen.py --vergleich gross gross-syn gross-abl   # a robustness table of variants
 
-Exit status: 0 a complete measurement (--pruefen: the server is set up right),
+Exit status: 0 a complete measurement (--pruefen: no check failed),
 1 the run failed (server, network, a full disk; --pruefen: a check failed), 2 bad
 usage or bad input (--streng: runs not comparable, or evidence that cannot settle
 whether the model is worse), 3 --vergleich --streng: the last run's model is worse
-beyond chance, over all cases or in calling or holding still, 130 interrupted,
+beyond chance, over all cases, in calling or holding still, or in what an agent gets
+(gelungen_nativ), 130 interrupted,
 143 terminated. Every answered output is kept in
 ergebnisse/<tag>.jsonl; the same command again asks only for what is missing.
 
@@ -5399,7 +5400,7 @@ examples:
 
 --bewerten and --vergleich read the runs saved in ergebnisse/ of the current folder (or --ausgabe).
 
-exit status: 0 a complete measurement (--pruefen: set up right), 1 the run failed (server, network, disk;
+exit status: 0 a complete measurement (--pruefen: no check failed), 1 the run failed (server, network, disk;
 --pruefen: a check failed), 2 bad usage or input (--streng: not comparable, or cannot tell), 3 --streng: the last run's
 model is worse beyond chance, 130 interrupted, 143 terminated. The same command again asks only for what
 is missing."""
