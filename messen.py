@@ -304,6 +304,11 @@ class Katalog:
     eroeffnung_ganz: str = None  # S7's system message; only the chapter's catalogue has a world to run
     seed: int = None  # reihenfolge: the seed of the order sent
     zusatz: tuple = ()  # ablenkung: the decoys' names, offered in S1 too
+    sprache: object = None  # synonyme: text -> the text naming every tool and parameter as sent
+
+    def als_gesendet(self, text):
+        """A question or a user's reply as sent: under synonyme no original name reaches the model."""
+        return self.sprache(text) if self.sprache else text
 
     def name(self):
         return f"the catalogue {self.datei}" if self.datei else "the built-in catalogue"
@@ -349,8 +354,8 @@ def umbenannt(katalog):
     """Every tool and parameter under its other name; the descriptions and the opening follow where
     they name one as a whole word (never inside another name): a tool's name in any style, a
     parameter's where it looks like an identifier (contact_id, contactId, id2), since a parameter
-    such as `text` or `date` is a word of the prose too. Enum values stay: the opening and the
-    questions use them."""
+    such as `text` or `date` is a word of the prose too; the questions and replies follow when sent
+    (Katalog.als_gesendet). Enum values stay: the opening and the questions use them."""
     werkzeuge, argumente = katalog.synonyme["werkzeuge"], katalog.synonyme["argumente"]
     karte = {**{n: v for n, v in argumente.items() if bezeichner(n)}, **werkzeuge}
     namen = sorted(karte, key=len, reverse=True)
@@ -369,6 +374,7 @@ def umbenannt(katalog):
                                                     if "description" in w["function"] else {}))}
            for w in katalog.werkzeuge]
     return dataclasses.replace(katalog, werkzeuge=neu, eroeffnung=text(katalog.eroeffnung), variante="synonyme",
+                               sprache=text,
                                eroeffnung_ganz=text(katalog.eroeffnung_ganz),
                                umbenennung={"werkzeuge": dict(werkzeuge), "argumente": dict(argumente)})
 
@@ -914,7 +920,7 @@ def anfrage(fall, lauf, extra=None):
     body = {
         "model": lauf.modell,
         "messages": [{"role": "system", "content": katalog.eroeffnung_ganz if fall.get("stufe") == GANZ else
-                      katalog.eroeffnung}, {"role": "user", "content": fall["frage"]}]
+                      katalog.eroeffnung}, {"role": "user", "content": katalog.als_gesendet(fall["frage"])}]
         + (ergebnis_nachrichten(fall, katalog) if "ergebnis" in fall else []),
         "tools": angeboten(fall, katalog),
         "tool_choice": "auto",
@@ -941,33 +947,41 @@ def ergebnis_nachrichten(fall, katalog):
     return werkzeug_runde(fall["id"], gesendet, fall["ergebnis"], katalog)
 
 
-def werkzeug_runde(schluessel, aufrufe, ergebnisse, katalog):
+def werkzeug_runde(schluessel, aufrufe, ergebnisse, katalog, gesagt=None):
     """One round of tools as the conversation carries it: the assistant's calls (aufrufe: name and args as
-    sent), then one tool message per call, the result's keys in the names the catalogue sent.
+    sent) beside what it told the user (gesagt: beside native calls, sent back as an agent does; text calls are
+    their content), then one tool message per call,
+    the result's keys in the names the catalogue sent.
 
-    content "" beside tool_calls: TGI refuses a message without content, and LM Studio
+    content "" beside tool_calls where nothing was told: TGI refuses a message without content, and LM Studio
     refused null; every server takes "". The ids are 9 letters or digits, the only
     ids Mistral's templates accept, and fixed by `schluessel`, so that a request is the same each time."""
     ids = [hashlib.sha256(f"{schluessel}/{i}".encode()).hexdigest()[:9] for i in range(len(aufrufe))]
     rufe = [{"id": i, "type": "function", "function": {"name": begrenzt(c["name"]),
                                                         "arguments": json.dumps(begrenzt(c["args"]))}}
             for i, c in zip(ids, aufrufe)]
-    return [{"role": "assistant", "content": "", "tool_calls": rufe}] + [
+    gesagt = begrenzt(gesagt) if isinstance(gesagt, str) else ""
+    return [{"role": "assistant", "content": gesagt, "tool_calls": rufe}] + [
         {"role": "tool", "tool_call_id": i, "content": ergebnis_text(umbenannte_args(katalog, e))}
         for i, e in zip(ids, ergebnisse)]
 
 
 WERT_HOECHSTENS = 2_000  # characters of one string a conversation carries back (a model's 170 KB note)
+EINTRAEGE_HOECHSTENS = 200  # keys of one object, items of one list (a model's 200,000 arguments)
 ERGEBNIS_HOECHSTENS = 20_000  # characters of one tool message: a request never passes a few MB
 
 
 def begrenzt(wert):
-    """A value with each string cut at WERT_HOECHSTENS characters, saying so: still the JSON it was."""
+    """A value with each string cut at WERT_HOECHSTENS characters and each object or list at EINTRAEGE_HOECHSTENS
+    entries, saying so: still the JSON it was."""
     if isinstance(wert, str) and len(wert) > WERT_HOECHSTENS:
         return f"{wert[:WERT_HOECHSTENS]}... (cut: {len(wert) - WERT_HOECHSTENS} characters more)"
+    mehr = f"(cut: {len(wert) - EINTRAEGE_HOECHSTENS} entries more)" if isinstance(wert, (dict, list)) and \
+        len(wert) > EINTRAEGE_HOECHSTENS else None
     if isinstance(wert, dict):
-        return {k: begrenzt(v) for k, v in wert.items()}
-    return [begrenzt(v) for v in wert] if isinstance(wert, list) else wert
+        kurz_ = {k: begrenzt(v) for k, v in list(wert.items())[:EINTRAEGE_HOECHSTENS]}
+        return dict(kurz_, **{"...": mehr}) if mehr else kurz_
+    return [begrenzt(v) for v in wert[:EINTRAEGE_HOECHSTENS]] + [mehr] * bool(mehr) if isinstance(wert, list) else wert
 
 
 def ergebnis_text(ergebnis):
@@ -1007,7 +1021,7 @@ def nachfrage_anfrage(fall, lauf, nachricht):
     """The second turn: the question, the first answer's content as returned, and the user's reply."""
     body = anfrage(fall, lauf)
     body["messages"] += [{"role": "assistant", "content": nachricht.get("content") or ""},
-                         {"role": "user", "content": fall["nachtrag"]}]
+                         {"role": "user", "content": lauf.katalog.als_gesendet(fall["nachtrag"])}]
     return body
 
 
@@ -2139,17 +2153,19 @@ def kanonisch(welt, fall):
             "termine": reihe(welt["termine"]), "ausgang": reihe(welt["ausgang"])}
 
 
-def fuehre_aus(welt, name, args, namen=None):
+def fuehre_aus(welt, name, args, namen=None, attrappen=()):
     """Execute one call against the world: its result as the CRM returns it, {"error": ...} for a call it
     refuses (an unknown tool or argument, a missing or invalid value, an unknown id, a taken room); a
     refused call changes nothing. Strings are taken stripped, as passt compares them. namen: tool and
-    parameter names as the catalogue sent them (a variant), which every text of the result then uses."""
+    parameter names as the catalogue sent them (a variant), which every text of the result then uses.
+    attrappen: the decoys the catalogue offered (ablenkung), answered as the tools they claim to be."""
     nenne = functools.partial(benannt, namen or {})
-    if name not in CRM:
+    tools = {**CRM, **{n: ATTRAPPEN[n] for n in attrappen}}
+    if name not in tools:
         return {"error": f"there is no tool {nenne(name)}"}
     if not isinstance(args, dict):
         return {"error": "the arguments are not a JSON object"}
-    schema = WERKZEUGE[name]
+    schema = SCHEMATA[name]
     fremd = sorted(set(args) - set(schema["properties"]))
     fehlt = [p for p in schema["required"] if p not in args]
     falsch = next((k for k, v in args.items() if k in schema["properties"] and not isinstance(v, str)), None)
@@ -2161,7 +2177,7 @@ def fuehre_aus(welt, name, args, namen=None):
     if grund:
         return {"error": grund}
     try:
-        return CRM[name](welt, **args)
+        return tools[name](welt, **args)
     except CrmFehler as e:
         return {"error": CRM_NAME.sub(lambda m: nenne(m.group(1)), str(e))}
 
@@ -2170,8 +2186,9 @@ CRM_NAME = re.compile(r"«(\w+)»")  # a tool's or parameter's name in a CrmFehl
 
 
 def benannt(namen, name):
-    """A tool's or parameter's name as the catalogue sent it (namen: original -> sent)."""
-    return namen.get(name, name)
+    """A tool's or parameter's name as the catalogue sent it (namen: original -> sent); an old name the
+    model wrote, as it wrote it (never a word of what messen knows of it)."""
+    return namen.get(name, str(name).removesuffix(ALTER_NAME))
 
 
 def kontakt(welt, contact_id):
@@ -2237,7 +2254,8 @@ def crm_add_note(welt, contact_id, text):
 
 
 def crm_list_calendars(welt):
-    return {"calendars": [{"key": k, "name": n} for k, n in KALENDER_NAMEN.items()]}
+    # subtle: not "name": under synonyme a result's key that is a parameter's name is renamed (full_name)
+    return {"calendars": [{"key": k, "description": n} for k, n in KALENDER_NAMEN.items()]}
 
 
 def crm_get_events(welt, calendar, date):
@@ -2274,6 +2292,20 @@ CRM = {"list_contacts": crm_list_contacts, "get_contact": crm_get_contact, "crea
        "update_contact": crm_update_contact, "delete_contact": crm_delete_contact, "add_note": crm_add_note,
        "list_calendars": crm_list_calendars, "get_events": crm_get_events, "create_event": crm_create_event,
        "book_room": crm_book_room, "send_email": crm_send_email}  # tool name -> function
+
+
+def crm_cancel_event(welt, calendar, event_id):
+    raise CrmFehler(f"no event of the calendar {calendar} has the id {event_id}")  # events have none
+
+
+ATTRAPPEN = {  # --variante ablenkung: each decoy answers as the tool it claims to be, and changes nothing;
+    # a call of one is spare all the same (LESEND)
+    "list_companies": lambda welt, industry=None: {"companies": sorted({k["company"] for k in welt["kontakte"]
+                                                                        if k["company"]})},
+    "cancel_event": crm_cancel_event, "send_sms": lambda welt, phone, text: {"sent": True},
+    "archive_contact": lambda welt, contact_id: {"archived": kontakt(welt, contact_id)["contact_id"]}}
+SCHEMATA = {**WERKZEUGE, **{w["function"]["name"]: w["function"]["parameters"] for w in ABLENKUNG}}
+LESEND = {"list_contacts", "get_contact", "list_calendars", "get_events"}  # the tools that change nothing
 
 
 def welt_nach(fall):
@@ -2415,6 +2447,7 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None):
     still = fall.get("stufe") in STILL
     fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or fall.get("stufe") == GANZ)
     schleife = finish == "length" and schleift(nachricht)
+    gedacht = fehlt == "leer" and "<think>" in inhalt(nachricht)
     return {"aufrufe": aufrufe, "form": form, "treffer": treffer, "offen": offen,
             "soll": len(soll), "fehlerhaft": sum(a["args"] is None for a in aufrufe), "mangel": fehlt,
             "still": still,
@@ -2422,55 +2455,147 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None):
             "text": erste_zeile(nachricht), "schleife": schleife,
             "inhalt_da": inhalt(nachricht) != "", "finish": finish,
             "completion_tokens": zahl_oder_none(usage, "completion_tokens"),
-            "befunde": kein_befund(fehlt, schleife) if fehlt else [] if vollstaendig or not soll and not aufrufe else
+            "nur_gedacht": gedacht,
+            "befunde": kein_befund(fehlt, schleife, gedacht) if fehlt else
+            [] if vollstaendig or not soll and not aufrufe else
             befunde(aufrufe, soll, still, treffer)}
 
 
-def kein_befund(fehlt, schleife):
-    """An output that is no answer fails once, by its reason: a loop is a cut answer the diagnosis names apart."""
+def kein_befund(fehlt, schleife, gedacht=False):
+    """An output that is no answer fails once, by its reason: a loop is a cut answer the diagnosis names apart;
+    a text wholly inside <think> is the model's, which thought and never answered."""
     return [Befund(("schleife" if fehlt == "abgeschnitten" and schleife else fehlt,),
-                   f"no answer ({fehlt}: see the diagnosis)")]
+                   NUR_GEDACHT if gedacht else f"no answer ({fehlt}: see the diagnosis)")]
+
+
+NUR_GEDACHT = "no answer: its whole text stood inside <think>, the model thought and never answered"
 
 
 def bewerte_ganz(fall, verlauf, umbenennung=None):
-    """Grade one S7 job on its end state. The calls of every step are executed again on a fresh copy of the
-    case's world (the tools are deterministic, so this is the world the loop left) and compared with the
-    world the reference leaves: every change made, no other (reads are free). erledigt (treffer 1) needs
-    that and a last answer without a call (naming the values antwort lists, for a job that ends in a
-    lookup). The record has the keys every output's has, so the stage line, the per-case test and the
-    diagnosis take it: its calls (the native ones first), their form, the answer that broke the job
-    (mangel), and ganz: the steps, the reference's, and what differs."""
-    welt, schritte = welt_von(fall), [bewerte_ausgabe({"erwartet": [], "stufe": GANZ}, s["nachricht"],
-                                                      s["finish_reason"], umbenennung, s["usage"]) for s in verlauf]
-    for b in schritte:
-        for c in b["aufrufe"]:
-            fuehre_aus(welt, c["name"], c["args"])
-    letzte, text = schritte[-1], ohne_denken(inhalt(verlauf[-1]["nachricht"]))
+    """Grade one S7 job on its end state and its way. The calls of every step are executed again on a fresh copy
+    of the case's world (the tools are deterministic, so this is the world the loop left) and compared with the
+    world the reference leaves: every change made, no other (reads are free). erledigt (treffer 1) needs that, a
+    way without a spare write (see im_job), and a last answer without a call that names the values antwort lists
+    and none of their alternatives (see genannt). The record has the keys every output's has, so the stage
+    line, the per-case test and the diagnosis take it: the calls run (the native ones first), their form, the
+    answer that broke the job (mangel), and ganz: the steps, the reference's, and what differs."""
+    schritte = [bewerte_ausgabe({"erwartet": [], "stufe": GANZ}, s["nachricht"], s["finish_reason"], umbenennung,
+                                s["usage"]) for s in verlauf]
+    gelaufen = gelaufene_aufrufe([b["aufrufe"] for b in schritte])
+    welt, weg, ergebnisse = im_job(fall, gelaufen)
+    letzte, texte = schritte[-1], [ohne_denken(inhalt(s["nachricht"])) for s in verlauf]
     # subtle: a closing text the limit merely ended still closes the job, as a complete answer does elsewhere
-    beendet = not letzte["aufrufe"] and (letzte["mangel"] is None or letzte["mangel"] == "abgeschnitten" and
-                                         text.strip() != "")
-    fehlt = [w for w in fall.get("antwort", []) if w not in text] if beendet else []
-    anders = zustand_anders(kanonisch(welt, fall), welt_nach(fall)) or \
-        (fehlt and f"the closing answer does not name {', '.join(fehlt)}") or None
-    nativ = [c for b in schritte for c in b["aufrufe"] if c["quelle"] == NATIV]
-    aus_text = [c for b in schritte for c in b["aufrufe"] if c["quelle"] != NATIV]
+    beendet = not gelaufen[-1] and (letzte["mangel"] is None or letzte["mangel"] == "abgeschnitten" and
+                                    texte[-1].strip() != "")
+    zustand = zustand_anders(kanonisch(welt, fall), welt_nach(fall))
+    weg = [] if zustand else weg  # a spare write that left its trace is named by the end state
+    teile = ([f"the end state differs: {zustand}"] if zustand else []) + \
+        (antwort_fehler(fall, "\n".join(texte), ergebnisse) if beendet else []) + weg
+    alle = [c for aufrufe in gelaufen for c in aufrufe]
+    nativ = [c for c in alle if c["quelle"] == NATIV]
     fehlt = None if beendet else letzte["mangel"]
     grenze = not beendet and fehlt is None and len(verlauf) >= schrittgrenze(fall)
-    return {"aufrufe": nativ + aus_text, "form": next((b["form"] for b in schritte if b["form"] not in (None, "nativ")),
-                                                  "nativ" if nativ else None),
-            "treffer": int(beendet and anders is None), "offen": 0, "soll": 1, "nativ": len(nativ),
-            "fehlerhaft": sum(b["fehlerhaft"] for b in schritte), "mangel": fehlt, "still": False,
+    return {"aufrufe": nativ + [c for c in alle if c["quelle"] != NATIV],
+            "form": next((c["quelle"] for c in alle if c["quelle"] != NATIV), "nativ" if nativ else None),
+            "treffer": int(beendet and not teile), "offen": 0, "soll": 1, "nativ": len(nativ),
+            "fehlerhaft": sum(c["args"] is None for c in alle), "mangel": fehlt, "still": False,
             "protokoll": dict(sum((collections.Counter(b["protokoll"]) for b in schritte), collections.Counter())),
-            "text": letzte["text"], "schleife": letzte["schleife"],
+            "text": letzte["text"], "schleife": letzte["schleife"], "nur_gedacht": letzte["nur_gedacht"],
             # an S7 job's line sums its steps' tokens: whose an empty last step is, its own count says
             "inhalt_da": letzte["inhalt_da"], "completion_tokens": letzte["completion_tokens"],
-            "finish": letzte["finish"],
-            "befunde": kein_befund(fehlt, letzte["schleife"]) if fehlt else [] if beendet and anders is None else [
-                Befund(("schrittgrenze",), f"still calling after {len(verlauf)} requests, the step limit") if grenze
-                else Befund(("falscher_zustand",), f"the end state differs: {anders}" if anders else
-                            "no closing answer")],
-            "ganz": {"schritte": len(verlauf), "referenz": len(fall["loesung"]), "zustand": anders, "grenze": grenze,
-                     "aufrufe": [b["aufrufe"] for b in schritte], "gekommen": schritte}}
+            "finish": letzte["finish"], "befunde": job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf),
+            "ganz": {"schritte": len(verlauf), "referenz": len(fall["loesung"]), "zustand": zustand, "grenze": grenze,
+                     "aufrufe": gelaufen, "gekommen": schritte}}
+
+
+def job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf):
+    """A failed job's one Befund: no answer, the step limit, or what differs (the end state, the closing answer:
+    falscher_zustand; the way: ueberzaehlig), in one line."""
+    if fehlt:
+        return letzte["befunde"]
+    if not beendet:
+        return [Befund(("schrittgrenze",), f"still calling after {len(verlauf)} requests, the step limit") if grenze
+                else Befund(("falscher_zustand",), "no closing answer")]
+    arten = (("falscher_zustand",) if len(teile) > len(weg) else ()) + (("ueberzaehlig",) if weg else ())
+    return [Befund(arten, gekuerzt(teile))] if teile else []
+
+
+def gelaufene_aufrufe(schritte):
+    """The calls of each step that the loop runs: all, but a call written as text that repeats one run before
+    (a model quoting what it did in its closing answer is not doing it again)."""
+    frueher, gelaufen = set(), []
+    for aufrufe in schritte:
+        gelaufen.append([c for c in aufrufe if c["quelle"] == NATIV or kern_text(c) not in frueher])
+        frueher.update(map(kern_text, aufrufe))
+    return gelaufen
+
+
+def kern_text(c):
+    """A call as the world takes it, comparable: its name and its arguments, strings stripped."""
+    args = c["args"] if not isinstance(c["args"], dict) else \
+        {k: v.strip() if isinstance(v, str) else v for k, v in c["args"].items()}
+    return json.dumps({"name": c["name"], "args": args}, sort_keys=True, ensure_ascii=False)
+
+
+def im_job(fall, gelaufen):
+    """Run a job's calls on a fresh copy of its world: (the world they leave, what was wrong with the way, every
+    result). A write is spare when it repeats one of the job (same tool, same arguments, refused or not), when it
+    is a decoy's or no tool's of the CRM, or when the reference makes it only after a refusal and it was sent
+    before that refusal came back (a hedge: both rooms booked at once)."""
+    welt, warten = welt_von(fall), nach_ablehnung(fall)
+    erst = {}  # a call -> the step it was first sent in
+    for nr, aufrufe in enumerate(gelaufen):
+        for c in aufrufe:
+            erst.setdefault(kern_text(c), nr)
+    weg, geschrieben, ergebnisse = [], set(), []
+    for nr, aufrufe in enumerate(gelaufen):
+        for c in aufrufe:
+            k, wartet = kern_text(c), warten.get(kern_text(c))
+            ergebnisse.append(fuehre_aus(welt, c["name"], c["args"], attrappen=ATTRAPPEN))
+            if c["name"] in LESEND or c["args"] is None:
+                continue
+            weg += [f"{aufruf_text(c)} {grund}" for grund in (
+                "is no tool of the CRM" * (c["name"] not in CRM), "repeats a write of the job" * (k in geschrieben),
+                "came before the refusal it waits for" * (wartet in erst and erst[wartet] >= nr)) if grund][:1]
+            geschrieben.add(k)
+    return welt, weg, ergebnisse
+
+
+def nach_ablehnung(fall):
+    """The reference's writes that follow a refusal: {a write: the refused call it waits for}."""
+    _, ergebnisse = abgespielt(fall)
+    warten, abgelehnt = {}, None
+    for schritt, es in zip(fall["loesung"], ergebnisse):
+        if abgelehnt:
+            warten.update({kern_text(dict(c, quelle=NATIV)): abgelehnt for c in schritt if c["name"] not in LESEND})
+        abgelehnt = next((kern_text(c) for c, e in zip(schritt, es) if "error" in e), abgelehnt)
+    return warten
+
+
+E_MAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}")  # bounded: linear in any text
+ENUMS = [p["enum"] for t in WERKZEUGE.values() for p in t["properties"].values() if "enum" in p]
+
+
+def antwort_fehler(fall, erzaehlt, ergebnisse):
+    """What the job's told text lacks or hedges: each value of antwort not named, and each alternative named
+    beside it (another value of its field's enum; another address the job's results showed)."""
+    antwort = fall.get("antwort", [])
+    gezeigt = {m.lower() for m in E_MAIL.findall(json.dumps(ergebnisse, ensure_ascii=False))}
+    teile = [f"the closing answer does not name {w}" for w in antwort if not genannt(w, erzaehlt)]
+    for w in antwort:
+        andere = [x for e in ENUMS if w.lower() in e for x in e if x != w.lower()] if w.lower() in sum(ENUMS, []) \
+            else sorted(gezeigt - {x.lower() for x in antwort}) if E_MAIL.fullmatch(w) else []
+        teile += [f"the closing answer names {x} beside {w}" for x in andere
+                  if x not in antwort and genannt(x, erzaehlt)]
+    return teile
+
+
+def genannt(wert, text):
+    """Does the text name the value? An enum word or an address as a whole word, in any case (Interessent,
+    Lea.H@...); any other value as it stands (a name, a date, a note's text)."""
+    if wert.lower() in sum(ENUMS, []) or E_MAIL.fullmatch(wert):
+        return re.search(rf"(?<![\w.+-]){re.escape(wert)}(?![\w-]|\.\w)", text, re.IGNORECASE) is not None
+    return wert in text
 
 
 def soll_von(fall):
@@ -2775,7 +2900,7 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     protokoll = sum((collections.Counter(b["protokoll"]) + strom_notizen(b) for b in alle), collections.Counter())
     katalog = katalog_befund(ausgaben, schwelle)
     return {
-        "leer": sum(b["mangel"] == "leer" and not sofort_beendet(b) for b in alle),
+        "leer": sum(b["mangel"] == "leer" and not sofort_beendet(b) and not b.get("nur_gedacht") for b in alle),
         "sofort_beendet": sum(map(sofort_beendet, alle)),
         "abgeschnitten": sum(b["mangel"] == "abgeschnitten" and not b["schleife"] for b in alle),
         "schleife": sum(b["mangel"] == "abgeschnitten" and b["schleife"] for b in alle),
@@ -3478,19 +3603,20 @@ def frage_ganz(endpunkt, fall):
     message per call; ask again; stop at an answer without a call, or at the step limit. The job is one
     output: its steps, each turn with the results the world gave."""
     lauf, namen = endpunkt.lauf, gesendete_namen(endpunkt.lauf.katalog)
-    welt, body, zuege = welt_von(fall), anfrage(fall, lauf), []
+    welt, body, zuege, frueher = welt_von(fall), anfrage(fall, lauf), [], []
     for schritt in range(schrittgrenze(fall)):
         antwort = endpunkt.frage({"id": f"{fall['id']}, step {schritt + 1}"}, body)
-        aufrufe, _ = lies_aufrufe(antwort.nachricht)
+        frueher.append(lies_aufrufe(antwort.nachricht)[0])
+        aufrufe = gelaufene_aufrufe(frueher)[-1]  # a call quoted as text again is not run again
         zurueck = zurueckbenannt(aufrufe, lauf.katalog.umbenennung) if lauf.katalog.umbenennung else aufrufe
-        ergebnisse = [fuehre_aus(welt, c["name"], c["args"], namen) for c in zurueck]
-        zuege.append(zug(SCHRITT, antwort, ergebnisse=ergebnisse))
+        ergebnisse = [fuehre_aus(welt, c["name"], c["args"], namen, lauf.katalog.zusatz) for c in zurueck]
+        zuege.append(zug(SCHRITT, antwort, ergebnisse=begrenzt(ergebnisse)))  # saved as sent: bounded
         if not aufrufe:
             break
-        # the calls as the model named them (a malformed one as {}); their results refusing it
+        # the calls as the model named them (a malformed one as {}), beside what it told; their results
         body["messages"] += werkzeug_runde(f"{fall['id']}/{schritt}", [
             {"name": c["name"] or "?", "args": {} if c["args"] is None else c["args"]} for c in aufrufe],
-            ergebnisse, lauf.katalog)
+            ergebnisse, lauf.katalog, antwort.nachricht.get("content") if native_rohe(antwort.nachricht) else None)
     return zuege
 
 
@@ -5173,11 +5299,12 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
     """
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+    wie = katalog.als_gesendet  # the questions and replies as the catalogue sent words them
     antwort = functools.partial(selbsttest_antwort, katalog, {
-        "antworten": {f["frage"]: f["erwartet"] for f in faelle if f["stufe"] != GANZ} |
-        {f["nachtrag"]: f["danach"] for f in faelle if "nachtrag" in f},
-        "nach_ergebnis": {f["frage"]: f["danach"] for f in faelle if "ergebnis" in f},  # S6: asked by its question
-        "jobs": {f["frage"]: f for f in faelle if f["stufe"] == GANZ}})  # S7: the step after as many answers
+        "antworten": {wie(f["frage"]): f["erwartet"] for f in faelle if f["stufe"] != GANZ} |
+        {wie(f["nachtrag"]): f["danach"] for f in faelle if "nachtrag" in f},
+        "nach_ergebnis": {wie(f["frage"]): f["danach"] for f in faelle if "ergebnis" in f},  # S6: by its question
+        "jobs": {wie(f["frage"]): f for f in faelle if f["stufe"] == GANZ}})  # S7: the step after as many answers
     frei = threading.BoundedSemaphore(plaetze)
 
     class Handler(BaseHTTPRequestHandler):

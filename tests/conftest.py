@@ -30,7 +30,9 @@ FAELLE = [f for f in ALLE_FAELLE if f["stufe"] not in ("S6", "S7")]  # the chapt
 WEITER_FAELLE = [f for f in ALLE_FAELLE if f["stufe"] == "S6"]
 GANZ_FAELLE = [f for f in ALLE_FAELLE if f["stufe"] == "S7"]
 BY_ID = {f["id"]: f for f in ALLE_FAELLE}
-BY_FRAGE = {f["frage"]: f for f in ALLE_FAELLE}
+SYNONYM = messen.variante(messen.STANDARD, "synonyme")
+BY_FRAGE = {**{SYNONYM.als_gesendet(f["frage"]): f for f in ALLE_FAELLE},  # a question as synonyme words it
+            **{f["frage"]: f for f in ALLE_FAELLE}}
 ABBRECHEN = object()
 TEXT_ANTWORT = "Which contact do you mean? Please give me its contact_id."
 LM_STUDIO = {"/v1/models": {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "organization_owner"}]}}

@@ -151,11 +151,11 @@ def L(fall_id, k):
               L("S7-2", 1)], True, None),
     # answered without any call, the address guessed
     ("S7-6", [completion({"role": "assistant", "content": "Lea Hoffmann's address is lea.hoffmann@example.com."})],
-     False, "the end state differs: the closing answer does not name lea.h@suedwind.example"),
+     False, "the closing answer does not name lea.h@suedwind.example"),
     # the address only in the reasoning, then a refusal
     ("S7-6", [L("S7-6", 0), L("S7-6", 1), completion({"role": "assistant", "content":
                                                       "<think>It is lea.h@suedwind.example.</think>I cannot share that."})],
-     False, "the end state differs: the closing answer does not name lea.h@suedwind.example"),
+     False, "the closing answer does not name lea.h@suedwind.example"),
     # the right answer, cut by the token limit after the value: a closing answer the limit merely ended
     ("S7-6", [L("S7-6", 0), L("S7-6", 1), completion({"role": "assistant", "content":
                                                       "Lea Hoffmann's address is lea.h@suedwind.example, and her"},
