@@ -2583,7 +2583,8 @@ def antwort_fehler(fall, erzaehlt, ergebnisse):
     gezeigt = {m.lower() for m in E_MAIL.findall(json.dumps(ergebnisse, ensure_ascii=False))}
     teile = [f"the closing answer does not name {w}" for w in antwort if not genannt(w, erzaehlt)]
     for w in antwort:
-        andere = [x for e in ENUMS if w.lower() in e for x in e if x != w.lower()] if w.lower() in sum(ENUMS, []) \
+        andere = list(dict.fromkeys(x for e in ENUMS if w.lower() in e for x in e if x != w.lower())) \
+            if w.lower() in sum(ENUMS, []) \
             else sorted(gezeigt - {x.lower() for x in antwort}) if E_MAIL.fullmatch(w) else []
         teile += [f"the closing answer names {x} beside {w}" for x in andere
                   if x not in antwort and genannt(x, erzaehlt)]

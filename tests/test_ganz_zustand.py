@@ -175,6 +175,42 @@ def test_der_endzustand_wie_er_ist(cli, endpunkt, fall_id, schritte, erledigt, w
     assert zustand(cli, endpunkt, fall_id, schritte) == (erledigt, warum)
 
 
+def antwort(text):
+    return completion({"role": "assistant", "content": text})
+
+
+@pytest.mark.parametrize("fall_id, schritte, erledigt, warum", [
+    # the same update again in the next request changes nothing, and is spare
+    ("S7-1", [L("S7-1", 0), L("S7-1", 1), L("S7-1", 1)], False,
+     'update_contact(contact_id="5b2c9e14-7a3f-4d81-b6e0-2f9a8c1d4e73", status="kunde") repeats a write of the job'),
+    # both rooms at once: the fallback was sent before the refusal it waits for came back
+    ("S7-5", [L("S7-5", 0), L("S7-5", 1) + L("S7-5", 2)], False,
+     'book_room(room="workshop", date="2026-03-20", start="10:00", end="11:00") came before the refusal it waits for'),
+    # a decoy's call changes nothing, and is spare
+    ("S7-1", [L("S7-1", 0), L("S7-1", 1) + [{"name": "send_sms", "args": {"phone": "+49", "text": "x"}}]], False,
+     'send_sms(phone="+49", text="x") is no tool of the CRM'),
+    # the asked values in another case: named all the same
+    ("S7-14", [L("S7-14", 0), L("S7-14", 1), antwort("Status: Interessent. Address: Sara@Neumann-Beratung.example.")],
+     True, None),
+    # every status named: a hedge, not an answer
+    ("S7-14", [L("S7-14", 0), L("S7-14", 1), antwort("sara@neumann-beratung.example; her status is one of lead, "
+                                                     "interessent, kunde or inaktiv")],
+     False, "the closing answer names lead beside interessent; the closing answer names kunde beside interessent; "
+     "the closing answer names inaktiv beside interessent"),
+    # the value told beside the calls, then "see above": told all the same
+    ("S7-6", [L("S7-6", 0), L("S7-6", 1), completion(dict(openai_nachricht(L("S7-6", 1)),
+                                                          content="Her address is lea.h@suedwind.example."),
+                                                     "tool_calls"), antwort("Done, see above.")], True, None),
+    ("S7-6", [L("S7-6", 0), L("S7-6", 1), antwort("Done, see above.")], False,
+     "the closing answer does not name lea.h@suedwind.example"),
+    # a closing answer wholly inside <think>: the model's, not a server that returned nothing
+    ("S7-6", [L("S7-6", 0), L("S7-6", 1), antwort("<think>It is lea.h@suedwind.example.</think>")], False,
+     "the last step is no answer: its whole text stood inside <think>, the model thought and never answered"),
+])
+def test_der_weg_und_die_antwort(cli, endpunkt, fall_id, schritte, erledigt, warum):
+    assert zustand(cli, endpunkt, fall_id, schritte) == (erledigt, warum)
+
+
 def test_eine_lange_differenz_wird_gekuerzt(cli, endpunkt):
     viele = [{"name": "send_email", "args": {"to": f"x{i}@y.example", "subject": "s" * 100, "body": "b"}}
              for i in range(100)]
