@@ -950,8 +950,7 @@ def ergebnis_nachrichten(fall, katalog):
 def werkzeug_runde(schluessel, aufrufe, ergebnisse, katalog, gesagt=None):
     """One round of tools as the conversation carries it: the assistant's calls (aufrufe: name and args as
     sent) beside what it told the user (gesagt: beside native calls, sent back as an agent does; text calls are
-    their content), then one tool message per call,
-    the result's keys in the names the catalogue sent.
+    their content), then one tool message per call, the result's keys in the names the catalogue sent.
 
     content "" beside tool_calls where nothing was told: TGI refuses a message without content, and LM Studio
     refused null; every server takes "". The ids are 9 letters or digits, the only
@@ -2550,7 +2549,8 @@ def im_job(fall, gelaufen):
     weg, geschrieben, ergebnisse = [], set(), []
     for nr, aufrufe in enumerate(gelaufen):
         for c in aufrufe:
-            k, wartet = kern_text(c), warten.get(kern_text(c))
+            k = kern_text(c)
+            wartet = warten.get(k)
             ergebnisse.append(fuehre_aus(welt, c["name"], c["args"], attrappen=ATTRAPPEN))
             if c["name"] in LESEND or c["args"] is None:
                 continue
@@ -2574,6 +2574,7 @@ def nach_ablehnung(fall):
 
 E_MAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}")  # bounded: linear in any text
 ENUMS = [p["enum"] for t in WERKZEUGE.values() for p in t["properties"].values() if "enum" in p]
+ENUM_WOERTER = {x for e in ENUMS for x in e}
 
 
 def antwort_fehler(fall, erzaehlt, ergebnisse):
@@ -2584,7 +2585,7 @@ def antwort_fehler(fall, erzaehlt, ergebnisse):
     teile = [f"the closing answer does not name {w}" for w in antwort if not genannt(w, erzaehlt)]
     for w in antwort:
         andere = list(dict.fromkeys(x for e in ENUMS if w.lower() in e for x in e if x != w.lower())) \
-            if w.lower() in sum(ENUMS, []) \
+            if w.lower() in ENUM_WOERTER \
             else sorted(gezeigt - {x.lower() for x in antwort}) if E_MAIL.fullmatch(w) else []
         teile += [f"the closing answer names {x} beside {w}" for x in andere
                   if x not in antwort and genannt(x, erzaehlt)]
@@ -2594,7 +2595,7 @@ def antwort_fehler(fall, erzaehlt, ergebnisse):
 def genannt(wert, text):
     """Does the text name the value? An enum word or an address as a whole word, in any case (Interessent,
     Lea.H@...); any other value as it stands (a name, a date, a note's text)."""
-    if wert.lower() in sum(ENUMS, []) or E_MAIL.fullmatch(wert):
+    if wert.lower() in ENUM_WOERTER or E_MAIL.fullmatch(wert):
         return re.search(rf"(?<![\w.+-]){re.escape(wert)}(?![\w-]|\.\w)", text, re.IGNORECASE) is not None
     return wert in text
 
@@ -2901,7 +2902,7 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     protokoll = sum((collections.Counter(b["protokoll"]) + strom_notizen(b) for b in alle), collections.Counter())
     katalog = katalog_befund(ausgaben, schwelle)
     return {
-        "leer": sum(b["mangel"] == "leer" and not sofort_beendet(b) and not b.get("nur_gedacht") for b in alle),
+        "leer": sum(b["mangel"] == "leer" and not sofort_beendet(b) and not b["nur_gedacht"] for b in alle),
         "sofort_beendet": sum(map(sofort_beendet, alle)),
         "abgeschnitten": sum(b["mangel"] == "abgeschnitten" and not b["schleife"] for b in alle),
         "schleife": sum(b["mangel"] == "abgeschnitten" and b["schleife"] for b in alle),
