@@ -1998,12 +1998,12 @@ def text_aufrufe(text):
 def unlesbar_von(b):
     """(form, the first 80 characters it was read from) for each malformed call of a graded output: a call
     in tool_calls whose arguments do not parse shows them as sent; one read from text shows the text."""
-    return [(c["quelle"], c["geschrieben"]) for c in b["aufrufe"] if c["args"] is None and "geschrieben" in c]
+    return [(c["quelle"], c["geschrieben"]) for c in b.aufrufe if c["args"] is None and "geschrieben" in c]
 
 
-def textform(b):
-    """The form a graded output's text calls were written in, as the diagnosis names it."""
-    return next((c["quelle"] for c in b["aufrufe"] if c.get("quelle", NATIV) != NATIV), None)
+def textform(aufrufe):
+    """The form text calls were written in, as the diagnosis names it (aufrufe: as lies_aufrufe reads them)."""
+    return next((c["quelle"] for c in aufrufe if c["quelle"] != NATIV), None)
 
 
 HANDLER = re.compile(r"(?:to=)?functions\.([A-Za-z_][\w-]*)(?:\s*<\|[a-z]+\|>)?\s*:?")
@@ -2431,8 +2431,82 @@ def bewerte(ist_liste, soll_liste):
     return treffer, len(offen)
 
 
+@dataclasses.dataclass(frozen=True)
+class Note:
+    """One answer graded, in one walk: what the figures, the diagnosis, the comparison, the reports and the
+    picture read, and nothing else (no call is read out of a message after grading). An S7 job is one Note
+    too, its steps in job."""
+    aufrufe: tuple  # every call read, the native ones first: {"name", "args", "quelle"[, "geschrieben"]}
+    form: str  # None (no call), nativ, parser, eigen, versuch or teilweise (see lies_aufrufe)
+    treffer: int  # expected steps hit (bewerte); an S7 job: 1 when done
+    offen: int  # calls left over (bewerte)
+    soll: int  # expected steps
+    mangel: str  # why it is no answer at all (see mangel), or None
+    still: bool  # its stage's right answer is no call (S4, S5)
+    nativ: int  # calls the server sent in tool_calls
+    protokoll: dict  # what of the OpenAI shape broke, by kind (see protokoll_von)
+    text: str  # what the model wrote instead, its first line
+    schleife: bool  # cut off while repeating itself
+    inhalt_da: bool  # any content at all, whitespace included
+    finish: str  # finish_reason
+    completion_tokens: int  # as the server counted them, or None
+    nur_gedacht: bool  # its whole text stood inside <think>
+    befunde: tuple  # why it failed, as Befunde: the failure classes with their words
+    gestreamt: bool = False
+    defekte: tuple = ()  # what its stream broke of the protocol
+    gegenprobe: dict = None  # the stream's cross-check read once (see mit_gegenprobe)
+    job: "Job" = None  # an S7 job's steps
+
+    @property
+    def fehlerhaft(self):
+        return sum(c["args"] is None for c in self.aufrufe)
+
+    @property
+    def wessen(self):
+        """Whose a failed answer is, for the verdict on the model and the diagnosis: (kind, reason) by the first
+        row of WESSEN its evidence meets, else the model's with its reason; None for a success."""
+        if gelungen(self):
+            return None
+        return next(((art, grund) for grund, art, trifft in WESSEN if trifft(self)), ("modell", self.mangel))
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """What an S7 job's Note holds of its way: its requests, the reference's steps, whether the step limit
+    ended it, and each step graded as it came."""
+    schritte: int
+    referenz: int
+    grenze: bool
+    gekommen: tuple  # a Note per step
+
+
+@dataclasses.dataclass(frozen=True)
+class Ausgabe:
+    """One output as it is read back: who it is, its grade, its second turn's, what it cost; zeile is the
+    line as saved (what came, never a grade), which only the saved run's own functions read."""
+    id: str
+    stufe: str
+    lauf: int
+    sitzung: int
+    ende: float
+    note: Note  # the question's answer graded, or an S7 job's
+    zeile: dict
+    latenz_s: float  # the seconds its question took (an S7 job: all its steps)
+    usage: dict  # the question's token counts (an S7 job: its steps', added up)
+    anfragen: tuple  # (seconds, usage) of each request that came back, cross-checks left out: its costs
+    verworfen: int  # choices beyond the one graded, over its requests
+    mit_nachfrage: bool = False  # the run asks S5's second turn here
+    nachfrage: Note = None  # that turn graded; None where it never came
+    nachfrage_fehlt: bool = False  # that turn failed when the first was saved: still to be asked
+
+    @property
+    def noten(self):
+        """Its answers graded: the question's, then S5's second turn's where it came."""
+        return (self.note, self.nachfrage) if self.nachfrage else (self.note,)
+
+
 def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None):
-    """Grade one output: the record a report and the metrics read.
+    """Grade one answer: its Note, from the message alone.
 
     Only an answer reaches passt and bewerte as it is; an output that is none
     (see mangel) never succeeds, in any stage. Under --variante synonyme the calls
@@ -2447,17 +2521,11 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None):
     fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or fall.get("stufe") == GANZ)
     schleife = finish == "length" and schleift(nachricht)
     gedacht = fehlt == "leer" and "<think>" in inhalt(nachricht)
-    return {"aufrufe": aufrufe, "form": form, "treffer": treffer, "offen": offen,
-            "soll": len(soll), "fehlerhaft": sum(a["args"] is None for a in aufrufe), "mangel": fehlt,
-            "still": still,
-            "nativ": len(native_rohe(nachricht)), "protokoll": protokoll_von(nachricht, finish),
-            "text": erste_zeile(nachricht), "schleife": schleife,
-            "inhalt_da": inhalt(nachricht) != "", "finish": finish,
-            "completion_tokens": zahl_oder_none(usage, "completion_tokens"),
-            "nur_gedacht": gedacht,
-            "befunde": kein_befund(fehlt, schleife, gedacht) if fehlt else
-            [] if vollstaendig or not soll and not aufrufe else
-            befunde(aufrufe, soll, still, treffer)}
+    return Note(tuple(aufrufe), form, treffer, offen, len(soll), fehlt, still, len(native_rohe(nachricht)),
+                protokoll_von(nachricht, finish), erste_zeile(nachricht), schleife, inhalt(nachricht) != "",
+                finish, zahl_oder_none(usage, "completion_tokens"), gedacht,
+                tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else
+                      [] if vollstaendig or not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)))
 
 
 def kein_befund(fehlt, schleife, gedacht=False):
@@ -2475,16 +2543,16 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
     of the case's world (the tools are deterministic, so this is the world the loop left) and compared with the
     world the reference leaves: every change made, no other (reads are free). erledigt (treffer 1) needs that, a
     way without a spare write (see im_job), and a last answer without a call that names the values antwort lists
-    and none of their alternatives (see genannt). The record has the keys every output's has, so the stage
-    line, the per-case test and the diagnosis take it: the calls run (the native ones first), their form, the
-    answer that broke the job (mangel), and ganz: the steps, the reference's, and what differs."""
+    and none of their alternatives (see genannt). Its Note is an answer's, so that the stage line, the per-case
+    test and the diagnosis take it: the calls run (the native ones first), their form, the answer that broke the
+    job (mangel), and job: its steps, each graded as it came."""
     schritte = [bewerte_ausgabe({"erwartet": [], "stufe": GANZ}, s["nachricht"], s["finish_reason"], umbenennung,
                                 s["usage"]) for s in verlauf]
-    gelaufen = gelaufene_aufrufe([b["aufrufe"] for b in schritte])
+    gelaufen = gelaufene_aufrufe([b.aufrufe for b in schritte])
     welt, weg, ergebnisse = im_job(fall, gelaufen)
     letzte, texte = schritte[-1], [ohne_denken(inhalt(s["nachricht"])) for s in verlauf]
     # subtle: a closing text the limit merely ended still closes the job, as a complete answer does elsewhere
-    beendet = not gelaufen[-1] and (letzte["mangel"] is None or letzte["mangel"] == "abgeschnitten" and
+    beendet = not gelaufen[-1] and (letzte.mangel is None or letzte.mangel == "abgeschnitten" and
                                     texte[-1].strip() != "")
     zustand = zustand_anders(kanonisch(welt, fall), welt_nach(fall))
     weg = [] if zustand else weg  # a spare write that left its trace is named by the end state
@@ -2492,26 +2560,23 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
         (antwort_fehler(fall, "\n".join(texte), ergebnisse) if beendet else []) + weg
     alle = [c for aufrufe in gelaufen for c in aufrufe]
     nativ = [c for c in alle if c["quelle"] == NATIV]
-    fehlt = None if beendet else letzte["mangel"]
+    fehlt = None if beendet else letzte.mangel
     grenze = not beendet and fehlt is None and len(verlauf) >= schrittgrenze(fall)
-    return {"aufrufe": nativ + [c for c in alle if c["quelle"] != NATIV],
-            "form": next((c["quelle"] for c in alle if c["quelle"] != NATIV), "nativ" if nativ else None),
-            "treffer": int(beendet and not teile), "offen": 0, "soll": 1, "nativ": len(nativ),
-            "fehlerhaft": sum(c["args"] is None for c in alle), "mangel": fehlt, "still": False,
-            "protokoll": dict(sum((collections.Counter(b["protokoll"]) for b in schritte), collections.Counter())),
-            "text": letzte["text"], "schleife": letzte["schleife"], "nur_gedacht": letzte["nur_gedacht"],
-            # an S7 job's line sums its steps' tokens: whose an empty last step is, its own count says
-            "inhalt_da": letzte["inhalt_da"], "completion_tokens": letzte["completion_tokens"],
-            "finish": letzte["finish"], "befunde": job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf),
-            "ganz": {"schritte": len(verlauf), "referenz": len(fall["loesung"]), "zustand": zustand, "grenze": grenze,
-                     "aufrufe": gelaufen, "gekommen": schritte}}
+    # an S7 job's line sums its steps' tokens: whose an empty last step is, its own count says
+    return dataclasses.replace(
+        letzte, aufrufe=tuple(nativ + [c for c in alle if c["quelle"] != NATIV]),
+        form=next((c["quelle"] for c in alle if c["quelle"] != NATIV), "nativ" if nativ else None),
+        treffer=int(beendet and not teile), offen=0, soll=1, nativ=len(nativ), mangel=fehlt, still=False,
+        protokoll=dict(sum((collections.Counter(b.protokoll) for b in schritte), collections.Counter())),
+        befunde=tuple(job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf)),
+        job=Job(len(verlauf), len(fall["loesung"]), grenze, tuple(schritte)))
 
 
 def job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf):
     """A failed job's one Befund: no answer, the step limit, or what differs (the end state, the closing answer:
     falscher_zustand; the way: ueberzaehlig), in one line."""
     if fehlt:
-        return letzte["befunde"]
+        return letzte.befunde
     if not beendet:
         return [Befund(("schrittgrenze",), f"still calling after {len(verlauf)} requests, the step limit") if grenze
                 else Befund(("falscher_zustand",), "no closing answer")]
@@ -2608,52 +2673,55 @@ def soll_von(fall):
 
 
 def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False):
-    """Everything grading adds to a saved output, from its turns: the question's answer, with what it cost,
-    and (nachfrage) S5's reply where the run asked for one (None where it never came); for an S7 job, its end state."""
+    """A saved output graded from its turns: the question's answer, with what it cost, and (nachfrage) S5's reply
+    where the run asked for one (None where it never came); for an S7 job, its end state and its way."""
     zuege, teile = a["zuege"], {}
     fragen = [z for z in zuege if z["zweck"] in (FRAGE, SCHRITT)]
+    anfragen = [z for z in zuege if z["zweck"] in ANFRAGEN and "fehlt" not in z]
     kosten = {"latenz_s": sum(z["latenz_s"] for z in fragen), "usage": summe_usage(z["usage"] for z in fragen)
-              if fall["stufe"] == GANZ else fragen[0]["usage"],
-              "verworfen": sum(z["verworfen"] for z in zuege if z["zweck"] in ANFRAGEN and "fehlt" not in z)}
+              if fall["stufe"] == GANZ else fragen[0]["usage"], "verworfen": sum(z["verworfen"] for z in anfragen),
+              "anfragen": tuple((z["latenz_s"], z["usage"]) for z in anfragen)}
+    kopf = {f: a[f] for f in ("id", "stufe", "lauf", "sitzung", "ende")}
     if fall["stufe"] == GANZ:
-        b = dict(bewerte_ganz(fall, fragen, umbenennung), gegenprobe=None)
-        return dict(b, wessen=wessen(b), **kosten)
+        return Ausgabe(**kopf, note=bewerte_ganz(fall, fragen, umbenennung), zeile=a, **kosten)
     for z in zuege:  # each request with the cross-checks that follow it
         if z["zweck"] in ANFRAGEN:
             teile[z["zweck"]] = vorige = (z, [])
         else:
             vorige[1].append(z)
-    b = dict(bewerte_zug(fall, *teile[FRAGE], umbenennung), **kosten)
-    if nachfrage and "nachtrag" in fall:
-        z, pruefungen = teile.get(NACHFRAGE, ({"fehlt": ""}, []))
-        b["nachfrage"] = None if "fehlt" in z else bewerte_zug({"erwartet": fall["danach"]}, z, pruefungen, umbenennung)
-    return b
+    mit_nachfrage = bool(nachfrage and "nachtrag" in fall)
+    z, pruefungen = teile.get(NACHFRAGE, ({"fehlt": None}, []))
+    return Ausgabe(**kopf, note=bewerte_zug(fall, *teile[FRAGE], umbenennung), zeile=a, **kosten,
+                   mit_nachfrage=mit_nachfrage, nachfrage_fehlt=z.get("fehlt") is not None,
+                   nachfrage=None if not mit_nachfrage or "fehlt" in z else
+                   bewerte_zug({"erwartet": fall["danach"]}, z, pruefungen, umbenennung))
 
 
 def bewerte_zug(fall, z, pruefungen, umbenennung):
-    """One turn graded against what fall expects, with its stream's cross-checks and whose a failure is."""
+    """One turn graded against what fall expects, with its stream's cross-checks."""
     b = mit_gegenprobe(bewerte_ausgabe(fall, z["nachricht"], z["finish_reason"], umbenennung, z["usage"]),
                        z.get("strom"), pruefungen, umbenennung)
     if z.get("abgelehnt"):  # what the server refused to parse: graded as the text it was, an agent got an error
-        b["protokoll"] = dict(b["protokoll"], geparst_abgelehnt=1)
-    return dict(b, wessen=wessen(b))
+        b = dataclasses.replace(b, protokoll=dict(b.protokoll, geparst_abgelehnt=1))
+    return b
 
 
 def mit_gegenprobe(b, strom, pruefungen, umbenennung):
-    """The grade with its stream's defects and its cross-check read once (gegenprobe): the calls of the same
+    """The Note with its stream's defects and its cross-check read once (gegenprobe): the calls of the same
     request without stream, and of the stream asked again, each as a multiset beside the streamed answer's,
     and the plain answer's calls for the failed list; None where none was asked (or the output succeeded)."""
-    b = dict(b, gestreamt=strom is not None, defekte=(strom or {}).get("defekte", []))
+    b = dataclasses.replace(b, gestreamt=strom is not None, defekte=tuple((strom or {}).get("defekte", [])))
     ohne_strom = next((z for z in pruefungen if z["zweck"] == OHNE_STROM), {})
     if "nachricht" not in ohne_strom or gelungen(b):
-        return dict(b, gegenprobe=None)
+        return b
     lies = lambda n: zurueckbenannt(lies_aufrufe(n)[0], umbenennung) if umbenennung else lies_aufrufe(n)[0]  # noqa
     ohne = lies(ohne_strom["nachricht"])
     nochmal = next((z for z in pruefungen if z["zweck"] == NOCHMAL), None)  # none before repeats were asked:
     # the stream's own stands in
-    return dict(b, gegenprobe={"gestreamt": als_menge(b["aufrufe"]), "ohne": als_menge(ohne), "ohne_aufrufe": ohne,
-                               "nochmal": als_menge(b["aufrufe"]) if nochmal is None else
-                               als_menge(lies(nochmal["nachricht"])) if "nachricht" in nochmal else None})
+    return dataclasses.replace(b, gegenprobe={
+        "gestreamt": als_menge(b.aufrufe), "ohne": als_menge(ohne), "ohne_aufrufe": ohne,
+        "nochmal": als_menge(b.aufrufe) if nochmal is None else
+        als_menge(lies(nochmal["nachricht"])) if "nachricht" in nochmal else None})
 
 
 ALTER_NAME = " (an old name)"  # marks a name the renamed catalogue no longer has: it never fits
@@ -2714,16 +2782,16 @@ def denk_text(nachricht):
     return any(isinstance(nachricht.get(f), str) and nachricht[f].strip() for f in ("reasoning_content", "reasoning"))
 
 
-def gelungen(a):
-    """An answer with every expected step hit and nothing spare; never three of four."""
-    return a["mangel"] is None and a["treffer"] == a["soll"] and a["offen"] == 0
+def gelungen(b):
+    """An answer with every expected step hit and nothing spare; never three of four (b: its Note)."""
+    return b.mangel is None and b.treffer == b.soll and b.offen == 0
 
 
-def gelungen_nativ(a):
+def gelungen_nativ(b):
     """Gelungen with every call from tool_calls and arguments an OpenAI-API client can json.loads into
     an object: what an agent on the server gets done."""
-    return gelungen(a) and a["form"] in (None, "nativ") and not {"argumente_objekt", "argumente_doppelt",
-                                                                  "geparst_abgelehnt"} & set(a["protokoll"])
+    return gelungen(b) and b.form in (None, "nativ") and not {"argumente_objekt", "argumente_doppelt",
+                                                                "geparst_abgelehnt"} & set(b.protokoll)
 
 
 FEHLERARTEN = ("kein_aufruf", "falsches_werkzeug", "falscher_wert", "fehlendes_argument", "erfundenes_argument",
@@ -2778,10 +2846,10 @@ def befunde(ist_liste, soll_liste, still, treffer=None):
                                  ((spare, weitere_spare), (kaputt, weitere_kaputt)) if zahl]
 
 
-def fehlerarten_von(a):
-    """What went wrong in one graded output, by kind: a reason vocabulary a report can count."""
+def fehlerarten_von(b):
+    """What went wrong in one graded answer, by kind: a reason vocabulary a report can count."""
     arten = collections.Counter()
-    for befund in a["befunde"]:
+    for befund in b.befunde:
         for art in befund.arten:
             arten[art] += befund.mal
     return arten
@@ -2805,9 +2873,9 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
     comparable with one without; S6 has its own figure, weiter. The per-case successes
     (the comparisons' test) and the failure classes take every stage. einstellungen: the run's
     settings line, which the diagnosis reads (the probe, the temperature)."""
-    kapitel = [a for a in ausgaben if a["stufe"] not in SPAETER]
-    mit = [a for a in kapitel if a["stufe"] not in STILL]
-    still = [a for a in kapitel if a["stufe"] in STILL]
+    kapitel = [a.note for a in ausgaben if a.stufe not in SPAETER]
+    mit = [a.note for a in ausgaben if a.stufe not in SPAETER and a.stufe not in STILL]
+    still = [a.note for a in ausgaben if a.stufe in STILL]
     stufe_von = {f["id"]: f["stufe"] for f in faelle}
     stufen = [s for s in STUFEN if s in stufe_von.values()]  # S6 only in a run that asks it
     alle_faelle = erfolge_je_fall(faelle, ausgaben)  # id -> (successes, outputs)
@@ -2815,16 +2883,16 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
     k = {
         "faelle": len(faelle),
         "ausgaben": fertig(ausgaben),  # a first answer whose second turn is still to be asked is not one yet
-        "formkorrekt": anteil(sum(bool(a["aufrufe"]) and not a["fehlerhaft"] for a in mit), len(mit)),
-        "richtig_je_schritt": anteil(sum(a["treffer"] for a in kapitel), sum(a["soll"] for a in kapitel)),
+        "formkorrekt": anteil(sum(bool(b.aufrufe) and not b.fehlerhaft for b in mit), len(mit)),
+        "richtig_je_schritt": anteil(sum(b.treffer for b in kapitel), sum(b.soll for b in kapitel)),
         "auftraege_gelungen": anteil(sum(map(gelungen, kapitel)), len(kapitel)),
         "gelungen_nativ": anteil(sum(map(gelungen_nativ, kapitel)), len(kapitel)),
-        "schritte_je_auftrag": anteil(sum(len(a["aufrufe"]) for a in kapitel), len(kapitel)),
-        "stillgehalten": anteil(sum(not a["aufrufe"] and a["mangel"] is None for a in still), len(still)),
+        "schritte_je_auftrag": anteil(sum(len(b.aufrufe) for b in kapitel), len(kapitel)),
+        "stillgehalten": anteil(sum(not b.aufrufe and b.mangel is None for b in still), len(still)),
         **{s.figur: stufen_figur(ausgaben, s.name) for s in STUFEN_TABELLE if s.figur},  # weiter, erledigt
         "anfragen_je_job": anfragen_je_job(ausgaben),
-        "stufen": {s: anteil(sum(gelungen(a) for a in ausgaben if a["stufe"] == s),
-                             sum(a["stufe"] == s for a in ausgaben)) for s in stufen},
+        "stufen": {s: anteil(sum(gelungen(a.note) for a in ausgaben if a.stufe == s),
+                             sum(a.stufe == s for a in ausgaben)) for s in stufen},
         "alle_n": anteil(sum(e == m for e, m in je_fall.values()), len(je_fall)),
         "alle_n_stufen": {s: anteil(sum(e == m for i, (e, m) in alle_faelle.items() if stufe_von[i] == s),
                                     sum(stufe_von[i] == s for i in alle_faelle)) for s in stufen},
@@ -2832,10 +2900,9 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         "erledigt_ki": wilson_ki([v for i, v in alle_faelle.items() if stufe_von[i] == GANZ]),
         "fehlgeschlagen": [i for i, (e, m) in alle_faelle.items() if e < m],
         "diagnose": diagnose(ausgaben, katalog.schwelle_s1(faelle), einstellungen),
-        "unlesbar_geschrieben": [{"id": a["id"], "lauf": a["lauf"], "zug": zug, "form": form, "text": text}
-                                 for a in ausgaben if "ganz" not in a
-                                 for zug, b in ((1, a), (2, a.get("nachfrage"))) if b
-                                 for form, text in unlesbar_von(b)],
+        "unlesbar_geschrieben": [{"id": a.id, "lauf": a.lauf, "zug": zug, "form": form, "text": text}
+                                 for a in ausgaben if a.note.job is None
+                                 for zug, b in enumerate(a.noten, 1) for form, text in unlesbar_von(b)],
         "nachfrage": nachfrage(ausgaben),
         "fehlerarten": fehlerarten(faelle, ausgaben),
     }
@@ -2846,7 +2913,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
 def fehlerarten(faelle, ausgaben):
     """Every failure class with its count over the run's answers, second turns included (as the
     diagnosis counts them), zeros included."""
-    summe = sum((fehlerarten_von(b) for a in ausgaben for b in (a, a.get("nachfrage")) if b), collections.Counter())
+    summe = sum((fehlerarten_von(b) for a in ausgaben for b in a.noten), collections.Counter())
     return {art: summe[art] for art in FEHLERARTEN}
 
 
@@ -2854,22 +2921,22 @@ def stufen_figur(ausgaben, stufe):
     """A later stage's own figure: the share of its outputs that succeeded (S6, weiter: hit every call after
     the tools' results, or for danach [] answered without one; S7, erledigt: the reference's end state, then
     an answer without a call); None for a run that did not ask the stage."""
-    eigene = [a for a in ausgaben if a["stufe"] == stufe]
+    eigene = [a.note for a in ausgaben if a.stufe == stufe]
     return anteil(sum(map(gelungen, eigene)), len(eigene)) if eigene else None
 
 
 def anfragen_je_job(ausgaben):
     """The median number of requests an S7 job took, beside the reference's; None without --ganz."""
-    s7 = [a["ganz"] for a in ausgaben if a["stufe"] == GANZ]
-    return {"median": statistics.median(g["schritte"] for g in s7),
-            "referenz": statistics.median(g["referenz"] for g in s7)} if s7 else None
+    s7 = [a.note.job for a in ausgaben if a.stufe == GANZ]
+    return {"median": statistics.median(j.schritte for j in s7),
+            "referenz": statistics.median(j.referenz for j in s7)} if s7 else None
 
 
 def nachfrage(ausgaben):
     """Share of S5 outputs that held still and then, after the user's reply, hit every call with
     nothing spare; None for a run without --nachfrage (its S5 outputs carry no grade 'nachfrage')."""
-    s5 = [a for a in ausgaben if "nachfrage" in a]
-    return anteil(sum(a["nachfrage"] is not None and gelungen(a["nachfrage"]) for a in s5), len(s5)) if s5 else None
+    s5 = [a for a in ausgaben if a.mit_nachfrage]
+    return anteil(sum(a.nachfrage is not None and gelungen(a.nachfrage) for a in s5), len(s5)) if s5 else None
 
 
 KATALOG_TOKENS = 200
@@ -2893,33 +2960,33 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     parser on too, and is the model's fault. What a stream broke is a note in protokoll unless
     the cross-check shows it changed the calls (strom_defekt)."""
     e = einstellungen or {}
-    alle = [b for a in ausgaben for b in (a, a.get("nachfrage")) if b]
+    alle = [b for a in ausgaben for b in a.noten]
     server = e.get("server")
-    nativ = any(b["nativ"] for b in alle) or parser_gezeigt(server)  # evidence before the probe
-    heil = lambda b: sum(c["args"] is not None and c["quelle"] != NATIV for c in b["aufrufe"])  # noqa: E731
-    text = sum(heil(b) for b in alle if b["form"] == "parser")
+    nativ = any(b.nativ for b in alle) or parser_gezeigt(server)  # evidence before the probe
+    heil = lambda b: sum(c["args"] is not None and c["quelle"] != NATIV for c in b.aufrufe)  # noqa: E731
+    text = sum(heil(b) for b in alle if b.form == "parser")
     wessen = "modell" if nativ else probe_urteil(e.get("probe"), server) if text else None
-    protokoll = sum((collections.Counter(b["protokoll"]) + strom_notizen(b) for b in alle), collections.Counter())
+    protokoll = sum((collections.Counter(b.protokoll) + strom_notizen(b) for b in alle), collections.Counter())
     katalog = katalog_befund(ausgaben, schwelle)
     return {
-        "leer": sum(b["mangel"] == "leer" and not sofort_beendet(b) and not b["nur_gedacht"] for b in alle),
+        "leer": sum(b.mangel == "leer" and not sofort_beendet(b) and not b.nur_gedacht for b in alle),
         "sofort_beendet": sum(map(sofort_beendet, alle)),
-        "abgeschnitten": sum(b["mangel"] == "abgeschnitten" and not b["schleife"] for b in alle),
-        "schleife": sum(b["mangel"] == "abgeschnitten" and b["schleife"] for b in alle),
+        "abgeschnitten": sum(b.mangel == "abgeschnitten" and not b.schleife for b in alle),
+        "schleife": sum(b.mangel == "abgeschnitten" and b.schleife for b in alle),
         "aus_text": text if wessen == "server" else 0,
-        "teilweise_geparst": sum(b["form"] == "teilweise" for b in alle),
+        "teilweise_geparst": sum(b.form == "teilweise" for b in alle),
         "protokoll": {art: protokoll[art] for art in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if protokoll[art]},
-        "eigenes_format": sum(heil(b) for b in alle if b["form"] == "eigen") + (text if wessen == "modell" else 0),
+        "eigenes_format": sum(heil(b) for b in alle if b.form == "eigen") + (text if wessen == "modell" else 0),
         "text_ungeklaert": text if text and wessen is None else 0,
         "probe": probe_text(e.get("probe"), server) if text and not nativ else None,
-        "text_form": next((textform(b) for b in alle if b["form"] in ("parser", "eigen")), None),
-        "unlesbar": dict(collections.Counter(form for b in alle if "ganz" not in b and not b["mangel"]
+        "text_form": next((textform(b.aufrufe) for b in alle if b.form in ("parser", "eigen")), None),
+        "unlesbar": dict(collections.Counter(form for b in alle if b.job is None and not b.mangel
                                              for form, _ in unlesbar_von(b))),  # a cut call is the cut's
-        "im_denken": sum(b["mangel"] == "im_denken" for b in alle),
+        "im_denken": sum(b.mangel == "im_denken" for b in alle),
         "katalog_fehlt": katalog[0], "katalog_unklar": katalog[1],
-        "verworfen": sum(bool(a["verworfen"]) for a in ausgaben),
-        "strom_defekt": sum(b["wessen"] == ("server", "strom_defekt") for b in alle),  # as the verdict weighs it
-        "strom_ungeprueft": sum(b["wessen"] == ("unklar", "strom_ungeprueft") for b in alle),
+        "verworfen": sum(bool(a.verworfen) for a in ausgaben),
+        "strom_defekt": sum(b.wessen == ("server", "strom_defekt") for b in alle),  # as the verdict weighs it
+        "strom_ungeprueft": sum(b.wessen == ("unklar", "strom_ungeprueft") for b in alle),
     }
 
 
@@ -2977,7 +3044,7 @@ def probe_text(probe, server):
 def strom_defekt(a):
     """Did the stream change what was graded: a failed output (or second turn) whose same request
     without stream, at temperature 0, gave other calls, while the stream asked again gave the same?"""
-    g = a.get("gegenprobe")
+    g = a.gegenprobe
     return bool(g) and g["ohne"] != g["gestreamt"] and g["nochmal"] == g["gestreamt"]
 
 
@@ -2988,15 +3055,15 @@ def als_menge(aufrufe):
 
 def strom_notizen(b):
     """What one stream broke of the protocol, by kind (protokoll's strom_...)."""
-    return collections.Counter(STROM_NOTIZEN.get(d, "strom_sonst") for d in b.get("defekte", []))
+    return collections.Counter(STROM_NOTIZEN.get(d, "strom_sonst") for d in b.defekte)
 
 
 def strom_ungeprueft(b):
     """A failed streamed output whose stream's part cannot be told: no plain answer beside it (a
     temperature above 0, or the plain request failed), or the stream asked again gave calls of its own."""
-    if not b.get("gestreamt") or gelungen(b):
+    if not b.gestreamt or gelungen(b):
         return False
-    g = b.get("gegenprobe")
+    g = b.gegenprobe
     return g is None or g["ohne"] != g["gestreamt"] and g["nochmal"] not in (g["gestreamt"], g["ohne"])
 
 
@@ -3004,9 +3071,9 @@ def katalog_befund(ausgaben, schwelle=KATALOG_TOKENS):
     """(katalog_fehlt, why the counts cannot tell or None): katalog_fehlt is True when outputs sent the
     whole catalogue cost less than `schwelle` more prompt tokens than S1's, None when the counts cannot
     tell, for the one reason named."""
-    s1 = [t for a in ausgaben if a["stufe"] == "S1" for t in [zahl_oder_none(a["usage"], "prompt_tokens")] if t]
-    voll = [t for a in ausgaben if a["stufe"] != "S1" for t in [zahl_oder_none(a["usage"], "prompt_tokens")] if t]
-    if not any(a["stufe"] == "S1" for a in ausgaben):
+    s1 = [t for a in ausgaben if a.stufe == "S1" for t in [zahl_oder_none(a.usage, "prompt_tokens")] if t]
+    voll = [t for a in ausgaben if a.stufe != "S1" for t in [zahl_oder_none(a.usage, "prompt_tokens")] if t]
+    if not any(a.stufe == "S1" for a in ausgaben):
         return None, "the run has no S1 case, whose few tools the whole catalogue is weighed against"
     if not s1 or not voll:
         return None, "the server sent no plausible prompt_tokens"
@@ -3030,8 +3097,8 @@ def erfolge_je_fall(faelle, ausgaben):
     """id -> (successes, outputs), in case order, for the cases that have outputs."""
     je_fall = {f["id"]: [0, 0] for f in faelle}
     for a in ausgaben:
-        je_fall[a["id"]][0] += gelungen(a)
-        je_fall[a["id"]][1] += 1
+        je_fall[a.id][0] += gelungen(a.note)
+        je_fall[a.id][1] += 1
     return {i: tuple(v) for i, v in je_fall.items() if v[1]}
 
 
@@ -3052,40 +3119,32 @@ KLAERT = {  # what would settle each cannot-tell reason of WESSEN (and of a comp
 
 def sofort_beendet(a):
     """Nothing at all, for at most the one token that ends a turn, and the turn ended there."""
-    return a["mangel"] == "leer" and not a["inhalt_da"] and a["completion_tokens"] is not None and \
-        a["completion_tokens"] <= 1 and a["finish"] == "stop"
+    return a.mangel == "leer" and not a.inhalt_da and a.completion_tokens is not None and \
+        a.completion_tokens <= 1 and a.finish == "stop"
 
 
-WESSEN = (  # whose a failed output is, by the evidence its grade holds, weighed in this order: (reason, kind, test)
+WESSEN = (  # whose a failed answer is, by the evidence its Note holds, weighed in this order: (reason, kind, test)
     # 'server' only where the response itself proves it; 'unklar' (cannot tell) where nothing settles it
     ("strom_defekt", "server", strom_defekt),  # a stream its plain twin shows broken
     ("strom_ungeprueft", "unklar", strom_ungeprueft),  # a stream the cross-check cannot settle
     # refused by the server's parser: the model wrote a call wrongly, or the parser rejects a form it should read
-    ("geparst_abgelehnt", "unklar", lambda a: "geparst_abgelehnt" in a["protokoll"]),
+    ("geparst_abgelehnt", "unklar", lambda a: "geparst_abgelehnt" in a.protokoll),
     # a cut or looping answer is the model's: runs are compared only under the same settings, so the token limit
     # was the same for both models
-    ("schleife", "modell", lambda a: a["mangel"] == "abgeschnitten" and a["schleife"]),
-    ("abgeschnitten", "modell", lambda a: a["mangel"] == "abgeschnitten"),
-    ("angekuendigt", "unklar", lambda a: a["mangel"] == "angekuendigt"),  # calls a parser dropped after announcing
-    ("im_denken", "unklar", lambda a: a["mangel"] == "im_denken"),  # an answer left in a reasoning field
+    ("schleife", "modell", lambda a: a.mangel == "abgeschnitten" and a.schleife),
+    ("abgeschnitten", "modell", lambda a: a.mangel == "abgeschnitten"),
+    ("angekuendigt", "unklar", lambda a: a.mangel == "angekuendigt"),  # calls a parser dropped after announcing
+    ("im_denken", "unklar", lambda a: a.mangel == "im_denken"),  # an answer left in a reasoning field
     # functions.NAME: and nothing after: the model's, or a handler's that lost the arguments (in S4/S5 it is a
     # spare call all the same)
-    ("argumente_fehlen", "unklar", lambda a: a["form"] == "versuch" and not a["still"]),
+    ("argumente_fehlen", "unklar", lambda a: a.form == "versuch" and not a.still),
     # nothing at all: whose by the completion tokens the server counted (whitespace or a stop token written as
     # text is something the model wrote): none or one, the end of the turn alone, is a model that ends at once
     # (a fine-tune whose end-of-turn token was trained everywhere); more, tokens the server never sent
     ("sofort_beendet", "modell", sofort_beendet),
-    ("leer", "server", lambda a: a["mangel"] == "leer" and not a["inhalt_da"] and a["completion_tokens"] is not None),
-    ("leer", "unklar", lambda a: a["mangel"] == "leer" and not a["inhalt_da"]),
+    ("leer", "server", lambda a: a.mangel == "leer" and not a.inhalt_da and a.completion_tokens is not None),
+    ("leer", "unklar", lambda a: a.mangel == "leer" and not a.inhalt_da),
 )
-
-
-def wessen(a):
-    """Whose a failed graded output is, for the verdict on the model and the diagnosis: (kind, reason) by the
-    first row of WESSEN its evidence meets, else the model's with its reason; None for a success."""
-    if gelungen(a):
-        return None
-    return next(((art, grund) for grund, art, trifft in WESSEN if trifft(a)), ("modell", a["mangel"]))
 
 
 def ausgaenge_je_fall(faelle, ausgaben, grenze, mit_nachfrage=False, nativ=None):
@@ -3098,7 +3157,7 @@ def ausgaenge_je_fall(faelle, ausgaben, grenze, mit_nachfrage=False, nativ=None)
     for a in ausgaben:
         x = ausgang(a, mit_nachfrage)
         x = ("unklar",) + x[1:] if x and grenze is None and x[:2] == ("modell", "abgeschnitten") else x
-        je_fall[a["id"]][a["lauf"]] = x if x or not nativ or gelungen_nativ(a) else nicht_nativ(a, *nativ) + (1,)
+        je_fall[a.id][a.lauf] = x if x or not nativ or gelungen_nativ(a.note) else nicht_nativ(a.note, *nativ) + (1,)
     return {i: [v[k] for k in sorted(v)] for i, v in je_fall.items() if v}
 
 
@@ -3107,24 +3166,24 @@ def nicht_nativ(a, d, server):
     an object or a string for arguments is the server's shape (twice-encoded only on a server shown to do it);
     the first call alone parsed, the server's; a form of the model's own, the model's; a parser's form, as the
     run's diagnosis weighs it (the parser off, cannot tell, or the model's format)."""
-    if "geparst_abgelehnt" in a["protokoll"]:
+    if "geparst_abgelehnt" in a.protokoll:
         return "unklar", "geparst_abgelehnt"
-    if "argumente_objekt" in a["protokoll"]:
+    if "argumente_objekt" in a.protokoll:
         return "server", "argumente_objekt"
-    if "argumente_doppelt" in a["protokoll"]:
+    if "argumente_doppelt" in a.protokoll:
         return ("server" if familie_von(server).doppelt_kodiert else "unklar"), "argumente_doppelt"
-    if a["form"] == "teilweise":
+    if a.form == "teilweise":
         return "server", "teilweise_geparst"
-    if a["form"] != "eigen" and (d["aus_text"] or d["text_ungeklaert"]):
+    if a.form != "eigen" and (d["aus_text"] or d["text_ungeklaert"]):
         return ("server", "aus_text") if d["aus_text"] else ("unklar", "text_ungeklaert")
     return "modell", "eigenes_format"
 
 
 def ausgang(a, mit_nachfrage):
-    x = a["wessen"]
-    if x or not (mit_nachfrage and "nachfrage" in a):
+    x = a.note.wessen
+    if x or not (mit_nachfrage and a.mit_nachfrage):
         return x and x + (1,)
-    x = ("unklar", "nachfrage_fehlt") if a["nachfrage"] is None else a["nachfrage"]["wessen"]
+    x = ("unklar", "nachfrage_fehlt") if a.nachfrage is None else a.nachfrage.wessen
     return x and x + (2,)
 
 
@@ -3160,13 +3219,13 @@ def kosten(ausgaben):
     the second turns of --nachfrage are requests too."""
     sitzungen = {}  # session -> (first start, last end)
     for a in ausgaben:
-        anfang, ende = a["ende"] - a["latenz_s"], a["ende"]
-        alt = sitzungen.get(a["sitzung"], (anfang, ende))
-        sitzungen[a["sitzung"]] = (min(alt[0], anfang), max(alt[1], ende))
-    anfragen = [z for a in ausgaben for z in a["zuege"] if z["zweck"] in ANFRAGEN and "fehlt" not in z]
+        anfang, ende = a.ende - a.latenz_s, a.ende
+        alt = sitzungen.get(a.sitzung, (anfang, ende))
+        sitzungen[a.sitzung] = (min(alt[0], anfang), max(alt[1], ende))
+    anfragen = [x for a in ausgaben for x in a.anfragen]  # (seconds, usage)
     return {
-        "latenz_s": statistics.median(b["latenz_s"] for b in anfragen) if anfragen else None,
-        "tokens": {t: sum(zahl_oder_none(b["usage"], f"{t}_tokens") or 0 for b in anfragen)
+        "latenz_s": statistics.median(s for s, _ in anfragen) if anfragen else None,
+        "tokens": {t: sum(zahl_oder_none(u, f"{t}_tokens") or 0 for _, u in anfragen)
                    for t in ("prompt", "completion")},
         "dauer_s": sum(ende - anfang for anfang, ende in sitzungen.values()),
     }
@@ -3291,7 +3350,7 @@ def lies_lauf(pfad, faelle):
     ausgaben = {}  # (id, lauf) -> output; a later line (a second turn asked again) replaces an earlier one
     for nr, a in werte[1:]:
         a = gelesene_ausgabe(pfad, nr, a, faelle_by_id, e)
-        ausgaben[(a["id"], a["lauf"])] = a
+        ausgaben[(a.id, a.lauf)] = a
     return e, list(ausgaben.values()), gueltig
 
 
@@ -3322,7 +3381,7 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
         if a["stufe"] == stufe and not e.get(STUFE[stufe].feld):
             beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {stufe}, in a run without {flagge}")
     beschaedigt(pfad, nr, folge_fehler([z["zweck"] for z in a["zuege"]], fall, e))
-    return dict(a, **bewerte_gespeichert(fall, a, e.get("umbenennung"), e.get("nachfrage")))
+    return bewerte_gespeichert(fall, a, e.get("umbenennung"), e.get("nachfrage"))
 
 
 def folge_fehler(zwecke, fall, e):
@@ -3516,7 +3575,7 @@ def beiseite(pfad):
 def ordne(pfad, einstellungen, ausgaben, reihenfolge, ersetzt=0):
     """Rewrite the file in case order once complete, so any --parallel gives the same file;
     and without the lines that later ones replaced (ersetzt: how many)."""
-    sortiert = sorted(ausgaben, key=lambda a: (reihenfolge[a["id"]], a["lauf"]))
+    sortiert = sorted(ausgaben, key=lambda a: (reihenfolge[a.id], a.lauf))
     if not ersetzt and [id(a) for a in sortiert] == [id(a) for a in ausgaben]:
         return sortiert
     try:
@@ -3532,7 +3591,7 @@ def schreibe_neu(pfad, einstellungen, ausgaben):
     try:
         with open(tmp, "wb") as f:
             f.write(als_zeile({"einstellungen": einstellungen}))
-            f.writelines(als_zeile(speicherform(a)) for a in ausgaben)
+            f.writelines(als_zeile(speicherform(a.zeile)) for a in ausgaben)
         os.replace(tmp, pfad)
     except OSError:
         with contextlib.suppress(OSError):
@@ -3540,8 +3599,8 @@ def schreibe_neu(pfad, einstellungen, ausgaben):
         raise
 
 
-def speicherform(a):
-    return {f: a[f] for f in SPEICHERFELDER + ("frueher",) if f in a}  # frueher: only what was asked again
+def speicherform(zeile):
+    return {f: zeile[f] for f in SPEICHERFELDER + ("frueher",) if f in zeile}  # frueher: only what was asked again
 
 
 @contextlib.contextmanager
@@ -3681,11 +3740,6 @@ def zug(zweck, antwort, **mehr):
                 **({"abgelehnt": antwort.abgelehnt} if antwort.abgelehnt else {}), **mehr)
 
 
-def nachfrage_fehlt(a):
-    """Is this saved output's second turn still to be asked (it failed when the first was saved)?"""
-    return any(z["zweck"] == NACHFRAGE and "fehlt" in z for z in a["zuege"])
-
-
 def fertig(ausgaben, klaeren=False):
     """The outputs that need nothing more: what completeness is counted in (with --klaeren, an output whose
     grade is the server's or cannot tell needs asking again)."""
@@ -3694,12 +3748,12 @@ def fertig(ausgaben, klaeren=False):
 
 def noch_offen(a, klaeren):
     """Is a saved output still to be asked: its second turn failed, or (--klaeren) it is no evidence on the model."""
-    return nachfrage_fehlt(a) or klaeren and ungeklaert(a)
+    return a.nachfrage_fehlt or klaeren and ungeklaert(a)
 
 
 def ungeklaert(a):
     """Is a graded output no evidence on the model: its grade, or its second turn's, the server's or cannot tell?"""
-    return any(x and x[0] in ("server", "unklar") for x in (a["wessen"], (a.get("nachfrage") or {}).get("wessen")))
+    return any(x and x[0] in ("server", "unklar") for x in (b.wessen for b in a.noten))
 
 
 def beantworte(endpunkt, auftraege, parallel):
@@ -3755,12 +3809,12 @@ NACHLAUF = 0.5  # seconds a fault waits for the answers still in flight, so that
 
 def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     """Ask for the outputs still missing; return all outputs, graded."""
-    da = {(a["id"], a["lauf"]): a for a in ausgaben}
+    da = {(a.id, a.lauf): a for a in ausgaben}
     auftraege = [(f, k, gespeicherte_antwort(da.get((f["id"], k)), lauf.klaeren)) for f in faelle
                  for k in range(lauf.n) if (f["id"], k) not in da or noch_offen(da[(f["id"], k)], lauf.klaeren)]
-    sitzung = max((a["sitzung"] for a in ausgaben), default=-1) + 1
+    sitzung = max((a.sitzung for a in ausgaben), default=-1) + 1
     gesamt, fertige = len(faelle) * lauf.n, fertig(ausgaben, lauf.klaeren)
-    ersetzt = {(a["id"], a["lauf"]): a for a in ausgaben if noch_offen(a, lauf.klaeren)}  # replaced by a later line
+    ersetzt = {(a.id, a.lauf): a for a in ausgaben if noch_offen(a, lauf.klaeren)}  # replaced by a later line
     anzeige = Fortschritt(fertige, gesamt, lauf.parallel)
     with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
@@ -3771,9 +3825,9 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
             for fall, k, (zuege, fehler) in beantworte(Endpunkt(lauf), auftraege, lauf.parallel):
                 a = mit_frueheren(ausgabe_von(lauf, fall, k, sitzung, zuege), ersetzt.get((fall["id"], k)),
                                   lauf.klaeren)
-                schreibe(roh, als_zeile(speicherform(a)))  # answered is saved: an interrupted run loses nothing
+                schreibe(roh, als_zeile(speicherform(a.zeile)))  # answered is saved: an interrupted run loses nothing
                 if (fall["id"], k) in ersetzt:
-                    ausgaben[:] = [b for b in ausgaben if (b["id"], b["lauf"]) != (fall["id"], k)]
+                    ausgaben[:] = [b for b in ausgaben if (b.id, b.lauf) != (fall["id"], k)]
                 ausgaben.append(a)
                 fertige += not fehler
                 if not fehler:
@@ -3821,10 +3875,10 @@ def probe_fall(faelle, ausgaben, server=None):
     """The first case whose answer holds a well-formed call as text in a parser's form, when no answer
     of the run came back as tool_calls and the server does not show its parser on (else that settles
     it) and takes tool_choice at all (Ollama ignores it); None when no probe is needed or can tell."""
-    alle = [(a["id"], b) for a in ausgaben for b in (a, a.get("nachfrage")) if b]
-    if any(b["nativ"] for _, b in alle) or parser_gezeigt(server) or familie_von(server).probe != "frei":
+    alle = [(a.id, b) for a in ausgaben for b in a.noten]
+    if any(b.nativ for _, b in alle) or parser_gezeigt(server) or familie_von(server).probe != "frei":
         return None
-    ids = {i for i, b in alle if b["form"] == "parser" and any(c["args"] is not None for c in b["aufrufe"])}
+    ids = {i for i, b in alle if b.form == "parser" and any(c["args"] is not None for c in b.aufrufe)}
     return next((f for f in faelle if f["id"] in ids), None)
 
 
@@ -3843,14 +3897,14 @@ def ausgabe_von(lauf, fall, k, sitzung, zuege):
     """One output as it is saved and graded; a later line for the same output replaces an earlier one."""
     a = {"id": fall["id"], "stufe": fall["stufe"], "lauf": k, "sitzung": sitzung, "ende": round(time.time(), 4),
          "zuege": zuege}
-    return dict(a, **bewerte_gespeichert(fall, a, lauf.katalog.umbenennung, lauf.nachfrage))
+    return bewerte_gespeichert(fall, a, lauf.katalog.umbenennung, lauf.nachfrage)
 
 
 def gespeicherte_antwort(a, klaeren=False):
     """The saved turns before a failed second turn, asked again from there; else None (asked whole)."""
-    if a is None or not nachfrage_fehlt(a) or klaeren and ungeklaert(a):
+    if a is None or not a.nachfrage_fehlt or klaeren and ungeklaert(a):
         return None
-    return [z for z in a["zuege"] if z["zweck"] != NACHFRAGE]
+    return [z for z in a.zeile["zuege"] if z["zweck"] != NACHFRAGE]
 
 
 def mit_frueheren(a, alt, klaeren):
@@ -3858,7 +3912,7 @@ def mit_frueheren(a, alt, klaeren):
     a second turn asked again needs none, since the first turn is the new line's own."""
     if alt is None or not (klaeren and ungeklaert(alt)):
         return a
-    return dict(a, frueher=[alt["zuege"]] + alt.get("frueher", []))
+    return dataclasses.replace(a, zeile=dict(a.zeile, frueher=[alt.zeile["zuege"]] + alt.zeile.get("frueher", [])))
 
 
 def schreibe(roh, daten):
@@ -3896,8 +3950,8 @@ class Fortschritt:
 
     def weiter(self, a, fall_id):
         self.fertig += 1
-        self.ausgaben.append(a["latenz_s"])
-        self.anfragen += [z["latenz_s"] for z in a["zuege"] if z["zweck"] in (FRAGE, SCHRITT)]
+        self.ausgaben.append(a.latenz_s)
+        self.anfragen += [sekunden for sekunden, _ in a.anfragen]
         if self.terminal:
             print(f"\rmessen: {self.fertig}/{self.gesamt} {fall_id:<8} {self.stand()}\033[K", end="",
                   file=sys.stderr, flush=True)
@@ -4075,7 +4129,7 @@ def mal(zahl, wort):
 
 def gezeigt_zeile(e, ausgaben):
     """The header line of a run shown from its file: a pasted summary must not pass for a new one."""
-    zuletzt = datetime.datetime.fromtimestamp(max(a["ende"] for a in ausgaben)).strftime("%Y-%m-%d %H:%M")
+    zuletzt = datetime.datetime.fromtimestamp(max(a.ende for a in ausgaben)).strftime("%Y-%m-%d %H:%M")
     return (f"Shown as saved: measured {e['datum']}, last answer {zuletzt}; nothing was asked now "
             "(--neu measures anew).")
 
@@ -4265,44 +4319,43 @@ GEZEIGTE_AUFRUFE = 20  # calls of one answer a line shows at most
 def fehllisten(faelle, ausgaben, hoechstens=None):
     """The failed-case lists, each from the grades and its case: the chapter's stages, S6 after the tool's
     result (what the tools returned), S5 after the user's reply, S7's whole jobs (the reference step by step)."""
-    by_id, mehrere = {f["id"]: f for f in faelle}, any(a["lauf"] for a in ausgaben)
+    by_id, mehrere = {f["id"]: f for f in faelle}, any(a.lauf for a in ausgaben)
     listen = (  # (title, the outputs it lists, one output's lines)
-        ("Failed", lambda a: a["stufe"] not in SPAETER and not gelungen(a),
-         lambda a, f: fall_zeilen(a, mehrere, f["frage"], f["erwartet"], a)),
-        (STUFE[WEITER].liste, lambda a: a["stufe"] == WEITER and not gelungen(a),
+        ("Failed", lambda a: a.stufe not in SPAETER and not gelungen(a.note),
+         lambda a, f: fall_zeilen(a, mehrere, f["frage"], f["erwartet"], a.note)),
+        (STUFE[WEITER].liste, lambda a: a.stufe == WEITER and not gelungen(a.note),
          lambda a, f: fall_zeilen(a, mehrere, f"{f['frage']}  /  {aufrufe_text(f['erwartet'])} returned " + kurz(
-             " and ".join(json.dumps(x, ensure_ascii=False) for x in f["ergebnis"]), 240), f["danach"], a)),
-        ("Not done after the reply", lambda a: a.get("nachfrage") is not None and not gelungen(a["nachfrage"]),
-         lambda a, f: fall_zeilen(a, mehrere, f"{f['frage']}  /  reply: {f['nachtrag']}", f["danach"], a["nachfrage"])),
-        (STUFE[GANZ].liste, lambda a: a["stufe"] == GANZ and not gelungen(a), lambda a, f: ganz_zeilen(a, mehrere, f)),
+             " and ".join(json.dumps(x, ensure_ascii=False) for x in f["ergebnis"]), 240), f["danach"], a.note)),
+        ("Not done after the reply", lambda a: a.nachfrage is not None and not gelungen(a.nachfrage),
+         lambda a, f: fall_zeilen(a, mehrere, f"{f['frage']}  /  reply: {f['nachtrag']}", f["danach"], a.nachfrage)),
+        (STUFE[GANZ].liste, lambda a: a.stufe == GANZ and not gelungen(a.note), lambda a, f: ganz_zeilen(a, mehrere, f)),
     )
     return [z for titel, gehoert, zeilen in listen for falsch in [[a for a in ausgaben if gehoert(a)]]
-            for z in fall_liste(f"{titel} ({len(falsch)}):", hoechstens, [zeilen(a, by_id[a["id"]]) for a in falsch])]
+            for z in fall_liste(f"{titel} ({len(falsch)}):", hoechstens, [zeilen(a, by_id[a.id]) for a in falsch])]
 
 
 def ganz_zeilen(a, mehrere, fall):
     """One failed S7 job: the question, the reference step by step, the steps that came, why it failed."""
-    g = a["ganz"]
     referenz = " | ".join(aufrufe_text(s) if s else "an answer" for s in fall["loesung"])
-    lauf = f" #{a['lauf'] + 1}" if mehrere else ""
-    return [f"  {a['id']}{lauf}  {fall['frage']}",
+    lauf = f" #{a.lauf + 1}" if mehrere else ""
+    return [f"  {a.id}{lauf}  {fall['frage']}",
             f"      reference: {referenz}",
-            f"      came:      {kurz(' | '.join(map(schritt_text, g['gekommen'])), 3 * ANDERS_HOECHSTENS)}",
-            f"      differs:   {warum_ganz(a)}"]
+            f"      came:      {kurz(' | '.join(map(schritt_text, a.note.job.gekommen)), 3 * ANDERS_HOECHSTENS)}",
+            f"      differs:   {warum_ganz(a.note)}"]
 
 
-def warum_ganz(a):
+def warum_ganz(b):
     """Why an S7 job failed, in one line: its one Befund."""
-    return ("the last step is " if a["mangel"] else "") + a["befunde"][0].text
+    return ("the last step is " if b.mangel else "") + b.befunde[0].text
 
 
 def schritt_text(b):
     """One step of a job as it came: its calls, the answer's first line, or why it is no answer."""
-    if b["aufrufe"]:
-        return aufrufe_text(b["aufrufe"])
-    if b["mangel"] and not (b["mangel"] == "abgeschnitten" and b["text"]):
-        return f"no answer ({b['mangel']})"
-    return f"the answer \"{b['text']}\"" + (" (cut by the token limit)" if b["mangel"] else "")
+    if b.aufrufe:
+        return aufrufe_text(b.aufrufe)
+    if b.mangel and not (b.mangel == "abgeschnitten" and b.text):
+        return f"no answer ({b.mangel})"
+    return f"the answer \"{b.text}\"" + (" (cut by the token limit)" if b.mangel else "")
 
 
 def fall_liste(titel, hoechstens, bloecke):
@@ -4318,22 +4371,22 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
     """One output in a failed-case list: the question, what was expected, what came (b), how it differs.
 
     mehrere: the run has repeats, so each line names its output (#1, #2 ...)."""
-    lauf = f" #{a['lauf'] + 1}" if mehrere else ""
-    gruende = gruende_von(b) if b["befunde"] else ""
-    ohne = b["gegenprobe"]["ohne_aufrufe"] if strom_defekt(b) else None
-    geschrieben = f': "{kurz(b["text"], 100)}"' if not b["aufrufe"] and b.get("text") else ""  # what came instead
+    lauf = f" #{a.lauf + 1}" if mehrere else ""
+    gruende = gruende_von(b) if b.befunde else ""
+    ohne = b.gegenprobe["ohne_aufrufe"] if strom_defekt(b) else None
+    geschrieben = f': "{kurz(b.text, 100)}"' if not b.aufrufe and b.text else ""  # what came instead
     unlesbar = unlesbar_von(b)
-    return [f"  {a['id']}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
-            f"      came:     {aufrufe_text(b['aufrufe'], b['mangel'])}{geschrieben}"] + \
+    return [f"  {a.id}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
+            f"      came:     {aufrufe_text(b.aufrufe, b.mangel)}{geschrieben}"] + \
         [f"      written:  {form}: \"{text}\"" for form, text in dict(unlesbar).items()] + \
         ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: strom_defekt)"] if ohne else []) + \
         ([f"      differs:  {gruende}"] if gruende else [])
 
 
-def gruende_von(a):
+def gruende_von(b):
     """Why a graded output failed, in one line: no answer at all, or which call or argument differed, cut after
     whole parts and counting the rest (the Befunde without words among them)."""
-    return gekuerzt([b.text for b in a["befunde"] if b.text is not None], sum(b.mal for b in a["befunde"]))
+    return gekuerzt([x.text for x in b.befunde if x.text is not None], sum(x.mal for x in b.befunde))
 
 
 def bericht_json(e, k, gezeigt=False):
@@ -4598,8 +4651,8 @@ def prompt_anders(ea, aa, eb, ab, gemeinsam):
     if ea.get("variante") != eb.get("variante"):
         return None  # decoys add tools to one prompt: a variant is compared as what it is
     teilen = set(gemeinsam)
-    za, zb = ({a["id"]: t for a in aus if a["stufe"] not in SPAETER and a["id"] in teilen and a["lauf"] == 0
-               for t in [zahl_oder_none(a["usage"], "prompt_tokens")] if t} for aus in (aa, ab))
+    za, zb = ({a.id: t for a in aus if a.stufe not in SPAETER and a.id in teilen and a.lauf == 0
+               for t in [zahl_oder_none(a.usage, "prompt_tokens")] if t} for aus in (aa, ab))
     beide = [i for i in za if i in zb]
     if not beide:
         return None
@@ -4905,17 +4958,18 @@ def was_geschah(ausgaben):
     """id -> what the run did in that case, one line (for flipped cases), from the grades alone."""
     je_fall = {}
     for a in ausgaben:
-        if "ganz" in a:  # a job: its requests and its end state
-            je_fall.setdefault(a["id"], []).append(f"{mal(a['ganz']['schritte'], 'request')} "
-                                                   f"({'right' if gelungen(a) else warum_ganz(a)})")
+        b = a.note
+        if b.job:  # a job: its requests and its end state
+            je_fall.setdefault(a.id, []).append(f"{mal(b.job.schritte, 'request')} "
+                                                f"({'right' if gelungen(b) else warum_ganz(b)})")
             continue
-        ok = "right" if gelungen(a) else gruende_von(a)
-        zeile = f"{aufrufe_text(a['aufrufe'], a['mangel'])} ({ok})"
-        if a.get("nachfrage"):  # a second turn flips a case too: it is shown
-            n = a["nachfrage"]
+        ok = "right" if gelungen(b) else gruende_von(b)
+        zeile = f"{aufrufe_text(b.aufrufe, b.mangel)} ({ok})"
+        if a.nachfrage:  # a second turn flips a case too: it is shown
+            n = a.nachfrage
             ok = "right" if gelungen(n) else gruende_von(n)
-            zeile += f"; after the reply: {aufrufe_text(n['aufrufe'], n['mangel'])} ({ok})"
-        je_fall.setdefault(a["id"], []).append(zeile)
+            zeile += f"; after the reply: {aufrufe_text(n.aufrufe, n.mangel)} ({ok})"
+        je_fall.setdefault(a.id, []).append(zeile)
     return {i: kurz(" | ".join(t), ZEILE_HOECHSTENS) for i, t in je_fall.items()}  # a line a terminal can show
 
 
@@ -5152,7 +5206,7 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
 def pruef_probe(endpunkt, lauf, fall, was, server, antwort):
     """A call came as text in a parser's form: the evidence, then the probe where it can tell, says
     whose that is, as in a run's diagnosis."""
-    form = textform({"aufrufe": lies_aufrufe(antwort.nachricht)[0]})
+    form = textform(lies_aufrufe(antwort.nachricht)[0])
     if parser_gezeigt(server):
         gefragt = f" and asks for {server['vorlage']['form']}" if server["vorlage"]["form"] else ""
         return None, (f"{was}: in {fall['id']} the model wrote its call as text ({form}), while {server['name']}'s "

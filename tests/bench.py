@@ -153,7 +153,7 @@ def einmal(text, fall):
     b = messen.bewerte_ausgabe(fall, antwort.nachricht, antwort.finish)
     zeile = messen.als_zeile({"nachricht": antwort.nachricht})  # a results line holds what came, no grade
     gelesen = json.loads(zeile)["nachricht"]
-    messen.aufrufe_text(b["aufrufe"])
+    messen.aufrufe_text(b.aufrufe)
     mitte = time.perf_counter()
     messen.bewerte_ausgabe(fall, gelesen, antwort.finish)
     ende = time.perf_counter()

@@ -330,7 +330,7 @@ def bewertet(pfad):
     """A saved run's outputs as messen grades them on reading ({(id, lauf): grade}): a results file holds
     what came, never a grade."""
     faelle, _ = messen.lade_faelle(ROOT / "faelle.jsonl")
-    return {(a["id"], a["lauf"]): a for a in messen.lies_lauf(Path(pfad), faelle)[1]}
+    return {(a.id, a.lauf): a for a in messen.lies_lauf(Path(pfad), faelle)[1]}
 
 
 class Halter:

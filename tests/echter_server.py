@@ -211,7 +211,7 @@ def gelesene_aufrufe(pfad, faelle):
     sys.path.insert(0, str(ROOT))
     import messen as m  # the bench's own reader, in this process
     gelesen = m.lies_lauf(Path(pfad), m.lade_faelle(faelle)[0])[1]
-    return {a["id"]: [m.aufruf_kern(c) for c in a["aufrufe"]] for a in gelesen}
+    return {a.id: [m.aufruf_kern(c) for c in a.note.aufrufe] for a in gelesen}
 
 
 def fehlertext(r):

@@ -158,6 +158,11 @@ def ausgabe(*aufrufe, mangel=None):
     return {"aufrufe": list(aufrufe), "mangel": mangel}
 
 
+def note(befunde_):
+    """A Note that holds these Befunde and nothing else of weight: what the failure classes read."""
+    return messen.Note((), None, 0, 0, 1, None, False, 0, {}, "", False, False, None, None, False, tuple(befunde_))
+
+
 KAPUTT = {"name": "get_events", "args": None}
 
 
@@ -180,7 +185,7 @@ KAPUTT = {"name": "get_events", "args": None}
 ])
 def test_fehlerarten(a, soll, still, arten):
     gefunden = kein_befund(a["mangel"], False) if a["mangel"] else befunde(a["aufrufe"], soll, still)
-    assert fehlerarten_von({"befunde": gefunden}) == arten
+    assert fehlerarten_von(note(gefunden)) == arten
 
 
 # ---------------------------------------------------------------------------
@@ -192,10 +197,10 @@ GELADEN = {f["id"]: f for f in messen.lade_faelle(ROOT / "faelle.jsonl")[0]}  # 
 
 def gespeichert(fall_id, nachricht, finish="stop", usage=None):
     """A saved output, graded as a run grades what it saved."""
-    a = {"id": fall_id, "stufe": GELADEN[fall_id]["stufe"], "zuege": [{
+    a = {"id": fall_id, "stufe": GELADEN[fall_id]["stufe"], "lauf": 0, "sitzung": 0, "ende": 1.0, "zuege": [{
         "zweck": "frage", "nachricht": nachricht, "finish_reason": finish, "usage": usage or {}, "latenz_s": 0.1,
         "verworfen": 0}]}
-    return dict(a, **messen.bewerte_gespeichert(GELADEN[fall_id], a))
+    return messen.bewerte_gespeichert(GELADEN[fall_id], a)
 
 
 SCHLEIFE_TEXT = "I will look that up for you now. " * 10
@@ -215,16 +220,44 @@ SCHLEIFE_TEXT = "I will look that up for you now. " * 10
     ("S4-1", text("CRM stands for Customer Relationship Management."), "stop", None, None),  # right: nobody's fault
 ])
 def test_wessen_je_beleg(fall_id, nachricht, finish, usage, urteil):
-    assert gespeichert(fall_id, nachricht, finish, usage)["wessen"] == urteil
+    assert gespeichert(fall_id, nachricht, finish, usage).note.wessen == urteil
 
 
 def test_viele_ueberzaehlige_aufrufe_zaehlen_jeden_und_nennen_wenige():
     """Past BEFUNDE_EINZELN the spare calls are counted without words: every one in the failure classes, the
     line naming the first and counting the rest; a step that took a spare call of another tool counts it no more."""
     rufe = [ruf("list_calendars")] * 250 + [KAPUTT] * 20
-    a = {"befunde": befunde(rufe, [SOLL], False)}
+    a = note(befunde(rufe, [SOLL], False))
     assert fehlerarten_von(a) == {"falsches_werkzeug": 1, "ueberzaehlig": 249, "fehlerhaft": 20}
     zeile = messen.gruende_von(a)
     gezeigt = zeile.count("spare call list_calendars")
     assert zeile.startswith(f"{messen.aufruf_text(SOLL)} not called; spare call list_calendars; ")
     assert zeile.endswith(f"; ... and {1 + 270 - 1 - gezeigt} more") and len(zeile) < 700
+
+
+# ---------------------------------------------------------------------------
+# After grading only grades travel: the figures, the lists and the comparison read Notes, never a saved line
+# ---------------------------------------------------------------------------
+
+def test_nach_der_bewertung_reisen_nur_noten():
+    """Outputs whose saved lines are taken away after grading give the same figures, failed lists and per-case
+    lines; the grade itself cannot be changed."""
+    import dataclasses
+    from conftest import openai_nachricht
+    faelle = [f for f in GELADEN.values() if f["stufe"] not in messen.SPAETER]  # the chapter's 42
+    ausgaben = []
+    for nr, f in enumerate(faelle):
+        falsch = nr % 3 == 0  # every third wrong: a call where none fits, or text where a call does
+        nachricht = openai_nachricht([] if falsch == bool(f["erwartet"]) else f["erwartet"] or [ALLE])
+        a = {"id": f["id"], "stufe": f["stufe"], "lauf": 0, "sitzung": 0, "ende": 1.0, "zuege": [{
+            "zweck": "frage", "nachricht": nachricht, "finish_reason": "stop", "latenz_s": 0.1, "verworfen": 0,
+            "usage": {"prompt_tokens": 10, "completion_tokens": 20}}]}
+        ausgaben.append(messen.bewerte_gespeichert(f, a))
+    ohne_zeilen = [dataclasses.replace(a, zeile=None) for a in ausgaben]
+    zeigen = lambda aus: (messen.kennzahlen(faelle, aus), messen.fehllisten(faelle, aus, None),  # noqa: E731
+                          messen.was_geschah(aus))
+    k, listen, geschah = zeigen(ausgaben)
+    assert (k["auftraege_gelungen"], len(k["fehlgeschlagen"])) == (28 / 42, 14)
+    assert zeigen(ohne_zeilen) == (k, listen, geschah)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ausgaben[0].note.treffer = 1

@@ -51,16 +51,16 @@ FINISH = st.sampled_from([None, "stop", "length", "tool_calls", "eos_token"])
 
 
 def pruefe_bewertung(fall, b):
-    assert isinstance(b["aufrufe"], list)
-    for a in b["aufrufe"]:
+    assert isinstance(b.aufrufe, tuple)
+    for a in b.aufrufe:
         assert set(a) in ({"name", "args", "quelle"}, {"name", "args", "quelle", "geschrieben"})
         assert ("geschrieben" in a) == (a["args"] is None) and len(a.get("geschrieben", "")) <= 80 + 30
         assert a["name"] is None or isinstance(a["name"], str)
         assert a["args"] is None or isinstance(a["args"], dict)
-    assert 0 <= b["treffer"] <= b["soll"] == len(messen.soll_von(fall))
-    assert 0 <= b["offen"] <= len(b["aufrufe"])
-    assert b["mangel"] in (None, "leer", "abgeschnitten", "im_denken", "angekuendigt")
-    assert b["mangel"] is None or not messen.gelungen(b)
+    assert 0 <= b.treffer <= b.soll == len(messen.soll_von(fall))
+    assert 0 <= b.offen <= len(b.aufrufe)
+    assert b.mangel in (None, "leer", "abgeschnitten", "im_denken", "angekuendigt")
+    assert b.mangel is None or not messen.gelungen(b)
 
 
 def gespeichert(fall, nachricht, usage, finish):
@@ -80,8 +80,7 @@ def test_jede_nachricht_wird_bewertet(fall, nachricht, finish):
     gelesen = json.loads(zeile.decode("ascii"))
     assert messen.bewerte_ausgabe(fall, gelesen["nachricht"], finish) == b
     # and the failed-case list and the metrics take it
-    a = gespeichert(fall, nachricht, {}, finish)
-    a.update(messen.bewerte_gespeichert(fall, a))
+    a = messen.bewerte_gespeichert(fall, gespeichert(fall, nachricht, {}, finish))
     messen.fehllisten(FAELLE, [a])
     messen.kennzahlen(FAELLE, [a])
 
@@ -100,8 +99,8 @@ def erwartete_aufrufe_treffen(fall, data, erreicht):
         aufrufe = [{"name": a["name"], "args": {k: f" {v}\n" for k, v in a["args"].items()}} for a in aufrufe]
     form = data.draw(st.sampled_from(sorted(FORMEN)))
     b = messen.bewerte_ausgabe(fall, FORMEN[form](aufrufe), "stop")
-    assert messen.gelungen(b) and b["treffer"] == len(fall["erwartet"]), (form, b)
-    assert b["form"] == ("nativ" if form == "nativ" else "eigen" if form in ("zaun", "prosa") else "parser")
+    assert messen.gelungen(b) and b.treffer == len(fall["erwartet"]), (form, b)
+    assert b.form == ("nativ" if form == "nativ" else "eigen" if form in ("zaun", "prosa") else "parser")
     erreicht["treffer"] += 1
     # one value changed: no longer a hit
     falsch = copy.deepcopy(aufrufe)
@@ -206,8 +205,7 @@ def koerper_gelesen(body, fall, erreicht):
         assert antwort.finish is None or isinstance(antwort.finish, str)
         b = messen.bewerte_ausgabe(fall, antwort.nachricht, antwort.finish)
         pruefe_bewertung(fall, b)
-        a = gespeichert(fall, antwort.nachricht, antwort.usage, antwort.finish)
-        a.update(messen.bewerte_gespeichert(fall, a))  # as a run grades what it saved
+        a = messen.bewerte_gespeichert(fall, gespeichert(fall, antwort.nachricht, antwort.usage, antwort.finish))
         assert messen.kennzahlen(FAELLE, [a])["ausgaben"] == 1
     messen.servermeldung(body.decode("utf-8", "replace"), 400)
 

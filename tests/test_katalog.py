@@ -190,7 +190,7 @@ def test_synonyme_mit_alten_namen_nur_s4_und_s5(cli, endpunkt, tmp_path):
     e = zeilen(tmp_path / "ergebnisse" / "syn.jsonl")[0]["einstellungen"]
     assert (e["variante"], e["umbenennung"]) == ("synonyme", messen.SYNONYME)
     a = bewertet(tmp_path / "ergebnisse" / "syn.jsonl")[("S2-7", 0)]
-    assert a["aufrufe"][0]["name"] == "update_contact (an old name)"
+    assert a.note.aufrufe[0]["name"] == "update_contact (an old name)"
 
 
 def test_synonyme_gelesen_wie_ohne_variante(cli, endpunkt, tmp_path):

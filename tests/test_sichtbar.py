@@ -176,4 +176,4 @@ def test_ein_modell_das_sich_wiederholt_wird_benannt(cli, endpunkt):
 def test_eine_abgeschnittene_antwort_mit_fremden_feldern(nachricht):
     # found by the property on another hypothesis version: a reasoning field that is no string, cut at the limit
     b = messen.bewerte_ausgabe(FAELLE[0], nachricht, "length")
-    assert (b["mangel"], b["schleife"]) == ("abgeschnitten", False)
+    assert (b.mangel, b.schleife) == ("abgeschnitten", False)

@@ -308,7 +308,7 @@ def gezogener_lauf(zufall, p, n, tag):
             a = {"id": f["id"], "stufe": f["stufe"], "lauf": k, "sitzung": 0, "ende": 1.0, "zuege": [{
                 "zweck": "frage", "nachricht": nachricht, "finish_reason": "stop", "latenz_s": 0.1, "verworfen": 0,
                 "usage": {"prompt_tokens": 10, "completion_tokens": 20}}]}
-            ausgaben.append(dict(a, **messen.bewerte_gespeichert(f, a)))
+            ausgaben.append(messen.bewerte_gespeichert(f, a))
     e = {"tag": tag, "n": n, "temp": 0.7, "extra": {}, "modell": "m"}
     return e, messen.kennzahlen(FAELLE, ausgaben), FAELLE, ausgaben
 

@@ -138,7 +138,7 @@ def test_parallel_gibt_denselben_lauf(cli, endpunkt, tmp_path):
     assert (eins.hoechstens, vier.hoechstens) == (1, 4)
     variabel = ("tag", "latenz_s", "dauer_s")
     assert {k: v for k, v in k1.items() if k not in variabel} == {k: v for k, v in k4.items() if k not in variabel}
-    inhalt = lambda tag: [(a["id"], a["lauf"], [z["nachricht"] for z in a["zuege"]], a["aufrufe"], a["treffer"], a["offen"])
+    inhalt = lambda tag: [(a.id, a.lauf, [z["nachricht"] for z in a.zeile["zuege"]], a.note)
                           for a in bewertet(tmp_path / "ergebnisse" / f"{tag}.jsonl").values()]
     assert inhalt("eins") == inhalt("vier")
     assert [(i, lauf) for i, lauf, *_ in inhalt("vier")] == [(i, lauf) for i in IDS for lauf in (0, 1)]

@@ -145,7 +145,7 @@ def test_die_anfrage_nach_dem_ergebnis(cli, endpunkt, tmp_path):
         [("tool", i, e) for i, e in zip(ids, BY_ID["S6-5"]["ergebnis"])]
     gespeichert = {i: a for (i, _), a in bewertet(tmp_path / "ergebnisse" / "t.jsonl").items()}
     assert zeilen(tmp_path / "ergebnisse" / "t.jsonl")[0]["einstellungen"]["weiter"] is True
-    assert gespeichert["S6-5"]["treffer"] == 2 and gespeichert["S6-7"]["treffer"] == 0
+    assert gespeichert["S6-5"].note.treffer == 2 and gespeichert["S6-7"].note.treffer == 0
     k = json_lauf(cli, "--bewerten", "t")
     assert (k["weiter"], k["auftraege_gelungen"], k["faelle"], k["stufen"]["S6"]) == (10 / 10, 42 / 42, 52, 10 / 10)
 
