@@ -2955,17 +2955,16 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     Every answer counts, the second turns of --nachfrage too. Whose well-formed calls read
     from text in a parser's form are is settled by evidence: while any answer of the run came
     back as tool_calls, the parser is on and they are the model's own format (eigenes_format);
-    else by the probe the run saved (see probe_urteil): the parser's (aus_text), the model's, or,
+    else by the probe the run saved (see TEXT_WESSEN): the parser's (aus_text), the model's, or,
     without an answer that tells, text_ungeklaert. A malformed call lands in the text with the
     parser on too, and is the model's fault. What a stream broke is a note in protokoll unless
     the cross-check shows it changed the calls (strom_defekt)."""
     e = einstellungen or {}
     alle = [b for a in ausgaben for b in a.noten]
     server = e.get("server")
-    nativ = any(b.nativ for b in alle) or parser_gezeigt(server)  # evidence before the probe
     heil = lambda b: sum(c["args"] is not None and c["quelle"] != NATIV for c in b.aufrufe)  # noqa: E731
     text = sum(heil(b) for b in alle if b.form == "parser")
-    wessen = "modell" if nativ else probe_urteil(e.get("probe"), server) if text else None
+    wessen, grund = text_wessen(any(b.nativ for b in alle), server, e.get("probe"))
     protokoll = sum((collections.Counter(b.protokoll) + strom_notizen(b) for b in alle), collections.Counter())
     katalog = katalog_befund(ausgaben, schwelle)
     return {
@@ -2977,8 +2976,8 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
         "teilweise_geparst": sum(b.form == "teilweise" for b in alle),
         "protokoll": {art: protokoll[art] for art in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if protokoll[art]},
         "eigenes_format": sum(heil(b) for b in alle if b.form == "eigen") + (text if wessen == "modell" else 0),
-        "text_ungeklaert": text if text and wessen is None else 0,
-        "probe": probe_text(e.get("probe"), server) if text and not nativ else None,
+        "text_ungeklaert": text if wessen == "unklar" else 0,
+        "probe": beleg_text(grund, server, e.get("probe")) if text and grund not in ("vorlage", "tool_calls") else None,
         "text_form": next((textform(b.aufrufe) for b in alle if b.form in ("parser", "eigen")), None),
         "unlesbar": dict(collections.Counter(form for b in alle if b.job is None and not b.mangel
                                              for form, _ in unlesbar_von(b))),  # a cut call is the cut's
@@ -2998,47 +2997,58 @@ STROM_NOTIZEN = {  # what a stream broke of the protocol -> its kind in protokol
 
 
 PROBE_WIE = "asked again with tool_choice \"required\" at temperature 0"
+Beleg = collections.namedtuple("Beleg", "nativ server probe antwort")
+# the run's evidence on its text calls: whether any answer came as tool_calls, the server's record, the probe's
+# record as saved, and its answer graded (None where none came)
+TEXT_WESSEN = (  # whose well-formed calls left as text in a parser's form are, by the run's evidence, weighed in
+    # this order: (reason, kind, test); the diagnosis and --pruefen read it, and the comparison through the diagnosis
+    ("vorlage", "modell", lambda x: parser_gezeigt(x.server)),  # the server's page shows its parser on for the template
+    ("tool_calls", "modell", lambda x: x.nativ),  # other answers came as tool_calls: the parser is on
+    # no probe tells where the server ignores tool_choice, forces "required" by a grammar (a native answer proves
+    # only that it can emit calls), or is not identified (it may force it)
+    ("keine", "unklar", lambda x: familie_von(x.server).probe == "keine"),
+    ("grammatik", "unklar", lambda x: familie_von(x.server).probe == "grammatik"),
+    ("unbekannt", "unklar", lambda x: familie_von(x.server).probe == "unbekannt"),
+    ("probe_fehlt", "unklar", lambda x: not x.probe),  # a run saved before messen asked one, or stopped before it
+    ("probe_ohne_antwort", "unklar", lambda x: x.antwort is None),
+    ("probe_abgeschnitten", "unklar", lambda x: x.antwort.finish == "length"),  # cut or looping: it tells nothing
+    ("probe_nativ", "modell", lambda x: x.antwort.nativ or x.antwort.form in ("nativ", "teilweise")),  # parser works
+    ("probe_text", "server", lambda x: x.antwort.aufrufe),  # text again: the parser is off or reads another form
+    ("probe_ohne_aufruf", "unklar", lambda x: True),
+)
 
 
-def probe_urteil(probe, server):
-    """Whose a run's text calls are, by the probe (one case of them asked again with tool_choice
-    "required"): 'modell' when tool_calls came back (the parser works for this template), 'server'
-    when text came back again (the parser is off or cannot read the format), None when nothing tells:
-    no answer, one cut by the limit or looping, or a server that forces "required" by a grammar (a
-    native answer proves only that it can emit calls) or ignores tool_choice."""
-    if not probe or "nachricht" not in probe or probe.get("finish_reason") == "length" or \
-            familie_von(server).probe != "frei":
-        return None
-    aufrufe, form = lies_aufrufe(probe["nachricht"])
-    return "modell" if form in ("nativ", "teilweise") or native_rohe(probe["nachricht"]) else \
-        "server" if aufrufe else None
+def text_wessen(nativ, server, probe):
+    """(kind, reason) of a run's well-formed calls left as text in a parser's form: the first row of TEXT_WESSEN
+    the evidence meets (nativ: any answer of the run came as tool_calls; probe: the probe's record as saved)."""
+    antwort = bewerte_ausgabe({"erwartet": []}, probe["nachricht"], probe["finish_reason"]) \
+        if probe and "nachricht" in probe else None
+    x = Beleg(nativ, server, probe, antwort)
+    return next((art, grund) for grund, art, trifft in TEXT_WESSEN if trifft(x))
 
 
-def probe_text(probe, server):
-    """What the probe saw, or why none tells, in words, for the diagnosis."""
-    art = familie_von(server).probe
-    if art == "keine":
-        return f"no probe was asked: {server['name']} {familie_von(server).probe_grund}"
-    if art == "grammatik" and not probe:
-        return (f"no probe was asked: {server['name']} forces tool_choice \"required\" with a grammar where its "
-                "structured output works, so its answer would prove nothing about whether its parser reads this "
-                "model's form")
-    if art == "unbekannt":
+def beleg_text(grund, server, probe):
+    """What the probe saw, or why none tells, in words, for the diagnosis and --pruefen (grund: text_wessen's)."""
+    name, wie = (server or {}).get("name"), probe and f"{probe['fall']} {PROBE_WIE}"
+    if grund == "keine":
+        return f"no probe was asked: {name} {familie_von(server).probe_grund}"
+    if grund == "grammatik":
+        return (f"{wie} tells nothing on {name}, which forces \"required\" with a grammar: an answer as tool_calls "
+                "proves only that it can emit calls, not that its parser reads this model's form") if probe else \
+            (f"no probe was asked: {name} forces tool_choice \"required\" with a grammar where its structured output "
+             "works, so its answer would prove nothing about whether its parser reads this model's form")
+    if grund == "unbekannt":
         return ("no probe tells on a server messen does not identify: it may force tool_choice \"required\" with a "
                 "grammar, so even an answer as tool_calls would prove nothing about its parser")
-    if not probe:
+    if grund == "probe_fehlt":
         return "no probe was asked (a run saved before messen asked one, or stopped before it)"
-    wie = f"{probe['fall']} {PROBE_WIE}"
-    if "nachricht" not in probe:
+    if grund == "probe_ohne_antwort":
         return f"{wie} got no answer: {probe['fehlt']}"
-    if probe.get("finish_reason") == "length":
+    if grund == "probe_abgeschnitten":
         return f"{wie} was cut by the token limit{' while looping' if schleift(probe['nachricht']) else ''}, " \
                "which tells nothing"
-    if art == "grammatik":
-        return (f"{wie} tells nothing on {server['name']}, which forces \"required\" with a grammar: an answer "
-                "as tool_calls proves only that it can emit calls, not that its parser reads this model's form")
-    return {"modell": f"{wie} came back as tool_calls", "server": f"{wie} came back as text again"}.get(
-        probe_urteil(probe, server), f"{wie} came back without any call")
+    return {"probe_nativ": f"{wie} came back as tool_calls", "probe_text": f"{wie} came back as text again"}.get(
+        grund, f"{wie} came back without any call")
 
 
 def strom_defekt(a):
@@ -3876,8 +3886,8 @@ def probe_fall(faelle, ausgaben, server=None):
     of the run came back as tool_calls and the server does not show its parser on (else that settles
     it) and takes tool_choice at all (Ollama ignores it); None when no probe is needed or can tell."""
     alle = [(a.id, b) for a in ausgaben for b in a.noten]
-    if any(b.nativ for _, b in alle) or parser_gezeigt(server) or familie_von(server).probe != "frei":
-        return None
+    if text_wessen(any(b.nativ for _, b in alle), server, None)[1] != "probe_fehlt":
+        return None  # something settles it already, or no probe can
     ids = {i for i, b in alle if b.form == "parser" and any(c["args"] is not None for c in b.aufrufe)}
     return next((f for f in faelle if f["id"] in ids), None)
 
@@ -4167,7 +4177,7 @@ def diagnose_zeilen(d, e=None):
     if d["sofort_beendet"]:
         zeilen.append(f"  sofort_beendet {d['sofort_beendet']}: {SOFORT_BEENDET}.")
     if d["eigenes_format"]:
-        zeilen.append(f"  eigenes_format {d['eigenes_format']}: {EIGENES_FORMAT}{eigen_beleg(d, server)}.")
+        zeilen.append(f"  eigenes_format {d['eigenes_format']}: {EIGENES_FORMAT}{eigen_beleg(d, server, e.get('probe'))}.")
     if d["unlesbar"]:
         formen = ", ".join(f"{form} {zahl}" for form, zahl in d["unlesbar"].items())
         wessen_ = (" Those written as functions.NAME: with nothing after it are the model's, or a handler's that "
@@ -4239,15 +4249,16 @@ def ungeklaert_text(probe, server, form):
             ("; --pruefen asks again" if familie_von(server).probe == "frei" else ""))
 
 
-def eigen_beleg(d, server):
-    """Why calls left as text are the model's: what shows the parser on, and the form the template asks for."""
+def eigen_beleg(d, server, probe):
+    """Why calls left as text are the model's: what shows the parser on (TEXT_WESSEN's evidence), and the form
+    the template asks for."""
     form = f"; it wrote {d['text_form']}" if d["text_form"] else ""
-    vorlage = (server or {}).get("vorlage") or {}
-    if parser_gezeigt(server):
-        gefragt = f", which asks for {vorlage['form']}" if vorlage.get("form") else ""
+    grund = text_wessen(False, server, probe)[1]
+    if grund == "vorlage":
+        gefragt = f", which asks for {server['vorlage']['form']}" if server["vorlage"]["form"] else ""
         return f" ({server['name']}'s /props: its chat template renders the tools{gefragt}{form})"
-    if d["probe"] and "came back as tool_calls" in d["probe"]:
-        return f" ({d['probe']}: the server's parser works for this template{form})"
+    if grund == "probe_nativ":
+        return f" ({beleg_text(grund, server, probe)}: the server's parser works for this template{form})"
     return f" ({form[2:]})" if form else ""
 
 
@@ -5207,13 +5218,15 @@ def pruef_probe(endpunkt, lauf, fall, was, server, antwort):
     """A call came as text in a parser's form: the evidence, then the probe where it can tell, says
     whose that is, as in a run's diagnosis."""
     form = textform(lies_aufrufe(antwort.nachricht)[0])
-    if parser_gezeigt(server):
+    urteil, grund = text_wessen(False, server, None)
+    if grund == "vorlage":
         gefragt = f" and asks for {server['vorlage']['form']}" if server["vorlage"]["form"] else ""
         return None, (f"{was}: in {fall['id']} the model wrote its call as text ({form}), while {server['name']}'s "
                       f"chat template renders the tools{gefragt}: the format is the model's own: train or prompt it "
                       "on its chat template's tool-call format")
-    probe = probe_von(endpunkt, fall, lauf) if familie_von(server).probe == "frei" else None
-    urteil, wie = probe_urteil(probe, server), probe_text(probe, server)
+    probe = probe_von(endpunkt, fall, lauf) if grund == "probe_fehlt" else None  # where a probe can tell
+    urteil, grund = text_wessen(False, server, probe)
+    wie = beleg_text(grund, server, probe)
     if urteil == "server":
         return False, (f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE['aus_text'][0]} ({wie}); "
                        f"{hinweis('aus_text', server, form)}")

@@ -283,3 +283,37 @@ def test_pruefen_ein_modell_das_nie_ruft(cli, endpunkt):
     ende = [z for z in out.splitlines() if not z.startswith("  ")][-1]
     assert ende.startswith("Nothing failed, but ") and ende.endswith(" (?) cannot say the server is set up: they say "
                                                                      "what would settle it; read them before a long run.")
+
+
+# ---------------------------------------------------------------------------
+# Whose text calls are: one row per kind of evidence in messen.TEXT_WESSEN
+# ---------------------------------------------------------------------------
+
+LLAMA_VORLAGE = {"name": "llama.cpp", "version": "b1", "beleg": "x", "vorlage": {"werkzeuge": True, "form": None}}
+SERVER = {name: {"name": name, "version": None, "beleg": "x", "vorlage": None}
+          for name in ("Ollama", "vLLM", "LM Studio")}
+TEXT_RUF = {"role": "assistant", "content": '<tool_call>{"name": "list_contacts", "arguments": {}}</tool_call>'}
+
+
+def probe(nachricht, finish="stop"):
+    return {"fall": "S1-1", "nachricht": nachricht, "finish_reason": finish}
+
+
+@pytest.mark.parametrize("nativ, server, probe_, urteil", [
+    (False, LLAMA_VORLAGE, None, ("modell", "vorlage")),              # its /props: the template renders tools
+    (True, SERVER["LM Studio"], None, ("modell", "tool_calls")),      # other answers came as tool_calls
+    (False, SERVER["Ollama"], None, ("unklar", "keine")),             # it ignores tool_choice
+    (False, SERVER["vLLM"], probe(openai_nachricht([{"name": "list_contacts", "args": {}}])),
+     ("unklar", "grammatik")),                                        # "required" by grammar: native proves nothing
+    (False, None, None, ("unklar", "unbekannt")),                     # not identified: it may force it
+    (False, SERVER["LM Studio"], None, ("unklar", "probe_fehlt")),
+    (False, SERVER["LM Studio"], {"fall": "S1-1", "fehlt": "timeout"}, ("unklar", "probe_ohne_antwort")),
+    (False, SERVER["LM Studio"], probe(TEXT_RUF, "length"), ("unklar", "probe_abgeschnitten")),
+    (False, SERVER["LM Studio"], probe(openai_nachricht([{"name": "list_contacts", "args": {}}])),
+     ("modell", "probe_nativ")),                                      # the parser works for this template
+    (False, SERVER["LM Studio"], probe(TEXT_RUF), ("server", "probe_text")),  # text again: the parser is off
+    (False, SERVER["LM Studio"], probe({"role": "assistant", "content": "Sure."}), ("unklar", "probe_ohne_aufruf")),
+])
+def test_wessen_die_textaufrufe_sind(nativ, server, probe_, urteil):
+    import messen
+    assert messen.text_wessen(nativ, server, probe_) == urteil
