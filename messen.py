@@ -5181,10 +5181,12 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
         except Serverfehler as e:
             return False, f"{was}: {e}"
         antworten.append(antwort)
-        aufrufe, form = lies_aufrufe(antwort.nachricht)
-        grund = form if aufrufe else mangel(antwort.nachricht, aufrufe, antwort.finish)
-        if native_rohe(antwort.nachricht):
+        b = bewerte_ausgabe(fall, antwort.nachricht, antwort.finish, lauf.katalog.umbenennung, antwort.usage)
+        grund = b.form if b.aufrufe else b.mangel
+        if b.nativ:
             return True, f"{was} ({fall['id']}){ersatz}"
+        if b.mangel in ("leer", "angekuendigt") and b.wessen[0] != "modell":  # weighed as the run's verdict is
+            return pruef_keine_antwort(was, fall, b, server)
         if grund == "parser":
             return pruef_probe(endpunkt, lauf, fall, was, server, antwort)
         if grund == "versuch":
@@ -5212,6 +5214,17 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
     return None, (f"{was}: cannot tell, no call came in {len(auswahl)} {'S1 ' * (not ersatz)}"
                   f"case{'s' * (len(auswahl) != 1)} within {grenze} tokens (the model answered without one: that is "
                   f"the model, not the server's setting){ersatz}")
+
+
+def pruef_keine_antwort(was, fall, b, server):
+    """An answer that is none and not the model's, as WESSEN weighs it for a run: the server's fails the check
+    (nothing sent for tokens it counted), what cannot be told says what would settle it."""
+    art, grund = b.wessen
+    if art == "server":
+        return False, (f"{was}: in {fall['id']} came {aufrufe_text([], b.mangel)}, for {b.completion_tokens} "
+                       f"completion tokens the server counted; {hinweis('leer', server)}")
+    return None, (f"{was}: cannot tell; in {fall['id']} came {aufrufe_text([], b.mangel)}, and whose that is "
+                  f"cannot be told: {KLAERT[grund]}")
 
 
 def pruef_probe(endpunkt, lauf, fall, was, server, antwort):

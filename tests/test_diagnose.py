@@ -317,3 +317,22 @@ def probe(nachricht, finish="stop"):
 def test_wessen_die_textaufrufe_sind(nativ, server, probe_, urteil):
     import messen
     assert messen.text_wessen(nativ, server, probe_) == urteil
+
+
+@pytest.mark.parametrize("usage, zeile", [
+    ({"prompt_tokens": 900, "completion_tokens": 7},
+     "  FAIL  a call comes back as tool_calls: in S1-1 came nothing (neither a call nor text), for 7 completion "
+     "tokens the server counted; the server returned nothing: check its chat template and stop tokens"),
+    ({}, "  ?     a call comes back as tool_calls: cannot tell; in S1-1 came nothing (neither a call nor text), and "
+         "whose that is cannot be told: a server that reports usage: an empty answer for counted tokens is the "
+         "server's"),
+])
+def test_pruefen_wiegt_eine_leere_antwort_wie_das_urteil(cli, endpunkt, usage, zeile):
+    """An empty answer is never "the model answered without a call": --pruefen weighs it as a run's verdict does
+    (WESSEN), the server's for tokens it counted, cannot tell without a count."""
+    server = endpunkt(lambda fall, body, nummer: gesund(fall, body, nummer) if fall is None else
+                      completion({"role": "assistant", "content": ""}, "stop", usage))
+    status, out, err = cli("--pruefen", *messung(server.url))
+    assert zeile in out.splitlines(), out
+    # without usage, the check of usage fails too: the answers' own line says cannot tell
+    assert (status, len(fehler_zeilen(out))) == (1, 1) and (zeile in fehler_zeilen(out)) == bool(usage), err
