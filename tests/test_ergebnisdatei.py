@@ -212,6 +212,7 @@ def test_eine_beschaedigte_einstellung_beim_suchen_der_dateien(feld, wert, warum
 # ---------------------------------------------------------------------------
 
 ALTE = ROOT / "tests" / "alte_laeufe"
+GEMESSEN_AUF = ("--faelle", str(ALTE / "faelle.jsonl"))  # the case file they were measured on (S7's since changed)
 
 
 MIT_ALLEN_ARTEN = "Diagnosis: what the server did, what the model did and what cannot be told"
@@ -238,14 +239,14 @@ def test_alte_dateien_ergeben_dieselben_zahlen(cli, tmp_path, tag, format):
     ordner.mkdir()
     for name in ("kapitel", "alles", "strom", "synonyme"):
         (ordner / f"{name}.jsonl").write_bytes((ALTE / format / f"{name}.jsonl").read_bytes())
-    status, out, err = cli("--bewerten", tag, "--json", "--ausgabe", str(ordner))
+    status, out, err = cli("--bewerten", tag, "--json", "--ausgabe", str(ordner), *GEMESSEN_AUF)
     assert (status, err) == (0, "")
     alt = (ALTE / f"{tag}.json").read_text(encoding="utf-8")
     assert json.loads(out) == seit_2026_12(json.loads(alt))
-    status, out, err = cli("--bewerten", tag, "--alle", "--ausgabe", str(ordner))
+    status, out, err = cli("--bewerten", tag, "--alle", "--ausgabe", str(ordner), *GEMESSEN_AUF)
     assert (status, out, err) == (0, kopf_seit_2026_12((ALTE / f"{tag}.txt").read_text(encoding="utf-8")), "")
     if tag == "alles":
-        status, out, err = cli("--vergleich", "kapitel", "alles", "--json", "--ausgabe", str(ordner))
+        status, out, err = cli("--vergleich", "kapitel", "alles", "--json", "--ausgabe", str(ordner), *GEMESSEN_AUF)
         alt = (ALTE / "vergleich-kapitel-alles.json").read_text(encoding="utf-8")
         neu = json.loads(out)
         assert neu.pop("nativ")["urteil"] == "offen"  # gelungen_nativ paired, since 2026-12: as auftraege_gelungen
@@ -261,7 +262,7 @@ def test_alte_dateien_ergeben_dieselben_zahlen(cli, tmp_path, tag, format):
         neu.pop("rueck"), alt.pop("rueck")
         assert (status, neu) == (0, alt)
         # the text: the same but for the table of figures, which is now the series' (one rows model)
-        status, out, err = cli("--vergleich", "kapitel", "alles", "--ausgabe", str(ordner))
+        status, out, err = cli("--vergleich", "kapitel", "alles", "--ausgabe", str(ordner), *GEMESSEN_AUF)
         alt = kopf_seit_2026_12((ALTE / "vergleich-kapitel-alles.txt").read_text(encoding="utf-8")).splitlines()
         ab = alt.index("A " + MIT_ALLEN_ARTEN)
         neu = out.splitlines()
@@ -287,5 +288,5 @@ def test_eine_alte_zeile_wird_als_zuege_geprueft(cli, tmp_path, tag, zeile, aend
     aendern(a)
     zeilen_[zeile - 1] = json.dumps(a)
     (tmp_path / f"{tag}.jsonl").write_text("\n".join(zeilen_) + "\n", encoding="utf-8")
-    assert cli("--bewerten", tag, "--ausgabe", str(tmp_path)) == (
+    assert cli("--bewerten", tag, "--ausgabe", str(tmp_path), *GEMESSEN_AUF) == (
         2, "", f"messen: {tmp_path / tag}.jsonl:{zeile}: the results file is damaged ({warum})\n")

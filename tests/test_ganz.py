@@ -66,9 +66,9 @@ def test_die_faelle_decken_ab_was_verlangt_ist():
     assert len([f for f in GANZ_FAELLE if f.get("antwort")]) >= 3                      # a value to report
     assert all(3 <= len(f["loesung"]) <= 5 for f in GANZ_FAELLE)                       # 3 to 5 requests
     assert sum(len(f["loesung"]) >= 4 for f in GANZ_FAELLE) >= 5
-    # the room asked first: free in some jobs, taken in others
+    # the room asked first: free in as many jobs as it is taken in
     erster = [f for f in GANZ_FAELLE if "if konferenz is taken" in f["frage"] or "if besprechung is taken" in f["frage"]]
-    assert sorted(bool(f.get("fehler")) for f in erster) == [False, True, True]
+    assert sorted(bool(f.get("fehler")) for f in erster) == [False, False, True, True]
     # no address follows from a name: a guess of first.last@example.com never meets one
     adressen = {k["email"] for f in GANZ_FAELLE for k in f["welt"].get("kontakte", [])}
     geraten = {k["name"].lower().replace(" ", ".") + "@example.com" for f in GANZ_FAELLE

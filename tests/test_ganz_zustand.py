@@ -90,6 +90,37 @@ def liest_nicht(fall, body, nummer):
     return antwort_mit([], geratene_antwort(fall))
 
 
+def liest_keinen_kontakt(fall, body, nummer):
+    """Lists the contacts and never reads one: takes the one whose surname the question's address holds (of
+    namesakes, the last listed; where no surname is held, the last listed), and does the job's writes with it."""
+    if fall["stufe"] != "S7":
+        return richtig(fall, body, nummer)
+    k, liste = schritt(body), next((json.loads(m["content"]) for m in body["messages"] if m["role"] == "tool"), {})
+    lesen = [c for c in fall["loesung"][0] if c["name"] == "list_contacts"]
+    if k == 0 and lesen:
+        return antwort_mit(lesen)
+    adresse = next(iter(re.findall(r"[\w.+-]+@[\w.-]+\.\w+", fall["frage"])), "")
+    kontakte = liste.get("contacts", [])
+    genannt = [c for c in kontakte if c["name"].split()[-1].lower() in adresse.lower()] or kontakte
+    if k <= 1 and genannt:
+        wahl = genannt[-1]["contact_id"]  # every other value the question does not give, guessed
+        return antwort_mit([{"name": c["name"], "args": {a: wahl if a == "contact_id" else geraten(fall, a, v)
+                                                         for a, v in c["args"].items()}}
+                            for s in fall["loesung"] for c in s if c["name"] in SCHREIBEND])
+    return antwort_mit([], "Done.")
+
+
+PER_ADRESSE = ["S7-9", "S7-13", "S7-26"]  # "the one whose email address is X": only reading each contact tells
+
+
+def test_wer_keinen_kontakt_liest_faellt_wo_nur_das_lesen_entscheidet(cli, endpunkt):
+    """It passes only the job a list settles (S7-22: delete those whose status is inaktiv)."""
+    k = json_lauf(cli, *messung(endpunkt(liest_keinen_kontakt).url, "--ganz", "--stufen", "S7"))
+    bestanden = {f["id"] for f in GANZ_FAELLE} - set(k["fehlgeschlagen"])
+    ohne_lesen = {f["id"] for f in GANZ_FAELLE if all(c["name"] != "get_contact" for s in f["loesung"] for c in s)}
+    assert bestanden == {"S7-22"} and bestanden <= ohne_lesen and not bestanden & set(PER_ADRESSE)
+
+
 @pytest.mark.parametrize("modell", [raet, sichert_ab, liest_nicht], ids=lambda m: m.__name__)
 def test_wer_raet_besteht_hoechstens_zehn_prozent(cli, endpunkt, modell):
     k = json_lauf(cli, *messung(endpunkt(modell).url, "--ganz", "--stufen", "S7"))
@@ -164,7 +195,7 @@ def L(fall_id, k):
     ("S7-11", [L("S7-11", 0), L("S7-11", 1) + [dict(L("S7-11", 1)[0], args=dict(L("S7-11", 1)[0]["args"],
                                                                                   room="workshop"))]],
      False, 'the end state differs: a room booking of "workshop" on 2026-03-19, 13:00-14:00 spare'),
-    # the first Paul Richter deleted without checking his address
+    # the other Paul Richter deleted, without checking his address
     ("S7-9", [L("S7-9", 0), [{"name": "delete_contact", "args": {"contact_id": L("S7-9", 1)[0]["args"]["contact_id"]}}]],
      False, "the end state differs: contact Paul Richter deleted; contact Paul Richter not deleted"),
     # the taken room found by looking at the booking calendar first: the same end state, no refusal met
