@@ -2682,8 +2682,10 @@ def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False):
               if fall["stufe"] == GANZ else fragen[0]["usage"], "verworfen": sum(z["verworfen"] for z in anfragen),
               "anfragen": tuple((z["latenz_s"], z["usage"]) for z in anfragen)}
     kopf = {f: a[f] for f in ("id", "stufe", "lauf", "sitzung", "ende")}
-    if fall["stufe"] == GANZ:
-        return Ausgabe(**kopf, note=bewerte_ganz(fall, fragen, umbenennung), zeile=a, **kosten)
+    if fall["stufe"] == GANZ:  # its steps' streams are not cross-checked; what they broke stands in protokoll
+        defekte = dict.fromkeys(d for z in fragen for d in (z.get("strom") or {}).get("defekte", []))
+        return Ausgabe(**kopf, note=dataclasses.replace(bewerte_ganz(fall, fragen, umbenennung),
+                                                        defekte=tuple(defekte)), zeile=a, **kosten)
     for z in zuege:  # each request with the cross-checks that follow it
         if z["zweck"] in ANFRAGEN:
             teile[z["zweck"]] = vorige = (z, [])

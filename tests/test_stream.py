@@ -441,3 +441,15 @@ def test_ein_server_der_wiederholt_anders_antwortet(cli, endpunkt, spaeter, defe
     k = json_lauf(cli, *messung(server.url, "--stream"))
     assert (k["diagnose"]["strom_defekt"], k["diagnose"]["strom_ungeprueft"]) == (defekt, ungeprueft)
     assert k["auftraege_gelungen"] == 16 / 42 and server.zahl() == 42 + 2 * 26
+
+
+def test_die_schritte_eines_jobs_ohne_usage_und_done(cli, endpunkt):
+    """S7's steps streamed without usage or [DONE]: noted as for any output, never "all clear" (a job's steps
+    are not cross-checked, so nothing is blamed)."""
+    def ohne_ende(fall, body, nummer):
+        text = gestreamt(richtig(fall, body, nummer))
+        return 200, "".join(t + "\n\n" for t in text.split("\n\n") if t and '"usage"' not in t and "[DONE]" not in t), \
+            {"Content-Type": "text/event-stream"}
+    k = json_lauf(cli, *messung(endpunkt(ohne_ende).url, "--ganz", "--stufen", "S7", "--stream"))
+    assert (k["erledigt"], k["diagnose"]["protokoll"], k["tokens"]["completion"]) == \
+        (26 / 26, {"strom_ohne_done": 26, "strom_ohne_usage": 26}, 0)
