@@ -801,29 +801,36 @@ def pruefe_ganz(fall, katalog):
     if fremd:
         return f"'{fremd}' does not belong to {GANZ}"
     loesung = fall.get("loesung")
-    if not isinstance(loesung, list) or len(loesung) < 3 or loesung[-1] != [] or \
+    if not isinstance(loesung, list) or len(loesung) < 2 or loesung[-1] != [] or \
             not all(isinstance(s, list) and s for s in loesung[:-1]):
-        return "'loesung' must list at least two steps of calls and end with [] (the closing text answer)"
+        return "'loesung' must list the steps of calls, at least one, and end with [] (the closing text answer)"
     if not isinstance(fall.get("fehler", 0), int) or isinstance(fall.get("fehler"), bool) or fall.get("fehler", 0) < 0:
         return "'fehler' must be a whole number of at least 0"
     antwort = fall.get("antwort", [])
     if not isinstance(antwort, list) or not all(isinstance(a, str) and a.strip() for a in antwort):
         return "'antwort' must list the values the closing answer has to name"
+    schon = next((a for a in antwort if genannt(a, fall["frage"])), None)
+    if schon:
+        return f"'antwort' names {json.dumps(schon, ensure_ascii=False)}, which the question gives already: a model " \
+               "that makes no call would pass"
     return pruefe_welt(fall.get("welt")) or \
         next(filter(None, (pruefe_aufruf(soll, katalog) for schritt in loesung for soll in schritt)), None) or \
         pruefe_referenz(fall)
 
 
+def _wort(x):
+    """A non-empty string without padding: a padded one no stripped filter or call could ever match."""
+    return isinstance(x, str) and x.strip() == x != ""
+
+
+WORT = (_wort, "a non-empty string without leading or trailing spaces")
+WORT_ODER_NULL = (lambda x: x is None or _wort(x), "null or a non-empty string without leading or trailing spaces")
 WELT_FELDER = {  # part of a world -> {field: (check, what it must be)}; fields without a default are needed
-    "kontakte": {"contact_id": (lambda x: isinstance(x, str) and x.strip() == x != "", "a non-empty string"),
-                 "name": (lambda x: isinstance(x, str) and x.strip() != "", "a non-empty string"),
-                 "email": (lambda x: x is None or isinstance(x, str), "a string or null"),
-                 "company": (lambda x: x is None or isinstance(x, str), "a string or null"),
+    "kontakte": {"contact_id": WORT, "name": WORT, "email": WORT_ODER_NULL, "company": WORT_ODER_NULL,
                  "status": (lambda x: x in STATUS, f"one of {', '.join(STATUS)}"),
                  "notizen": (lambda x: isinstance(x, list) and all(isinstance(n, str) for n in x),
                              "a list of strings")},
-    "termine": {"calendar": (lambda x: x in KALENDER, f"one of {', '.join(KALENDER)}"),
-                "title": (lambda x: isinstance(x, str) and x.strip() != "", "a non-empty string"),
+    "termine": {"calendar": (lambda x: x in KALENDER, f"one of {', '.join(KALENDER)}"), "title": WORT,
                 "date": (lambda x: isinstance(x, str) and bool(DATUM_MUSTER.fullmatch(x)), "a date YYYY-MM-DD"),
                 "start": (lambda x: isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x)), "a time HH:MM"),
                 "end": (lambda x: isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x)), "a time HH:MM")},
@@ -853,7 +860,11 @@ def pruefe_welt(welt):
                 return f"{wo} starts at {x['start']}, not before its end {x['end']}"
     ids = collections.Counter(k["contact_id"] for k in welt.get("kontakte", []))
     doppelt = next((i for i, n in ids.items() if n > 1), None)
-    return doppelt and f"two contacts of 'welt' have the id {doppelt}"
+    if doppelt:
+        return f"two contacts of 'welt' have the id {doppelt}"
+    vergeben = next(((i, NEUE_IDS.index(i) + 1) for i in ids if i in NEUE_IDS), None)
+    return vergeben and f"a contact of 'welt' has the id {vergeben[0]}, which the world gives the " \
+                        f"{vergeben[1]}. contact a job creates"
 
 
 def pruefe_referenz(fall):
@@ -861,19 +872,33 @@ def pruefe_referenz(fall):
     welt, ergebnisse = abgespielt(fall)
     abgelehnt = [(nr, soll, e["error"]) for nr, (schritt, es) in enumerate(zip(fall["loesung"], ergebnisse), 1)
                  for soll, e in zip(schritt, es) if "error" in e]
+    gelesen = next((x for x in abgelehnt if x[1]["name"] in LESEND), None)
+    if gelesen:  # a read changes nothing: a model that never sent it would pass as well, without recovering
+        nr, soll, grund = gelesen
+        return (f"the world refuses step {nr}'s {soll['name']} ({grund}); a job's 'fehler' counts writes the world "
+                "turns down (a room already taken), never a read, which a model can leave out")
     if len(abgelehnt) != fall.get("fehler", 0):
         if len(abgelehnt) > fall.get("fehler", 0):
             nr, soll, grund = abgelehnt[fall.get("fehler", 0)]
             return (f"the world refuses step {nr}'s {soll['name']} ({grund}); a reference meets only the refusals "
                     "'fehler' counts, for a job that tests recovery")
         return f"'fehler' counts {fall['fehler']} refused calls, the replay of 'loesung' meets {len(abgelehnt)}"
-    gesehen = json.dumps(ergebnisse, ensure_ascii=False)
-    fehlt = next((w for w in fall.get("antwort", []) if w not in gesehen), None)
+    gesehen = "\n".join(werte_von(ergebnisse))  # the results' values, never their keys
+    fehlt = next((w for w in fall.get("antwort", []) if not genannt(w, gesehen)), None)
     if fehlt:
-        return f"'antwort' names {json.dumps(fehlt, ensure_ascii=False)}, which no result of the replay contains"
+        return f"'antwort' names {json.dumps(fehlt, ensure_ascii=False)}, which no value of the replay's results holds"
     if kanonisch(welt, fall) == kanonisch(welt_von(fall), fall) and not fall.get("antwort"):
         return "the reference changes nothing and names no value: a model that does nothing would pass"
     return None
+
+
+def werte_von(x):
+    """Every string and number a result holds, at any depth: what a closing answer could name of it."""
+    if isinstance(x, dict):
+        return [w for v in x.values() for w in werte_von(v)]
+    if isinstance(x, list):
+        return [w for v in x for w in werte_von(v)]
+    return [] if x is None or isinstance(x, bool) else [str(x)]
 
 
 def pruefe_nur(fall, katalog):
@@ -2201,6 +2226,9 @@ def neue_id(nummer):
     """The id of the world's nummer-th new contact: a valid version-4 UUID, the same in every replay, and
     one per creation, so a contact created twice is there twice."""
     return str(uuid.UUID(hashlib.sha256(f"kontakt/{nummer}".encode()).hexdigest()[:32], version=4))
+
+
+NEUE_IDS = [neue_id(n) for n in range(1, 101)]  # the ids the first hundred contacts a job creates get
 
 
 def zeitraum(date, start, end):

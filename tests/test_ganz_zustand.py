@@ -305,11 +305,29 @@ TOM = "8e41d2a7-3c6b-4f09-a1d5-7b2e9f0c6a38"
 
 @pytest.mark.parametrize("fall, meldung", [
     (job(loesung=[[{"name": "get_contact", "args": {"contact_id": TOM[:-1] + "9"}}], BY_ID["S7-3"]["loesung"][1], []]),
-     f"the world refuses step 1's get_contact (no contact has the id {TOM[:-1]}9); a reference meets only the "
-     "refusals 'fehler' counts, for a job that tests recovery"),
+     f"the world refuses step 1's get_contact (no contact has the id {TOM[:-1]}9); a job's 'fehler' counts writes "
+     "the world turns down (a room already taken), never a read, which a model can leave out"),
+    # the same read refused, counted as the job's recovery: refused all the same
+    (job(fehler=1, loesung=[[{"name": "get_contact", "args": {"contact_id": TOM[:-1] + "9"}}]] +
+         BY_ID["S7-3"]["loesung"]),
+     f"the world refuses step 1's get_contact (no contact has the id {TOM[:-1]}9); a job's 'fehler' counts writes "
+     "the world turns down (a room already taken), never a read, which a model can leave out"),
+    (job(loesung=[[{"name": "book_room", "args": {"room": "workshop", "date": "2026-03-17", "start": "10:00",
+                                                  "end": "09:00"}}], BY_ID["S7-3"]["loesung"][1], []]),
+     "the world refuses step 1's book_room (the start 10:00 is not before the end 09:00); a reference meets only "
+     "the refusals 'fehler' counts, for a job that tests recovery"),
     (job(fehler=1), "'fehler' counts 1 refused calls, the replay of 'loesung' meets 0"),
     (job(antwort=["tom.keller@example.com"]),
-     "'antwort' names \"tom.keller@example.com\", which no result of the replay contains"),
+     "'antwort' names \"tom.keller@example.com\", which no value of the replay's results holds"),
+    # a key of every result is no value a result gives: a model making no call would name it
+    (job(antwort=["contact_id"]), "'antwort' names \"contact_id\", which no value of the replay's results holds"),
+    (job(antwort=["Offer"]), "'antwort' names \"Offer\", which the question gives already: a model that makes no "
+                             "call would pass"),
+    (job(welt=welt_mit(kontakte=[dict(BY_ID["S7-3"]["welt"]["kontakte"][1], company="Nordwind GmbH ")])),
+     "welt's kontakte #1 has company \"Nordwind GmbH \", not null or a non-empty string without leading or "
+     "trailing spaces"),
+    (job(welt=welt_mit(kontakte=[dict(BY_ID["S7-3"]["welt"]["kontakte"][1], contact_id=messen.neue_id(2))])),
+     f"a contact of 'welt' has the id {messen.neue_id(2)}, which the world gives the 2. contact a job creates"),
     (job(welt=welt_mit(kontakte=[dict(BY_ID["S7-3"]["welt"]["kontakte"][1]), dict(BY_ID["S7-3"]["welt"]["kontakte"][1])])),
      f"two contacts of 'welt' have the id {TOM}"),
     (job(welt=welt_mit(termine=[{"calendar": "team", "title": "t", "date": "2026-03-17", "start": "10:00"}])),
@@ -366,3 +384,18 @@ def test_im_loop_nennt_die_welt_die_gesendeten_namen(cli, endpunkt):
                    for m in b["messages"] if m["role"] == "tool")
     s, e, c = (messen.SYNONYME["argumente"][x] for x in ("status", "email", "company"))
     assert json.loads(antwort) == {"error": f"{u} needs a field to change: {s}, {e} or {c}"}
+
+
+@pytest.mark.parametrize("antwort", ['She said "yes".', "C:\\Kunden\\Berg", "line one\nline two"])
+def test_ein_eigener_job_mit_einer_antwort_in_zeichen_die_json_maskiert(cli, tmp_path, antwort):
+    """A value with a quote, a backslash or a newline is found among the results' values (not in their JSON
+    text); a job of one lookup and an answer is a job too. The self-test's model names it and scores 100 %."""
+    fall = job(id="S7-eigen", frage="Look up the contact 8e41d2a7-3c6b-4f09-a1d5-7b2e9f0c6a38 and tell me its last note.",
+               welt=welt_mit(kontakte=[dict(BY_ID["S7-3"]["welt"]["kontakte"][1], notizen=[antwort])]),
+               loesung=[[{"name": "get_contact", "args": {"contact_id": TOM}}], []], antwort=[antwort])
+    datei = tmp_path / "faelle.jsonl"
+    datei.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in
+                             [f for f in messen.lade_faelle(messen.Path(messen.__file__).with_name("faelle.jsonl"))[0]
+                              if f["stufe"] != "S7"] + [fall]), encoding="utf-8")
+    status, out, err = cli("--selbsttest", "--ganz", "--faelle", str(datei), "--stufen", "S7")
+    assert (status, err) == (0, "messen: 1/1 outputs\n") and "erledigt             100 %" in out
