@@ -493,9 +493,13 @@ def lade_katalog(pfad):
     except OSError as e:
         raise Eingabefehler(f"{pfad}: cannot read the catalogue ({e.strerror})")
     try:
-        k = json.loads(daten.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise Eingabefehler(f"{pfad}: not JSON ({getattr(e, 'msg', 'not UTF-8')})")
+        k = json.loads(daten.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise Eingabefehler(f"{pfad}: not UTF-8")
+    except (ValueError, RecursionError) as e:
+        raise Eingabefehler(f"{pfad}: not JSON ({json_fehler(e)})")
+    if zu_tief(k):
+        raise Eingabefehler(f"{pfad}: nested deeper than {TIEFE} levels; no tool's schema needs that")
     if not isinstance(k, dict):
         raise Eingabefehler(f"{pfad}: not a JSON object with \"werkzeuge\" and \"eroeffnung\"")
     if not isinstance(k.get("werkzeuge"), list) or not k["werkzeuge"]:
@@ -568,6 +572,25 @@ def pruefe_synonyme(pfad, synonyme, werkzeuge):
 FELDER = {"id": str, "stufe": str, "frage": str, "erwartet": list}
 
 
+def json_fehler(e):
+    """Why a text is not JSON, in words: the parser's, a number too long for it, or nesting too deep."""
+    if isinstance(e, RecursionError):
+        return "nested too deep"
+    return getattr(e, "msg", None) or ("a number of more than 4,300 digits" if "digits" in str(e) else str(e)[:200])
+
+
+def zu_tief(wert):
+    """Is a value nested deeper than TIEFE levels (an iterative walk: no depth exhausts the stack)?"""
+    stapel, grenze = [(wert, 1)], TIEFE
+    while stapel:
+        x, tiefe = stapel.pop()
+        if isinstance(x, (dict, list)):
+            if tiefe > grenze:
+                return True
+            stapel += [(v, tiefe + 1) for v in (x.values() if isinstance(x, dict) else x)]
+    return False
+
+
 def lade_faelle(pfad, katalog=STANDARD):
     """Read and check the case file against the catalogue as written; return (faelle, sha256 of the file).
 
@@ -577,7 +600,7 @@ def lade_faelle(pfad, katalog=STANDARD):
     except OSError as e:
         raise Eingabefehler(f"{pfad}: cannot read the case file ({e.strerror})")
     try:
-        text = daten.decode("utf-8")
+        text = daten.decode("utf-8-sig")  # a byte-order mark, as some editors write, is no part of the first line
     except UnicodeDecodeError as e:
         zeile = daten[:e.start].count(b"\n") + 1
         raise Eingabefehler(f"{pfad}:{zeile}: not UTF-8")
@@ -587,8 +610,10 @@ def lade_faelle(pfad, katalog=STANDARD):
             continue
         try:
             fall = json.loads(zeile)
-        except ValueError as e:
-            raise Eingabefehler(f"{pfad}:{nr}: not JSON ({e.msg})")
+        except (ValueError, RecursionError) as e:
+            raise Eingabefehler(f"{pfad}:{nr}: not JSON ({json_fehler(e)})")
+        if zu_tief(fall):
+            raise Eingabefehler(f"{pfad}:{nr}: nested deeper than {TIEFE} levels, where a case nests a few")
         fehler = pruefe_fall(fall, katalog)
         if not fehler and fall["id"] in gesehen:
             fehler = f"duplicate id {fall['id']} (first on line {gesehen[fall['id']]})"
@@ -924,7 +949,17 @@ def pruefe_nur(fall, katalog):
 
 TIEFE = 100  # levels of JSON nesting kept; deeper values become ZU_TIEF
 ZU_TIEF = "(nested too deep to read)"
-DECODER = json.JSONDecoder()
+def ganzzahl(ziffern):
+    """A JSON integer as Python reads it; one of more digits than Python converts (4,300) stays its digits,
+    as a string, so that a hostile usage count or argument is no reason to lose the whole answer."""
+    return int(ziffern) if len(ziffern) <= 4000 else ziffern
+
+
+def kein_json(wort):
+    raise ValueError(f"{wort} is no JSON value")
+
+
+DECODER = json.JSONDecoder(parse_int=ganzzahl, parse_constant=kein_json)  # NaN, Infinity: no call's argument
 RETRY_STATUS = (408, 429, 500, 502, 503, 504)
 BACKOFF = 0.5  # seconds; urllib3 waits 0, 1, 2, 4 ... between attempts
 
@@ -1672,10 +1707,10 @@ def koerper_json(r):
     """The body as JSON, or None; one nested deeper than the parser can go is read capped."""
     text = koerper_text(r)
     try:
-        return kappe(json.loads(text))
+        return kappe(json.loads(text, parse_int=ganzzahl))
     except RecursionError:
         try:
-            return kappe(json.loads(gekappt(text)))
+            return kappe(json.loads(gekappt(text), parse_int=ganzzahl))
         except (ValueError, RecursionError):
             return None
     except ValueError:
@@ -2185,6 +2220,8 @@ def fuehre_aus(welt, name, args, namen=None, attrappen=()):
     attrappen: the decoys the catalogue offered (ablenkung), answered as the tools they claim to be."""
     nenne = functools.partial(benannt, namen or {})
     tools = {**CRM, **{n: ATTRAPPEN[n] for n in attrappen}}
+    if not isinstance(name, str):
+        return {"error": "the call names no tool"}
     if name not in tools:
         return {"error": f"there is no tool {nenne(name)}"}
     if not isinstance(args, dict):
@@ -4519,6 +4556,7 @@ def vergleiche(a, b):
          "nicht_vergleichbar": nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam),
          "mit_weiter": ka["weiter"] is not None and kb["weiter"] is not None,  # S6 cases are in the test
          "mit_ganz": ka["erledigt"] is not None and kb["erledigt"] is not None,  # and S7's
+         "mit_kapitel": ka["auftraege_gelungen"] is not None and kb["auftraege_gelungen"] is not None,
          "mit_nachfrage": nachfrage,  # and S5's second turns
          "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
     v["nativ"] = nativ_test(a, b, nachfrage, gemeinsam, einzeln)
@@ -4824,8 +4862,9 @@ def gruppen_schluss(v):
 
 def figur(v):
     """What the per-case test of a comparison counts: the chapter's tasks, S6's and S7's where both runs have them."""
-    return " and ".join(["auftraege_gelungen"] + ["nachfrage"] * bool(v.get("mit_nachfrage")) +
-                        ["weiter"] * bool(v.get("mit_weiter")) + ["erledigt"] * bool(v.get("mit_ganz")))
+    return " and ".join(["auftraege_gelungen"] * v.get("mit_kapitel", True) +
+                        ["nachfrage"] * bool(v.get("mit_nachfrage")) + ["weiter"] * bool(v.get("mit_weiter")) +
+                        ["erledigt"] * bool(v.get("mit_ganz")))
 
 
 def aufloesung_satz(v):
@@ -4881,6 +4920,9 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
     if any(e["n"] > 1 for e, _ in laeufe):
         zeilen.append(("alle_n", [prozent(k["alle_n"]) if e["n"] > 1 else "-" for e, k in laeufe], "", False))
     zeilen.append(("95 % interval", [intervall_kurz(kopfzahl(k)[1]) for k in ks], "", False))
+    if any(k["anfragen_je_job"] for k in ks):  # S7: a job's requests, the median, beside the reference's
+        zeilen.append(("requests per job", [f"{j['median']:g} (ref. {j['referenz']:g})" if j else "-"
+                                            for j in (k["anfragen_je_job"] for k in ks)], "", False))
     zeilen += [(s, [prozent(k["stufen"].get(s)) for k in ks],
                 unterschied(s, ks[0]["stufen"].get(s), ks[-1]["stufen"].get(s)), False) for s in stufen_von(*ks)]
     zeilen += [(art, [str(k["fehlerarten"][art]) for k in ks],
@@ -5065,7 +5107,9 @@ def zeichne(pfad, laeufe):
         anteile = [100 * k["fehlerarten"][a] / max(1, k["ausgaben"]) for a in gezeigt]
         arten.bar_label(arten.bar([j + versatz for j in range(len(gezeigt))], anteile, breite), fmt="%.0f",
                         fontsize=7)
-    stufen.set(xticks=range(len(gezeigte_stufen)), ylim=(0, 112), ylabel="tasks done (auftraege_gelungen), %",
+    stufen.set(xticks=range(len(gezeigte_stufen)), ylim=(0, 112),
+               ylabel="tasks done, % (auftraege_gelungen; S7: erledigt)" if "S7" in gezeigte_stufen else
+               "tasks done (auftraege_gelungen), %",
                title="By stage")
     stufen.set_xticklabels([f"{s}\n{STUFE[s].was}" for s in gezeigte_stufen])
     stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(laeufe), frameon=False)

@@ -250,6 +250,7 @@ def test_alte_dateien_ergeben_dieselben_zahlen(cli, tmp_path, tag, format):
         alt = (ALTE / "vergleich-kapitel-alles.json").read_text(encoding="utf-8")
         neu = json.loads(out)
         assert neu.pop("nativ")["urteil"] == "offen"  # gelungen_nativ paired, since 2026-12: as auftraege_gelungen
+        assert neu.pop("mit_kapitel") is True  # since 2026-12: whether the chapter's cases are in the test
         alt = json.loads(alt)
         alt["a_kennzahlen"], alt["b_kennzahlen"] = map(seit_2026_12, (alt["a_kennzahlen"], alt["b_kennzahlen"]))
         # since 2026-12 the server's outputs count for B and against B (S3-2's empty one in alles): the model's

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from conftest import BY_ID, FAELLE, messung
+from conftest import BY_ID, FAELLE, ROOT, messung
 from messen import KATALOG, WERKZEUGE, pruefe_fall
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -96,6 +96,9 @@ def fall(**aenderung):
     (b"", "{p}: no cases in the file"),
     (b"\n\n", "{p}: no cases in the file"),
     (f"{GUT}\n{{id: 1}}\n".encode(), "{p}:2: not JSON (Expecting property name enclosed in double quotes)"),
+    (f"{GUT}\n{'[' * 100_000}{']' * 100_000}\n".encode(), "{p}:2: not JSON (nested too deep)"),
+    (f"{GUT}\n{'[' * 101}{']' * 101}\n".encode(), "{p}:2: nested deeper than 100 levels, where a case nests a few"),
+    (f"{GUT}\n{{\"id\": {'7' * 5000}}}\n".encode(), "{p}:2: not JSON (a number of more than 4,300 digits)"),
     (b"[1, 2]", "{p}:1: a case must be a JSON object"),
     (json.dumps({"id": "S2-1", "stufe": "S2", "erwartet": []}).encode(),
      "{p}:1: field 'frage' missing or not a non-empty string"),
@@ -132,3 +135,11 @@ def test_fehlende_falldatei(cli, endpunkt, tmp_path):
     status, out, err = cli(*messung(server.url, "--faelle", str(p)))
     assert (status, err) == (2, f"messen: {p}: cannot read the case file (No such file or directory)\n")
     assert server.zahl() == 0
+
+
+def test_eine_falldatei_mit_bom(cli, endpunkt, tmp_path):
+    """A byte-order mark, as some editors write before UTF-8, is no part of the first case."""
+    p = tmp_path / "faelle.jsonl"
+    p.write_bytes(b"\xef\xbb\xbf" + (ROOT / "faelle.jsonl").read_bytes())
+    status, out, err = cli(*messung(endpunkt().url, "--faelle", str(p), "--json"))
+    assert (status, json.loads(out)["auftraege_gelungen"]) == (0, 42 / 42), err

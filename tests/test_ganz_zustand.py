@@ -399,3 +399,16 @@ def test_ein_eigener_job_mit_einer_antwort_in_zeichen_die_json_maskiert(cli, tmp
                               if f["stufe"] != "S7"] + [fall]), encoding="utf-8")
     status, out, err = cli("--selbsttest", "--ganz", "--faelle", str(datei), "--stufen", "S7")
     assert (status, err) == (0, "messen: 1/1 outputs\n") and "erledigt             100 %" in out
+
+
+def test_nan_und_ein_aufruf_ohne_namen(cli, endpunkt):
+    """NaN is no JSON value: a call whose arguments hold it is malformed, never the contact "nan"; a call that
+    names no tool is answered so, not as "there is no tool None"."""
+    kaputt = completion({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c0", "type": "function", "function": {"name": "create_contact", "arguments": '{"name": NaN}'}},
+        {"id": "c1", "type": "function", "function": {"name": None, "arguments": "{}"}}]}, "tool_calls")
+    server = endpunkt(mit_schritten("S7-2", [kaputt]))
+    vorbereitet(cli, *messung(server.url, "--ganz", "--stufen", "S7"))
+    antworten = [json.loads(m["content"]) for _, b in server.anfragen
+                 if b["messages"][1]["content"] == BY_ID["S7-2"]["frage"] for m in b["messages"] if m["role"] == "tool"]
+    assert antworten == [{"error": "the arguments are not a JSON object"}, {"error": "the call names no tool"}]

@@ -124,12 +124,17 @@ KAPUTT = [
     (dict(BIB, ablenkung=[BIB["werkzeuge"][1]]), "messen: {p}: decoy 1: the name 'borrow_book' is taken (tool 2)"),
     (dict(BIB, synonyme={"werkzeuge": {"search_books": "x"}, "argumente": {}}),
      "messen: {p}: \"synonyme\" has no other name for 'borrow_book' in \"werkzeuge\""),
+    ('{"werkzeuge": ' + "[" * 100_000 + "]" * 100_000 + "}", "messen: {p}: not JSON (nested too deep)"),
+    ('{"werkzeuge": ' + "[" * 101 + "]" * 101 + "}",
+     "messen: {p}: nested deeper than 100 levels; no tool's schema needs that"),
+    ('{"werkzeuge": [' + "7" * 5000 + "]}", "messen: {p}: not JSON (a number of more than 4,300 digits)"),
 ]
 
 
 @pytest.mark.parametrize("katalog, meldung", KAPUTT, ids=[
     "kein json", "keine karte", "keine werkzeuge", "keine eroeffnung", "ohne function", "ohne name", "doppelt",
-    "name mit leerzeichen", "kein objektschema", "required fehlt", "ablenkung doppelt", "synonyme fehlt"])
+    "name mit leerzeichen", "kein objektschema", "required fehlt", "ablenkung doppelt", "synonyme fehlt",
+    "zu tief", "tiefer als 100", "zu lange zahl"])
 def test_jeder_kaputte_katalog_ist_eine_zeile(cli, endpunkt, tmp_path, katalog, meldung):
     server = endpunkt(bib_richtig)
     argv = bibliothek(tmp_path, katalog)

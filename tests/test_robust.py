@@ -477,3 +477,16 @@ def installiert():
     except importlib.metadata.PackageNotFoundError:
         return None
     return str(d.locate_file("")), d.version, [str(f) for f in d.files or []]
+
+
+def test_eine_zahl_von_5000_ziffern_in_usage(cli, endpunkt):
+    """A token count of more digits than Python converts is no count: the answer is kept and graded, and the run
+    goes on (it was read as no chat completion, asked again, and the run stopped)."""
+    riesig = "7" * 5000
+
+    def antwort(fall, body, nummer):
+        text = json.dumps(completion(openai_nachricht(fall["erwartet"])))
+        return 200, text.replace('"choices"', f'"usage": {{"prompt_tokens": {riesig}, "completion_tokens": 5}}, '
+                                              '"choices"', 1), {}
+    k = json_lauf(cli, *messung(endpunkt(antwort).url))
+    assert (k["auftraege_gelungen"], k["tokens"]) == (42 / 42, {"prompt": 0, "completion": 42 * 5})
