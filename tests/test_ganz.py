@@ -185,6 +185,10 @@ def test_ein_modell_das_die_referenz_geht(cli, endpunkt, tmp_path):
 def test_gestreamt_und_unter_synonymen_ebenso(cli, endpunkt):
     k = json_lauf(cli, *messung(endpunkt().url, "--ganz", "--stream", "--tag", "s"))
     assert k["erledigt"] == 1.0
+    for variante in ("reihenfolge", "ablenkung"):  # the tools in another order, decoys beside them
+        k = json_lauf(cli, *messung(endpunkt().url, "--ganz", "--stufen", "S7", "--variante", variante,
+                                    "--tag", variante))
+        assert k["erledigt"] == 26 / 26
 
     def umbenannt(fall, body, nummer):  # a model that reads the renamed catalogue
         antwort = richtig(fall, body, nummer)

@@ -390,7 +390,7 @@ def test_im_loop_nennt_die_welt_die_gesendeten_namen(cli, endpunkt):
 def test_ein_eigener_job_mit_einer_antwort_in_zeichen_die_json_maskiert(cli, tmp_path, antwort):
     """A value with a quote, a backslash or a newline is found among the results' values (not in their JSON
     text); a job of one lookup and an answer is a job too. The self-test's model names it and scores 100 %."""
-    fall = job(id="S7-eigen", frage="Look up the contact 8e41d2a7-3c6b-4f09-a1d5-7b2e9f0c6a38 and tell me its last note.",
+    fall = job(id="S7-eigen", frage=f"Look up the contact {TOM} and tell me its last note.",
                welt=welt_mit(kontakte=[dict(BY_ID["S7-3"]["welt"]["kontakte"][1], notizen=[antwort])]),
                loesung=[[{"name": "get_contact", "args": {"contact_id": TOM}}], []], antwort=[antwort])
     datei = tmp_path / "faelle.jsonl"
@@ -412,3 +412,55 @@ def test_nan_und_ein_aufruf_ohne_namen(cli, endpunkt):
     antworten = [json.loads(m["content"]) for _, b in server.anfragen
                  if b["messages"][1]["content"] == BY_ID["S7-2"]["frage"] for m in b["messages"] if m["role"] == "tool"]
     assert antworten == [{"error": "the arguments are not a JSON object"}, {"error": "the call names no tool"}]
+
+
+# ---------------------------------------------------------------------------
+# Two more that cut corners, over all the jobs: a repeater and a hedger that reads first
+# ---------------------------------------------------------------------------
+
+def schreibt(fall):
+    return any(c["name"] in SCHREIBEND for s in fall["loesung"] for c in s)
+
+
+def wiederholt(im_naechsten):
+    """The reference's way with every call sent twice: in the same answer, or again in the next request."""
+    def antwort(fall, body, nummer):
+        if fall["stufe"] != "S7":
+            return richtig(fall, body, nummer)
+        k, loesung = schritt(body), fall["loesung"]
+        jetzt = loesung[k] if k < len(loesung) else []
+        vorher = loesung[k - 1] if im_naechsten and 0 < k <= len(loesung) else []
+        aufrufe = jetzt + vorher if im_naechsten else jetzt * 2
+        return antwort_mit(aufrufe, " ".join(fall.get("antwort", [])) or "Done.")
+    antwort.__name__ = "im_naechsten" if im_naechsten else "in_derselben"
+    return antwort
+
+
+@pytest.mark.parametrize("modell", [wiederholt(False), wiederholt(True)], ids=lambda m: m.__name__)
+def test_wer_jeden_aufruf_wiederholt_besteht_nur_jobs_ohne_schreiben(cli, endpunkt, modell):
+    k = json_lauf(cli, *messung(endpunkt(modell).url, "--ganz", "--stufen", "S7"))
+    assert sorted(k["fehlgeschlagen"]) == sorted(f["id"] for f in GANZ_FAELLE if schreibt(f))
+    assert k["erledigt"] == 3 / 26  # S7-6, S7-14, S7-20: they only read, and name what they read
+
+
+def bucht_alle_raeume(fall, body, nummer):
+    """Reads the event's time as the reference does, then books every room the question names at once."""
+    if fall["stufe"] != "S7":
+        return richtig(fall, body, nummer)
+    k, loesung = schritt(body), fall["loesung"]
+    erste = next((i for i, s in enumerate(loesung) if any(c["name"] == "book_room" for c in s)), len(loesung))
+    if k != erste:  # the reference's way, but for the fallback booking, which went out at once
+        return antwort_mit([c for c in (loesung[k] if k < len(loesung) else []) if c["name"] != "book_room"],
+                           " ".join(fall.get("antwort", [])) or "Done.")
+    buchung = next(c for c in loesung[k] if c["name"] == "book_room")
+    raeume = [r for r in messen.RAEUME if r in fall["frage"]]
+    return antwort_mit([c for c in loesung[k] if c is not buchung] +
+                       [dict(buchung, args=dict(buchung["args"], room=r)) for r in raeume])
+
+
+def test_wer_beide_raeume_zugleich_bucht_faellt_wo_die_referenz_wartet(cli, endpunkt):
+    k = json_lauf(cli, *messung(endpunkt(bucht_alle_raeume).url, "--ganz", "--stufen", "S7"))
+    wartet = [f["id"] for f in GANZ_FAELLE if f.get("fehler")]  # the reference books the fallback after a refusal
+    assert wartet == ["S7-5", "S7-12"] and set(wartet) <= set(k["fehlgeschlagen"])
+    # where the first room is free, the second is a spare booking: those fail too, and nothing else
+    assert sorted(k["fehlgeschlagen"]) == ["S7-11", "S7-12", "S7-4", "S7-5"]
