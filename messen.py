@@ -2603,21 +2603,22 @@ def kein_befund(fehlt, schleife, gedacht=False):
 NUR_GEDACHT = "no answer: its whole text stood inside <think>, the model thought and never answered"
 
 
-def bewerte_ganz(fall, verlauf, umbenennung=None):
+def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False):
     """Grade one S7 job on its end state and its way. The calls of every step are executed again on a fresh copy
     of the case's world (the tools are deterministic, so this is the world the loop left) and compared with the
     world the reference leaves: every change made, no other (reads are free). erledigt (treffer 1) needs that, a
     way without a spare write (see im_job), and a last answer without a call that names the values antwort lists
     and none of their alternatives (see genannt). Its Note is an answer's, so that the stage line, the per-case
     test and the diagnosis take it: the calls run (the native ones first), their form, the answer that broke the
-    job (mangel), and job: its steps, each graded as it came."""
+    job (mangel), and job: its steps, each graded as it came. voll: the request after the last step was refused
+    for its length (the conversation the job grew outgrew the server's context), which ended the job."""
     schritte = [bewerte_ausgabe({"erwartet": [], "stufe": GANZ}, s["nachricht"], s["finish_reason"], umbenennung,
                                 s["usage"]) for s in verlauf]
     gelaufen = gelaufene_aufrufe([b.aufrufe for b in schritte])
     welt, weg, ergebnisse = im_job(fall, gelaufen)
     letzte, texte = schritte[-1], [ohne_denken(inhalt(s["nachricht"])) for s in verlauf]
     # subtle: a closing text the limit merely ended still closes the job, as a complete answer does elsewhere
-    beendet = not gelaufen[-1] and (letzte.mangel is None or letzte.mangel == "abgeschnitten" and
+    beendet = not voll and not gelaufen[-1] and (letzte.mangel is None or letzte.mangel == "abgeschnitten" and
                                     texte[-1].strip() != "")
     zustand = zustand_anders(kanonisch(welt, fall), welt_nach(fall))
     weg = [] if zustand else weg  # a spare write that left its trace is named by the end state
@@ -2626,7 +2627,7 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
     alle = [c for aufrufe in gelaufen for c in aufrufe]
     nativ = [c for c in alle if c["quelle"] == NATIV]
     fehlt = None if beendet else letzte.mangel
-    grenze = not beendet and fehlt is None and len(verlauf) >= schrittgrenze(fall)
+    grenze = "kontext" if voll else not beendet and fehlt is None and len(verlauf) >= schrittgrenze(fall)
     # an S7 job's line sums its steps' tokens: whose an empty last step is, its own count says
     return dataclasses.replace(
         letzte, aufrufe=tuple(nativ + [c for c in alle if c["quelle"] != NATIV]),
@@ -2634,7 +2635,7 @@ def bewerte_ganz(fall, verlauf, umbenennung=None):
         treffer=int(beendet and not teile), offen=0, soll=1, nativ=len(nativ), mangel=fehlt, still=False,
         protokoll=dict(sum((collections.Counter(b.protokoll) for b in schritte), collections.Counter())),
         befunde=tuple(job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf)),
-        job=Job(len(verlauf), len(fall["loesung"]), grenze, tuple(schritte)))
+        job=Job(len(verlauf), len(fall["loesung"]), bool(grenze), tuple(schritte)))
 
 
 def job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf):
@@ -2642,6 +2643,8 @@ def job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf):
     falscher_zustand; the way: ueberzaehlig), in one line."""
     if fehlt:
         return letzte.befunde
+    if grenze == "kontext":  # the model's: it grew the conversation past what the server takes, on the same server
+        return [Befund(("kontextgrenze",), f"the conversation outgrew the server's context at step {len(verlauf) + 1}")]
     if not beendet:
         return [Befund(("schrittgrenze",), f"still calling after {len(verlauf)} requests, the step limit") if grenze
                 else Befund(("falscher_zustand",), "no closing answer")]
@@ -2741,7 +2744,7 @@ def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False):
     """A saved output graded from its turns: the question's answer, with what it cost, and (nachfrage) S5's reply
     where the run asked for one (None where it never came); for an S7 job, its end state and its way."""
     zuege, teile = a["zuege"], {}
-    fragen = [z for z in zuege if z["zweck"] in (FRAGE, SCHRITT)]
+    fragen = [z for z in zuege if z["zweck"] in (FRAGE, SCHRITT) and "fehlt" not in z]
     anfragen = [z for z in zuege if z["zweck"] in ANFRAGEN and "fehlt" not in z]
     kosten = {"latenz_s": sum(z["latenz_s"] for z in fragen), "usage": summe_usage(z["usage"] for z in fragen)
               if fall["stufe"] == GANZ else fragen[0]["usage"], "verworfen": sum(z["verworfen"] for z in anfragen),
@@ -2749,7 +2752,8 @@ def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False):
     kopf = {f: a[f] for f in ("id", "stufe", "lauf", "sitzung", "ende")}
     if fall["stufe"] == GANZ:  # its steps' streams are not cross-checked; what they broke stands in protokoll
         defekte = dict.fromkeys(d for z in fragen for d in (z.get("strom") or {}).get("defekte", []))
-        return Ausgabe(**kopf, note=dataclasses.replace(bewerte_ganz(fall, fragen, umbenennung),
+        voll = any("fehlt" in z for z in zuege)  # a step refused for its length (frage_ganz)
+        return Ausgabe(**kopf, note=dataclasses.replace(bewerte_ganz(fall, fragen, umbenennung, voll),
                                                         defekte=tuple(defekte)), zeile=a, **kosten)
     for z in zuege:  # each request with the cross-checks that follow it
         if z["zweck"] in ANFRAGEN:
@@ -2863,7 +2867,7 @@ def gelungen_nativ(b):
 
 FEHLERARTEN = ("kein_aufruf", "falsches_werkzeug", "falscher_wert", "fehlendes_argument", "erfundenes_argument",
                "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "schleife", "im_denken", "angekuendigt",
-               "falscher_zustand", "schrittgrenze")
+               "falscher_zustand", "schrittgrenze", "kontextgrenze")
 Befund = collections.namedtuple("Befund", "arten text mal", defaults=(1,))
 # one fault: the failure classes it counts once each, its words, and how many faults it stands for (mal: the
 # spare calls past BEFUNDE_EINZELN, counted in one Befund per class without words, so a hostile answer of
@@ -3446,7 +3450,8 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
         a = dict({f: a[f] for f in SPEICHERFELDER if f in a}, zuege=als_zuege({**NEUERE_FELDER, **a}))
     beschaedigt(pfad, nr, next((f"{feld} {was}" for feld, (pruefe, was) in AUSGABE.items()
                                 if not pruefe(a.get(feld))), None))
-    beschaedigt(pfad, nr, next(filter(None, (zug_fehler(z, i) for i, z in enumerate(a["zuege"], 1))), None))
+    beschaedigt(pfad, nr, next(filter(None, (zug_fehler(z, i, i == len(a["zuege"]))
+                                             for i, z in enumerate(a["zuege"], 1))), None))
     if a["stufe"] != fall["stufe"]:
         beschaedigt(pfad, nr, f"stufe {a['stufe']} for {fall['id']}, a case of {fall['stufe']}")
     if a["lauf"] >= e["n"]:
@@ -3603,13 +3608,15 @@ ZUG = {
 }
 
 
-def zug_fehler(z, i):
+def zug_fehler(z, i, letzter=False):
     """What is wrong with turn i of an output, or None; a turn that failed holds only why (fehlt),
-    and only a second turn or a cross-check fails without ending the run."""
+    and only a second turn, a cross-check, or a job's last step (refused for its length) fails without ending
+    the run."""
     if isinstance(z, dict) and "fehlt" in z:
         if set(z) != {"zweck", "fehlt"} or not isinstance(z["fehlt"], str):
             return f"turn {i} is not a failed turn ({{\"zweck\", \"fehlt\": why}})"
-        return None if z["zweck"] in (NACHFRAGE, OHNE_STROM, NOCHMAL) else \
+        return None if z["zweck"] in (NACHFRAGE, OHNE_STROM, NOCHMAL) or z["zweck"] == SCHRITT and letzter and i > 1 \
+            else \
             f"turn {i}: a failed {z['zweck']}, which a run never saves"
     if not isinstance(z, dict):
         return f"turn {i} is not an object"
@@ -3743,7 +3750,13 @@ def frage_ganz(endpunkt, fall):
     lauf, namen = endpunkt.lauf, gesendete_namen(endpunkt.lauf.katalog)
     welt, body, zuege, frueher = welt_von(fall), anfrage(fall, lauf), [], []
     for schritt in range(schrittgrenze(fall)):
-        antwort = endpunkt.frage({"id": f"{fall['id']}, step {schritt + 1}"}, body)
+        try:
+            antwort = endpunkt.frage({"id": f"{fall['id']}, step {schritt + 1}"}, body)
+        except Anfragefehler as e:  # the conversation the job grew no longer fits: the job ends there, not the run
+            if schritt == 0 or not KONTEXT_VOLL.search(str(e)):
+                raise
+            zuege.append({"zweck": SCHRITT, "fehlt": str(e)})
+            break
         frueher.append(lies_aufrufe(antwort.nachricht)[0])
         aufrufe = gelaufene_aufrufe(frueher)[-1]  # a call quoted as text again is not run again
         zurueck = zurueckbenannt(aufrufe, lauf.katalog.umbenennung) if lauf.katalog.umbenennung else aufrufe
@@ -3756,6 +3769,13 @@ def frage_ganz(endpunkt, fall):
             {"name": c["name"] or "?", "args": {} if c["args"] is None else c["args"]} for c in aufrufe],
             ergebnisse, lauf.katalog, antwort.nachricht.get("content") if native_rohe(antwort.nachricht) else None)
     return zuege
+
+
+KONTEXT_VOLL = re.compile(r"context (length|size|window)|maximum context|exceeds? the available context|"
+                          r"context_length_exceeded|longer than the model's context|must be <= \d+|too many tokens|"
+                          r"input is too long", re.I)
+# llama.cpp's exceed_context_size_error, vLLM's "maximum context length", SGLang's "longer than the model's
+# context length", TGI's "inputs tokens + max_new_tokens must be <= N": a request refused for its length
 
 
 def gesendete_namen(katalog):

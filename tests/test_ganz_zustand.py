@@ -138,13 +138,14 @@ def test_die_referenz_besteht_ganz(cli, endpunkt):
 # ---------------------------------------------------------------------------
 
 def mit_schritten(fall_id, schritte):
-    """The reference everywhere but in one job, which takes these steps (a list of call lists, or a body)."""
+    """The reference everywhere but in one job, which takes these steps (a list of call lists, a body, or a
+    (status, text, headers) the endpoint sends as it stands)."""
     def antwort(fall, body, nummer):
         if fall["id"] != fall_id:
             return richtig(fall, body, nummer)
         k = schritt(body)
         x = schritte[k] if k < len(schritte) else []
-        return x if isinstance(x, dict) else antwort_mit(x, " ".join(fall.get("antwort", [])) or "Done.")
+        return x if isinstance(x, (dict, tuple)) else antwort_mit(x, " ".join(fall.get("antwort", [])) or "Done.")
     return antwort
 
 
@@ -464,3 +465,16 @@ def test_wer_beide_raeume_zugleich_bucht_faellt_wo_die_referenz_wartet(cli, endp
     assert wartet == ["S7-5", "S7-12"] and set(wartet) <= set(k["fehlgeschlagen"])
     # where the first room is free, the second is a spare booking: those fail too, and nothing else
     assert sorted(k["fehlgeschlagen"]) == ["S7-11", "S7-12", "S7-4", "S7-5"]
+
+
+def test_ein_job_der_den_kontext_sprengt_endet_allein(cli, endpunkt):
+    """The conversation of one job outgrows the server's context at step 3 (llama.cpp's 400): that job fails as
+    the model's, and the run goes on; read back, it grades the same."""
+    voll = {"error": {"code": 400, "message": "request (4476 tokens) exceeds the available context size (4096 tokens)",
+                      "type": "exceed_context_size_error", "n_prompt_tokens": 4476, "n_ctx": 4096}}
+    schritte = [L("S7-9", 0), L("S7-9", 1), (400, json.dumps(voll), {})]
+    status, out, err = cli(*messung(endpunkt(mit_schritten("S7-9", schritte)).url, "--ganz", "--stufen", "S7"))
+    assert status == 0, err
+    assert "      differs:   the conversation outgrew the server's context at step 3" in out.splitlines()
+    k = json_lauf(cli, "--bewerten", "m")
+    assert (k["fehlgeschlagen"], k["erledigt"], k["fehlerarten"]["kontextgrenze"]) == (["S7-9"], 25 / 26, 1)

@@ -50,7 +50,7 @@ def test_die_messung_des_kapitels(cli, endpunkt, tmp_path):
     assert k["fehlerarten"] == {"kein_aufruf": 0, "falsches_werkzeug": 0, "falscher_wert": 1, "fehlendes_argument": 0,
                                 "erfundenes_argument": 0, "ueberzaehlig": 2, "fehlerhaft": 0, "leer": 0,
                                 "abgeschnitten": 0, "schleife": 0, "im_denken": 0, "angekuendigt": 0, "falscher_zustand": 0,
-                                "schrittgrenze": 0}
+                                "schrittgrenze": 0, "kontextgrenze": 0}
     assert (k["modell"], k["tag"], k["temp"], k["n"], k["faelle"], k["ausgaben"]) == ("m", "gross", 0.0, 1, 42, 42)
 
     status, out2, err = cli("--bewerten", "gross")
