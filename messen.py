@@ -472,6 +472,7 @@ class Lauf:
     stream: bool = False  # every request streamed, as an agent asks
     stufen: tuple = None  # --stufen: only the cases of these stages; None: all a run asks
     timeout_nochmal: bool = True  # a request over --timeout is asked again (--pruefen: not, it would take as long)
+    welt_salz: str = None  # S7: what the ids of created contacts are drawn from, the run's (its settings line's)
     ohne_proxy: bool = False  # the self-test's loopback requests never go through a proxy
     katalog: Katalog = STANDARD  # the tools and the opening sent: --katalog, --variante
     form: str = "text"  # text, json or markdown
@@ -2189,15 +2190,15 @@ class CrmFehler(Exception):
     """A tool call the CRM refuses: it changes nothing and returns {"error": ...}."""
 
 
-def welt_von(fall):
+def welt_von(fall, salz=None):
     """A fresh copy of a case's starting world: {"kontakte": [...], "termine": [...], "ausgang": [...],
-    "neu": 0}. A contact is {contact_id, name, email, company, status, notizen}; an event {calendar, title,
-    date, start, end}, a room booking an event of the calendar raum titled with the room; a mail {to,
-    subject, body}; neu counts the contacts created, whose ids follow from it."""
+    "neu": 0, "salz": salz}. A contact is {contact_id, name, email, company, status, notizen}; an event
+    {calendar, title, date, start, end}, a room booking an event of the calendar raum titled with the room; a
+    mail {to, subject, body}; neu counts the contacts created, whose ids follow from it and the job's salz."""
     w = copy.deepcopy(fall["welt"])
     return {"kontakte": [dict({"email": None, "company": None, "status": "lead", "notizen": []}, **k)
                          for k in w.get("kontakte", [])],
-            "termine": list(w.get("termine", [])), "ausgang": list(w.get("ausgang", [])), "neu": 0}
+            "termine": list(w.get("termine", [])), "ausgang": list(w.get("ausgang", [])), "neu": 0, "salz": salz}
 
 
 def kanonisch(welt, fall):
@@ -2259,13 +2260,20 @@ def kontakt(welt, contact_id):
     return treffer
 
 
-def neue_id(nummer):
-    """The id of the world's nummer-th new contact: a valid version-4 UUID, the same in every replay, and
-    one per creation, so a contact created twice is there twice."""
-    return str(uuid.UUID(hashlib.sha256(f"kontakt/{nummer}".encode()).hexdigest()[:32], version=4))
+def neue_id(nummer, salz=None):
+    """The id of the world's nummer-th new contact: a valid version-4 UUID, one per creation (a contact created
+    twice is there twice), the same in every replay of one job's output. salz: the job's and the run's (job_salz),
+    so no id can be known before the run gives it; None: the reference's replay, and runs saved without one."""
+    quelle = f"kontakt/{nummer}" if salz is None else f"kontakt/{salz}/{nummer}"
+    return str(uuid.UUID(hashlib.sha256(quelle.encode()).hexdigest()[:32], version=4))
 
 
-NEUE_IDS = [neue_id(n) for n in range(1, 101)]  # the ids the first hundred contacts a job creates get
+def job_salz(welt_salz, fall_id, lauf):
+    """What a job's created ids are drawn from: the run's salt (saved in its settings line), the job, the output."""
+    return None if welt_salz is None else f"{welt_salz}/{fall_id}/{lauf}"
+
+
+NEUE_IDS = [neue_id(n) for n in range(1, 101)]  # the ids the reference's replay gives the first hundred created
 
 
 def zeitraum(date, start, end):
@@ -2293,7 +2301,7 @@ def crm_get_contact(welt, contact_id):
 
 def crm_create_contact(welt, name, email=None, company=None):
     welt["neu"] += 1
-    neu = neue_id(welt["neu"])
+    neu = neue_id(welt["neu"], welt["salz"])
     welt["kontakte"].append({"contact_id": neu, "name": name, "email": email, "company": company, "status": "lead",
                              "notizen": []})
     return {"contact_id": neu}
@@ -2603,7 +2611,7 @@ def kein_befund(fehlt, schleife, gedacht=False):
 NUR_GEDACHT = "no answer: its whole text stood inside <think>, the model thought and never answered"
 
 
-def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False):
+def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None):
     """Grade one S7 job on its end state and its way. The calls of every step are executed again on a fresh copy
     of the case's world (the tools are deterministic, so this is the world the loop left) and compared with the
     world the reference leaves: every change made, no other (reads are free). erledigt (treffer 1) needs that, a
@@ -2615,7 +2623,7 @@ def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False):
     schritte = [bewerte_ausgabe({"erwartet": [], "stufe": GANZ}, s["nachricht"], s["finish_reason"], umbenennung,
                                 s["usage"]) for s in verlauf]
     gelaufen = gelaufene_aufrufe([b.aufrufe for b in schritte])
-    welt, weg, ergebnisse = im_job(fall, gelaufen)
+    welt, weg, ergebnisse = im_job(fall, gelaufen, salz)
     letzte, texte = schritte[-1], [ohne_denken(inhalt(s["nachricht"])) for s in verlauf]
     # subtle: a closing text the limit merely ended still closes the job, as a complete answer does elsewhere
     beendet = not voll and not gelaufen[-1] and (letzte.mangel is None or letzte.mangel == "abgeschnitten" and
@@ -2669,12 +2677,12 @@ def kern_text(c):
     return json.dumps({"name": c["name"], "args": args}, sort_keys=True, ensure_ascii=False)
 
 
-def im_job(fall, gelaufen):
+def im_job(fall, gelaufen, salz=None):
     """Run a job's calls on a fresh copy of its world: (the world they leave, what was wrong with the way, every
     result). A write is spare when it repeats one of the job (same tool, same arguments, refused or not), when it
     is a decoy's or no tool's of the CRM, or when the reference makes it only after a refusal and it was sent
     before that refusal came back (a hedge: both rooms booked at once)."""
-    welt, warten = welt_von(fall), nach_ablehnung(fall)
+    welt, warten = welt_von(fall, salz), nach_ablehnung(fall)
     erst = {}  # a call -> the step it was first sent in
     for nr, aufrufe in enumerate(gelaufen):
         for c in aufrufe:
@@ -2740,7 +2748,7 @@ def soll_von(fall):
     return fall["danach"] if fall.get("stufe") == WEITER else [] if fall.get("stufe") == GANZ else fall["erwartet"]
 
 
-def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False):
+def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=None):
     """A saved output graded from its turns: the question's answer, with what it cost, and (nachfrage) S5's reply
     where the run asked for one (None where it never came); for an S7 job, its end state and its way."""
     zuege, teile = a["zuege"], {}
@@ -2753,7 +2761,8 @@ def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False):
     if fall["stufe"] == GANZ:  # its steps' streams are not cross-checked; what they broke stands in protokoll
         defekte = dict.fromkeys(d for z in fragen for d in (z.get("strom") or {}).get("defekte", []))
         voll = any("fehlt" in z for z in zuege)  # a step refused for its length (frage_ganz)
-        return Ausgabe(**kopf, note=dataclasses.replace(bewerte_ganz(fall, fragen, umbenennung, voll),
+        salz = job_salz(welt_salz, a["id"], a["lauf"])
+        return Ausgabe(**kopf, note=dataclasses.replace(bewerte_ganz(fall, fragen, umbenennung, voll, salz),
                                                         defekte=tuple(defekte)), zeile=a, **kosten)
     for z in zuege:  # each request with the cross-checks that follow it
         if z["zweck"] in ANFRAGEN:
@@ -3463,7 +3472,7 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
         if a["stufe"] == stufe and not e.get(STUFE[stufe].feld):
             beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {stufe}, in a run without {flagge}")
     beschaedigt(pfad, nr, folge_fehler([z["zweck"] for z in a["zuege"]], fall, e))
-    return bewerte_gespeichert(fall, a, e.get("umbenennung"), e.get("nachfrage"))
+    return bewerte_gespeichert(fall, a, e.get("umbenennung"), e.get("nachfrage"), e.get("welt_salz"))
 
 
 def folge_fehler(zwecke, fall, e):
@@ -3574,6 +3583,7 @@ EINSTELLUNGEN = {
     "tag": Einstellung(lambda x: isinstance(x, str), "is not a string"),
     "datum": Einstellung(lambda x: isinstance(x, str), "is not a string"),
     "probe": Einstellung(lambda x: x is None or ist_probe(x), "is not a probe's record", None),
+    "welt_salz": Einstellung(_text_oder_nichts, "is not a string", None),  # S7's created ids; none before it was
     "server": Einstellung(lambda x: x is None or ist_server(x), "is not a server's record", None),
 }
 
@@ -3719,7 +3729,7 @@ def allein(pfad):
 # ---------------------------------------------------------------------------
 
 
-def frage_fall(endpunkt, fall, erste=None):
+def frage_fall(endpunkt, fall, erste=None, k=0):
     """One output: (its turns, the second turn's fault or None).
 
     With --nachfrage, an S5 answer that held still (no call, and an answer) gets its
@@ -3727,7 +3737,7 @@ def frage_fall(endpunkt, fall, erste=None):
     the first answer is kept and only the second is asked again later (erste: the
     turns saved before it); an output killed between the turns is asked again whole."""
     if fall["stufe"] == GANZ:
-        return frage_ganz(endpunkt, fall), None
+        return frage_ganz(endpunkt, fall, k), None
     zuege = erste or gefragt(endpunkt, fall, fall, anfrage(fall, endpunkt.lauf), FRAGE)
     if not endpunkt.lauf.nachfrage or "nachtrag" not in fall:
         return zuege, None
@@ -3742,13 +3752,14 @@ def frage_fall(endpunkt, fall, erste=None):
         return zuege + [{"zweck": NACHFRAGE, "fehlt": str(e)}], e
 
 
-def frage_ganz(endpunkt, fall):
+def frage_ganz(endpunkt, fall, k=0):
     """S7: the whole job in a loop. Send the question; execute every call of the answer against the case's
     own copy of the world (named back first under a variant); send the assistant's calls and one tool
     message per call; ask again; stop at an answer without a call, or at the step limit. The job is one
     output: its steps, each turn with the results the world gave."""
     lauf, namen = endpunkt.lauf, gesendete_namen(endpunkt.lauf.katalog)
-    welt, body, zuege, frueher = welt_von(fall), anfrage(fall, lauf), [], []
+    welt, body, zuege = welt_von(fall, job_salz(lauf.welt_salz, fall["id"], k)), anfrage(fall, lauf), []
+    frueher = []
     for schritt in range(schrittgrenze(fall)):
         try:
             antwort = endpunkt.frage({"id": f"{fall['id']}, step {schritt + 1}"}, body)
@@ -3858,7 +3869,7 @@ def beantworte(endpunkt, auftraege, parallel):
     flight at once. auftraege: (fall, lauf, the turns saved before a failed second turn, or None)."""
     if parallel == 1:
         for fall, lauf, erste in auftraege:
-            yield fall, lauf, frage_fall(endpunkt, fall, erste)
+            yield fall, lauf, frage_fall(endpunkt, fall, erste, lauf)
         return
     warteschlange, fertig_, halt = queue.Queue(), queue.Queue(), threading.Event()
     for auftrag in auftraege:
@@ -3871,7 +3882,7 @@ def beantworte(endpunkt, auftraege, parallel):
             except queue.Empty:
                 return
             try:
-                fertig_.put((fall, lauf, frage_fall(endpunkt, fall, erste), None))
+                fertig_.put((fall, lauf, frage_fall(endpunkt, fall, erste, lauf), None))
             except Exception as e:  # handed to the main thread, which stops the run
                 fertig_.put((fall, lauf, None, e))
 
@@ -3994,7 +4005,7 @@ def ausgabe_von(lauf, fall, k, sitzung, zuege):
     """One output as it is saved and graded; a later line for the same output replaces an earlier one."""
     a = {"id": fall["id"], "stufe": fall["stufe"], "lauf": k, "sitzung": sitzung, "ende": round(time.time(), 4),
          "zuege": zuege}
-    return bewerte_gespeichert(fall, a, lauf.katalog.umbenennung, lauf.nachfrage)
+    return bewerte_gespeichert(fall, a, lauf.katalog.umbenennung, lauf.nachfrage, lauf.welt_salz)
 
 
 def gespeicherte_antwort(a, klaeren=False):
@@ -5525,7 +5536,7 @@ def selbsttest_antwort(katalog, bekannt, body):
     letzte, frage = body["messages"][-1], body["messages"][1]["content"]
     text, jobs = "Which one do you mean?", bekannt["jobs"]
     if frage in jobs:
-        erwartet = jobs[frage]["loesung"][sum(m["role"] == "assistant" for m in body["messages"])]
+        erwartet = erstellte_ids(jobs[frage], body["messages"], neuer_name(katalog, "create_contact"))
         text = " ".join(jobs[frage].get("antwort", [])) or "Done."
     else:
         erwartet = bekannt["nach_ergebnis"].get(frage, []) if letzte["role"] == "tool" else \
@@ -5536,6 +5547,21 @@ def selbsttest_antwort(katalog, bekannt, body):
     nachricht = {"role": "assistant", "content": None if rufe else text, **({"tool_calls": rufe} if rufe else {})}
     return nachricht, "tool_calls" if rufe else "stop", {
         "prompt_tokens": 300 + len(json.dumps(body.get("tools", []))) // 4, "completion_tokens": 30 * len(rufe) + 10}
+
+
+def erstellte_ids(fall, nachrichten, erstellen):
+    """The reference's step after as many answers as the conversation holds, each id of a contact the job
+    creates (an id its world does not hold) as the conversation's create results gave it, in order: the ids
+    the run's world draws (job_salz) are known only from there."""
+    alt = {k["contact_id"] for k in fall["welt"].get("kontakte", [])}
+    referenz = dict.fromkeys(v for s in fall["loesung"] for c in s for k, v in c["args"].items()
+                             if k == "contact_id" and v not in alt)
+    namen = {c["id"]: c["function"]["name"] for m in nachrichten for c in m.get("tool_calls") or []}
+    gegeben = [next(iter(json.loads(m["content"]).values())) for m in nachrichten if m["role"] == "tool" and
+               namen.get(m["tool_call_id"]) == erstellen and "error" not in json.loads(m["content"])]
+    karte = dict(zip(referenz, gegeben))
+    return [dict(c, args={k: karte.get(v, v) for k, v in c["args"].items()})
+            for c in fall["loesung"][sum(m["role"] == "assistant" for m in nachrichten)]]
 
 
 def als_strom(nachricht, finish, usage):
@@ -5810,6 +5836,7 @@ def einstellungen_fuer(lauf, sha, faelle):
             "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
             "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
             **{f: getattr(lauf, f) for f in SPAETER_FELDER.values()},
+            "welt_salz": os.urandom(8).hex() if lauf.ganz else None,
             **{f"{f}_sha256": stufen_hash(faelle, st) if getattr(lauf, f) else None
                for st, f in SPAETER_FELDER.items()},
             "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei}
@@ -5834,6 +5861,7 @@ def lauf_messen(lauf, alle, sha):
     faelle = faelle_fuer(alle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)
     with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
         einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha, alle))
+        lauf = dataclasses.replace(lauf, welt_salz=einstellungen.get("welt_salz"))  # a resumed run's own
         gezeigt = fertig(ausgaben, lauf.klaeren) == len(faelle) * lauf.n
         if not gezeigt and not gesperrt:
             raise Eingabefehler(f"{pfad.parent}: cannot write there, so the run cannot go on (its lock file "

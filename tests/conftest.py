@@ -103,11 +103,25 @@ def richtig(fall, body, nummer):
     """Every case answered with its expected calls (in S6, those after the tools' results; in S7, the
     reference's step after as many answers as the conversation holds)."""
     if fall["stufe"] == "S7":
-        soll = fall["loesung"][sum(m["role"] == "assistant" for m in body["messages"])]
+        soll = mit_erstellten_ids(fall, body, fall["loesung"][sum(m["role"] == "assistant" for m in body["messages"])])
         text = {"role": "assistant", "content": " ".join(fall.get("antwort", [])) or "Done."}
         return completion(openai_nachricht(soll) if soll else text, "tool_calls" if soll else "stop")
     aufrufe = erwartet_von(fall)
     return completion(openai_nachricht(aufrufe), "tool_calls" if aufrufe else "stop")
+
+
+def mit_erstellten_ids(fall, body, aufrufe):
+    """Calls of the reference with each id of a contact the job creates (one its world does not hold) as the
+    conversation's create_contact results gave it, in order: a run draws those ids, the case file cannot know them."""
+    alt = {k["contact_id"] for k in fall["welt"].get("kontakte", [])}
+    referenz = dict.fromkeys(c["args"]["contact_id"] for s in fall["loesung"] for c in s
+                             if c["args"].get("contact_id") not in alt | {None})
+    erstellt = {c["id"] for m in body["messages"] for c in m.get("tool_calls") or []
+                if c["function"]["name"] in ("create_contact", "add_person")}  # add_person: its synonym
+    gegeben = [next(iter(json.loads(m["content"]).values())) for m in body["messages"]
+               if m["role"] == "tool" and m["tool_call_id"] in erstellt and "error" not in json.loads(m["content"])]
+    karte = dict(zip(referenz, gegeben))
+    return [dict(c, args={k: karte.get(v, v) for k, v in c["args"].items()}) for c in aufrufe]
 
 
 KAPITEL_FEHLER = {  # the chapter's two failures

@@ -12,8 +12,8 @@ import statistics
 import pytest
 
 import messen
-from conftest import (BY_ID, GANZ_FAELLE, completion, messung, openai_nachricht, prompt_tokens, richtig,
-                      vorbereitet, zeilen)
+from conftest import (BY_ID, GANZ_FAELLE, completion, messung, mit_erstellten_ids, openai_nachricht, prompt_tokens,
+                      richtig, vorbereitet, zeilen)
 from test_ganz import json_lauf, schritt
 
 SCHREIBEND = {"create_contact", "update_contact", "delete_contact", "add_note", "create_event", "book_room",
@@ -145,7 +145,8 @@ def mit_schritten(fall_id, schritte):
             return richtig(fall, body, nummer)
         k = schritt(body)
         x = schritte[k] if k < len(schritte) else []
-        return x if isinstance(x, (dict, tuple)) else antwort_mit(x, " ".join(fall.get("antwort", [])) or "Done.")
+        return x if isinstance(x, (dict, tuple)) else antwort_mit(mit_erstellten_ids(fall, body, x),
+                                                                   " ".join(fall.get("antwort", [])) or "Done.")
     return antwort
 
 
@@ -451,7 +452,8 @@ def bucht_alle_raeume(fall, body, nummer):
     k, loesung = schritt(body), fall["loesung"]
     erste = next((i for i, s in enumerate(loesung) if any(c["name"] == "book_room" for c in s)), len(loesung))
     if k != erste:  # the reference's way, but for the fallback booking, which went out at once
-        return antwort_mit([c for c in (loesung[k] if k < len(loesung) else []) if c["name"] != "book_room"],
+        return antwort_mit([c for c in mit_erstellten_ids(fall, body, loesung[k] if k < len(loesung) else [])
+                            if c["name"] != "book_room"],
                            " ".join(fall.get("antwort", [])) or "Done.")
     buchung = next(c for c in loesung[k] if c["name"] == "book_room")
     raeume = [r for r in messen.RAEUME if r in fall["frage"]]
@@ -478,3 +480,19 @@ def test_ein_job_der_den_kontext_sprengt_endet_allein(cli, endpunkt):
     assert "      differs:   the conversation outgrew the server's context at step 3" in out.splitlines()
     k = json_lauf(cli, "--bewerten", "m")
     assert (k["fehlgeschlagen"], k["erledigt"], k["fehlerarten"]["kontextgrenze"]) == (["S7-9"], 25 / 26, 1)
+
+
+def test_die_id_eines_neuen_kontakts_kennt_erst_der_lauf(cli, endpunkt, tmp_path):
+    """A created contact's id is drawn from the run and the job: the one in the case file, sent at once with
+    the creation, names no contact; each output of each run gets its own; read back, the run grades the same."""
+    im_fall = L("S7-2", 1)[0]["args"]["contact_id"]
+    erledigt, warum = zustand(cli, endpunkt, "S7-2", [L("S7-2", 0) + L("S7-2", 1)])
+    assert (erledigt, warum) == (False, 'the end state differs: a new contact "Jonas Weber" (email '
+                                        '"jonas@weber-partner.example", 1 note) missing; a new contact "Jonas Weber" '
+                                        '(email "jonas@weber-partner.example") spare')
+    for tag, n in (("a", "2"), ("b", "1")):
+        vorbereitet(cli, *messung(endpunkt().url, "--ganz", "--stufen", "S7", "--n", n, "--tag", tag))
+    ids = [a["zuege"][0]["ergebnisse"][0]["contact_id"] for tag in ("a", "b")
+           for a in zeilen(tmp_path / "ergebnisse" / f"{tag}.jsonl")[1:] if a["id"] == "S7-2"]
+    assert len(ids) == len(set(ids)) == 3 and im_fall not in ids
+    assert json_lauf(cli, "--bewerten", "a")["erledigt"] == 52 / 52
