@@ -3923,7 +3923,8 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     sitzung = max((a.sitzung for a in ausgaben), default=-1) + 1
     gesamt, fertige = len(faelle) * lauf.n, fertig(ausgaben, lauf.klaeren)
     ersetzt = {(a.id, a.lauf): a for a in ausgaben if noch_offen(a, lauf.klaeren)}  # replaced by a later line
-    anzeige = Fortschritt(fertige, gesamt, lauf.parallel)
+    anzeige = Fortschritt(fertige, gesamt, lauf.parallel,
+                          sum(1 if erste else erwartete_anfragen(f, lauf) for f, _, erste in auftraege))
     with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
             roh.truncate(start)  # drops a half-written last line
@@ -3939,7 +3940,7 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
                 ausgaben.append(a)
                 fertige += not fehler
                 if not fehler:
-                    anzeige.weiter(a, fall["id"])
+                    anzeige.weiter(a, fall["id"], erwartete_anfragen(fall, lauf))
                 if fehler:
                     raise fehler
         except (Abbruch, KeyboardInterrupt, OSError) as e:
@@ -3949,6 +3950,12 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
             raise fehler from None
     anzeige.ende()
     return ordne(pfad, einstellungen, ausgaben, {f["id"]: i for i, f in enumerate(faelle)}, len(ersetzt))
+
+
+def erwartete_anfragen(fall, lauf):
+    """The requests one output is expected to take: an S7 job as many as its reference, an S5 case asked
+    with --nachfrage two (it holds still, then the reply), else one."""
+    return len(fall["loesung"]) if fall["stufe"] == GANZ else 2 if lauf.nachfrage and "nachtrag" in fall else 1
 
 
 def nach_dem_lauf(lauf, pfad, einstellungen, faelle, ausgaben):
@@ -4047,18 +4054,20 @@ def angehalten(e, pfad, gespeichert, gesamt):
 
 class Fortschritt:
     """What a run shows while it measures, on stderr: on a terminal one line rewritten in place (done of
-    all, the time so far, the median seconds a request took, and from the fifth output on the time
-    left: the outputs left times the median an output took, over --parallel); else a plain line at
-    every tenth, as a log keeps it."""
+    all, the time so far, the median seconds a request took, and from the fifth request on the time
+    left: the requests still expected times the median a request took, over --parallel; an S7 job is
+    as many requests as its reference, an S5 case with --nachfrage two); else a plain line at every
+    tenth, as a log keeps it."""
 
-    def __init__(self, fertig, gesamt, parallel):
+    def __init__(self, fertig, gesamt, parallel, offen):
         self.fertig, self.gesamt, self.parallel = fertig, gesamt, parallel
-        self.start, self.ausgaben, self.anfragen = time.monotonic(), [], []  # seconds an output, a request took
+        self.offen = offen  # the requests the outputs still to ask are expected to take
+        self.start, self.anfragen = time.monotonic(), []  # the seconds each request took
         self.terminal = sys.stderr.isatty()
 
-    def weiter(self, a, fall_id):
+    def weiter(self, a, fall_id, erwartet=1):
         self.fertig += 1
-        self.ausgaben.append(a.latenz_s)
+        self.offen -= erwartet
         self.anfragen += [sekunden for sekunden, _ in a.anfragen]
         if self.terminal:
             print(f"\rmessen: {self.fertig}/{self.gesamt} {fall_id:<8} {self.stand()}\033[K", end="",
@@ -4072,8 +4081,8 @@ class Fortschritt:
         """'2:14 so far, 27.1 s a request (median), about 8:40 left'."""
         teile = [f"{uhrzeit(time.monotonic() - self.start)} so far",
                  f"{statistics.median(self.anfragen):.1f} s a request (median)"]
-        if len(self.ausgaben) >= 5 and self.fertig < self.gesamt:
-            rest = (self.gesamt - self.fertig) * statistics.median(self.ausgaben) / self.parallel
+        if len(self.anfragen) >= 5 and self.fertig < self.gesamt:
+            rest = max(0, self.offen) * statistics.median(self.anfragen) / self.parallel
             teile.append(f"about {uhrzeit(rest)} left")
         return ", ".join(teile)
 

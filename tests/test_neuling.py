@@ -149,3 +149,19 @@ def test_s7_zeilen_widersprechen_sich_nicht(cli, endpunkt):
 ])
 def test_ein_typfehler_nennt_die_abhilfe(typ, wert, abhilfe):
     assert messen.typ_abhilfe(wert, typ) == abhilfe
+
+
+def test_die_restzeit_zaehlt_anfragen(monkeypatch):
+    """The time left counts requests, not outputs: with the chapter's cases answered first (one request each)
+    and 26 S7 jobs still ahead (as many requests as their references), five answers of one second each leave
+    the chapter's 37 requests and the jobs' own, not 63 outputs of one second."""
+    import types
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    faelle = [f for f in messen.lade_faelle(ROOT / "faelle.jsonl")[0] if f["stufe"] != "S6"]
+    lauf = messen.Lauf()
+    anzeige = messen.Fortschritt(0, len(faelle), 1, sum(messen.erwartete_anfragen(f, lauf) for f in faelle))
+    for f in faelle[:5]:
+        anzeige.weiter(types.SimpleNamespace(anfragen=((1.0, {}),)), f["id"], messen.erwartete_anfragen(f, lauf))
+    rest = 37 + sum(len(f["loesung"]) for f in GANZ_FAELLE)
+    assert anzeige.stand().endswith(f", 1.0 s a request (median), about {messen.uhrzeit(rest)} left")
+    assert rest == 37 + 84 and messen.uhrzeit(rest) == "2:01"  # outputs left would say 1:03
