@@ -2970,6 +2970,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         "schritte_je_auftrag": anteil(sum(len(b.aufrufe) for b in kapitel), len(kapitel)),
         "stillgehalten": anteil(sum(not b.aufrufe and b.mangel is None for b in still), len(still)),
         **{s.figur: stufen_figur(ausgaben, s.name) for s in STUFEN_TABELLE if s.figur},  # weiter, erledigt
+        "erledigt_nativ": stufen_figur(ausgaben, GANZ, gelungen_nativ),  # S7's jobs an agent on the server gets done
         "anfragen_je_job": anfragen_je_job(ausgaben),
         "stufen": {s: anteil(sum(gelungen(a.note) for a in ausgaben if a.stufe == s),
                              sum(a.stufe == s for a in ausgaben)) for s in stufen},
@@ -2997,12 +2998,12 @@ def fehlerarten(faelle, ausgaben):
     return {art: summe[art] for art in FEHLERARTEN}
 
 
-def stufen_figur(ausgaben, stufe):
+def stufen_figur(ausgaben, stufe, gelingt=None):
     """A later stage's own figure: the share of its outputs that succeeded (S6, weiter: hit every call after
     the tools' results, or for danach [] answered without one; S7, erledigt: the reference's end state, then
     an answer without a call); None for a run that did not ask the stage."""
     eigene = [a.note for a in ausgaben if a.stufe == stufe]
-    return anteil(sum(map(gelungen, eigene)), len(eigene)) if eigene else None
+    return anteil(sum(map(gelingt or gelungen, eigene)), len(eigene)) if eigene else None
 
 
 def anfragen_je_job(ausgaben):
@@ -4377,7 +4378,7 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
             lo, hi = k["gelungen_ki"]
             zeile += f"   (95 % interval {prozent(lo)} to {prozent(hi)})"
         zeilen.append(zeile)
-        if name == "auftraege_gelungen" and nativ_anders(k):
+        if name == "auftraege_gelungen" and k["gelungen_nativ"] != k["auftraege_gelungen"]:
             zeilen.append(f"{'gelungen_nativ':<20} {prozent(k['gelungen_nativ'])}   (with every call from "
                           "tool_calls: what an agent on this server gets done)")
     if k["nachfrage"] is not None:
@@ -4392,6 +4393,9 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
         zeilen.append(f"{'erledigt':<20} {prozent(k['erledigt'])}   (95 % interval {prozent(lo)} to {prozent(hi)}; S7 "
                       f"jobs done: the reference's end state, then an answer; {j['median']:g} "
                       f"request{'s' * (j['median'] != 1)} per job, the reference {j['referenz']:g}, medians)")
+        if k["erledigt_nativ"] != k["erledigt"]:
+            zeilen.append(f"{'erledigt_nativ':<20} {prozent(k['erledigt_nativ'])}   (with every call from "
+                          "tool_calls: the jobs an agent on this server gets done)")
     if e["n"] > 1:
         zeilen.append(f"{'alle_n':<20} {prozent(k['alle_n'])}   (cases whose {e['n']} outputs all succeeded)")
     zeilen += ["", stufenzeile(k["stufen"])]
@@ -4514,21 +4518,24 @@ def bericht_json(e, k, gezeigt=False):
             "nur_gezeigt": gezeigt}
 
 
-JSON_FELDER = ("gelungen_nativ", "nachfrage", "weiter", "erledigt", "anfragen_je_job",
+JSON_FELDER = ("gelungen_nativ", "nachfrage", "weiter", "erledigt", "erledigt_nativ", "anfragen_je_job",
                "stufen", "alle_n", "alle_n_stufen", "gelungen_ki", "erledigt_ki", "unlesbar_geschrieben",
                "fehlerarten", "fehlgeschlagen", "diagnose", "latenz_s", "tokens", "dauer_s")  # beside the five metrics
 
 
 def nativ_anders(k):
-    """Did calls written as text change what succeeded: then gelungen_nativ is shown."""
-    return k["gelungen_nativ"] != k["auftraege_gelungen"]
+    """Did calls written as text change what succeeded (the chapter's tasks, S7's jobs): then what an agent
+    gets done is shown, and paired in a comparison."""
+    return k["gelungen_nativ"] != k["auftraege_gelungen"] or k["erledigt_nativ"] != k["erledigt"]
 
 
 def metriken(*ks):
-    """The five metrics, gelungen_nativ where text calls made a difference, and nachfrage and weiter
-    where a run measured them."""
-    return METRIKEN + (("gelungen_nativ",) if any(map(nativ_anders, ks)) else ()) + \
-        tuple(m for m in ("nachfrage", "weiter", "erledigt") if any(k[m] is not None for k in ks))
+    """The five metrics, gelungen_nativ where text calls made a difference, nachfrage, weiter and erledigt
+    where a run measured them, and erledigt_nativ where text calls made a difference to it."""
+    anders = lambda nativ, wie_gemeint: any(k[nativ] != k[wie_gemeint] for k in ks)  # noqa: E731
+    return METRIKEN + ("gelungen_nativ",) * anders("gelungen_nativ", "auftraege_gelungen") + \
+        tuple(m for m in ("nachfrage", "weiter", "erledigt") if any(k[m] is not None for k in ks)) + \
+        ("erledigt_nativ",) * anders("erledigt_nativ", "erledigt")
 
 
 def stufen_von(*ks):

@@ -227,10 +227,12 @@ def kopf_seit_2026_12(text):
 def seit_2026_12(k):
     """A run's JSON as an older version printed it, with what the diagnosis says since: strom_defekt renamed
     (was stream_defekt), and sofort_beendet counted (answers that ended at once, none in these runs); and the
-    failure class kontextgrenze (an S7 job whose conversation outgrew the server's context, none here)."""
+    failure class kontextgrenze (an S7 job whose conversation outgrew the server's context, none here), and
+    erledigt_nativ beside erledigt."""
     d = dict(k["diagnose"])
     d["strom_defekt"] = d.pop("stream_defekt")
-    return dict(k, diagnose=dict(d, sofort_beendet=0), fehlerarten=dict(k["fehlerarten"], kontextgrenze=0))
+    return dict(k, diagnose=dict(d, sofort_beendet=0), fehlerarten=dict(k["fehlerarten"], kontextgrenze=0),
+                erledigt_nativ=k["erledigt"])  # S7's jobs done with native calls: here, where none wrote text, all
 
 
 @pytest.mark.parametrize("format", ["", "ohne_noten"])  # ef89b6a's lines with grades, 472e864's without

@@ -496,3 +496,29 @@ def test_die_id_eines_neuen_kontakts_kennt_erst_der_lauf(cli, endpunkt, tmp_path
            for a in zeilen(tmp_path / "ergebnisse" / f"{tag}.jsonl")[1:] if a["id"] == "S7-2"]
     assert len(ids) == len(set(ids)) == 3 and im_fall not in ids
     assert json_lauf(cli, "--bewerten", "a")["erledigt"] == 52 / 52
+
+
+def in_zaeunen(fall, body, nummer):
+    """The reference's way, every call written as JSON in a ``` fence: done as meant, no call an agent receives."""
+    antwort = richtig(fall, body, nummer)
+    nachricht = antwort["choices"][0]["message"]
+    rufe = [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])}
+            for c in nachricht.pop("tool_calls", None) or []]
+    if rufe:
+        nachricht["content"] = "".join(f"```json\n{json.dumps(r)}\n```\n" for r in rufe)
+        antwort["choices"][0]["finish_reason"] = "stop"
+    return antwort
+
+
+def test_erledigt_nativ_steht_neben_erledigt(cli, endpunkt):
+    """Jobs done with calls an agent never receives (every call in a fence): erledigt as meant, erledigt_nativ
+    what an agent gets done; against a native run the gate pairs it and stops on it."""
+    vorbereitet(cli, *messung(endpunkt().url, "--ganz", "--stufen", "S7", "--tag", "a"))
+    status, out, err = cli(*messung(endpunkt(in_zaeunen).url, "--ganz", "--stufen", "S7", "--tag", "b"))
+    assert status == 0, err
+    assert ("erledigt_nativ       0 %   (with every call from tool_calls: the jobs an agent on this server gets "
+            "done)") in out.splitlines()
+    k = json_lauf(cli, "--bewerten", "b")
+    assert (k["erledigt"], k["erledigt_nativ"]) == (26 / 26, 0 / 26)
+    status, out, err = cli("--vergleich", "a", "b", "--streng")
+    assert status == 3 and "in what an agent gets done (gelungen_nativ, p = " in err
