@@ -1103,10 +1103,11 @@ class Endpunkt:
     what the adapter cannot see is retried by the same rules and waits: a body cut
     off mid-way, an attempt over --timeout, a 200 that is not a chat completion."""
 
-    def __init__(self, lauf):
+    def __init__(self, lauf, bericht=None):
         self.lauf = lauf
         self.auth = BearerAuth(lauf.key) if lauf.key else None  # None: user:password in the URL as Basic
         self._lokal = threading.local()
+        self.bericht = bericht  # a run's Fortschritt: told each request in flight and each asked again
 
     def session(self):
         s = getattr(self._lokal, "session", None)
@@ -1125,11 +1126,21 @@ class Endpunkt:
         return s
 
     def frage(self, fall, body=None):
-        """Ask one case; return the Antwort or raise Serverfehler."""
-        body = body or anfrage(fall, self.lauf)
+        """Ask one case; return the Antwort or raise Serverfehler. The run's Fortschritt, where there is one,
+        is told the request is in flight until it ends."""
+        schluessel, antwort = self.bericht and self.bericht.gefragt(fall["id"]), None
+        try:
+            antwort = self.gefragt(fall, body or anfrage(fall, self.lauf))
+            return antwort
+        finally:
+            if self.bericht:
+                self.bericht.zurueck(schluessel, antwort and antwort.latenz)
+
+    def gefragt(self, fall, body):
+        """The attempts of one request, each fault asked again by urllib3's Retry rules (and said so)."""
         retry = Retry(total=self.lauf.versuche - 1, allowed_methods=None, status_forcelist=RETRY_STATUS,
                       backoff_factor=BACKOFF, respect_retry_after_header=True)
-        frei = True  # one reopened keep-alive connection per request costs no attempt
+        frei, versuch = True, 1  # one reopened keep-alive connection per request costs no attempt
         while True:
             try:
                 r, latenz = self.versuch(body)
@@ -1143,18 +1154,21 @@ class Endpunkt:
                 if isinstance(e, requests.Timeout) and not self.lauf.timeout_nochmal:
                     raise Serverfehler(f"{fall['id']}: {grund(e)}; not asked again, since at temperature 0 it would "
                                        f"take as long again: {SCHLEIFE_HINWEIS}") from None
-                r, warum = None, f"no answer from the server after {mal(self.lauf.versuche, 'attempt')}: " \
-                                 f"{grund(e)}{proxy_hinweis(self.lauf.url, self.session())}"
+                r, kurz_ = None, f"{grund(e)}{proxy_hinweis(self.lauf.url, self.session())}"
+                warum = f"no answer from the server after {mal(self.lauf.versuche, 'attempt')}: {kurz_}"
             else:
                 antwort = chat_antwort(r, latenz, body.get("stream") is True) or abgelehnte_antwort(r, latenz)
                 if antwort is not None:
                     return antwort
                 warum = fehlerbild(fall, r, self.lauf.versuche, body.get("stream") is True)
+                kurz_ = re.sub(r" \(\d+ attempts?\)", "", warum)  # the count is the final line's
             try:
                 retry = retry.increment(method="POST", url=self.lauf.url, response=None if r is None else r.raw)
             except MaxRetryError:
                 raise Serverfehler(f"{fall['id']}: {warum}") from None
-            warte = None if r is None else wartezeit(r)
+            versuch, warte = versuch + 1, None if r is None else wartezeit(r)
+            if self.bericht and not (warte and warte > 0):  # a wait the server asks for is said below
+                self.bericht.nochmal(fall["id"], kurz_, versuch, self.lauf.versuche)
             if warte is None:
                 retry.sleep()
             elif warte > WARTEN_HOECHSTENS:
@@ -3924,15 +3938,14 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     sitzung = max((a.sitzung for a in ausgaben), default=-1) + 1
     gesamt, fertige = len(faelle) * lauf.n, fertig(ausgaben, lauf.klaeren)
     ersetzt = {(a.id, a.lauf): a for a in ausgaben if noch_offen(a, lauf.klaeren)}  # replaced by a later line
-    anzeige = Fortschritt(fertige, gesamt, lauf.parallel,
-                          sum(1 if erste else erwartete_anfragen(f, lauf) for f, _, erste in auftraege))
+    anzeige = Fortschritt(fertige, gesamt, sum(1 if erste else erwartete_anfragen(f, lauf) for f, _, erste in auftraege))
     with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
             roh.truncate(start)  # drops a half-written last line
             roh.seek(start)
             if start == 0:
                 schreibe(roh, als_zeile({"einstellungen": einstellungen}))
-            for fall, k, (zuege, fehler) in beantworte(Endpunkt(lauf), auftraege, lauf.parallel):
+            for fall, k, (zuege, fehler) in beantworte(Endpunkt(lauf, anzeige), auftraege, lauf.parallel):
                 a = mit_frueheren(ausgabe_von(lauf, fall, k, sitzung, zuege), ersetzt.get((fall["id"], k)),
                                   lauf.klaeren)
                 schreibe(roh, als_zeile(speicherform(a.zeile)))  # answered is saved: an interrupted run loses nothing
@@ -4053,43 +4066,107 @@ def angehalten(e, pfad, gespeichert, gesamt):
     return type(e)(f"{e}\nmessen: {weiter}")
 
 
-class Fortschritt:
-    """What a run shows while it measures, on stderr: on a terminal one line rewritten in place (done of
-    all, the time so far, the median seconds a request took, and from the fifth request on the time
-    left: the requests still expected times the median a request took, over --parallel; an S7 job is
-    as many requests as its reference, an S5 case with --nachfrage two); else a plain line at every
-    tenth, as a log keeps it."""
+TAKT = {True: 2.0, False: 60.0}  # seconds between status lines: on a terminal, into a file or pipe
 
-    def __init__(self, fertig, gesamt, parallel, offen):
-        self.fertig, self.gesamt, self.parallel = fertig, gesamt, parallel
-        self.offen = offen  # the requests the outputs still to ask are expected to take
-        self.start, self.anfragen = time.monotonic(), []  # the seconds each request took
-        self.terminal = sys.stderr.isatty()
+
+class Fortschritt:
+    """What a run shows while it measures, on stderr, from its first second: on a terminal one line, rewritten
+    at every output and every TAKT seconds between (done of all, the time so far, the median seconds a request
+    took, the time left and its range, what is in flight and for how long); into a file or pipe a plain line
+    at every tenth output and once a minute; a request asked again, and why, on a line of its own.
+
+    The time left is the requests still expected (an S7 job as many as its reference, an S5 case with
+    --nachfrage two) at the pace they came back lately (resttakt); none before it means something."""
+
+    def __init__(self, fertig, gesamt, offen, terminal=None):
+        self.fertig, self.gesamt, self.offen = fertig, gesamt, offen  # offen: requests the outputs left expect
+        self.start, self.anfragen, self.zeiten = time.monotonic(), [], []  # seconds each took, when each came
+        self.unterwegs, self.sperre = {}, threading.Lock()  # a request in flight -> (whose, since when)
+        self.terminal = sys.stderr.isatty() if terminal is None else terminal
+        self.halt, self.fall_id = threading.Event(), ""
+        if self.terminal:  # from the first second, before any answer
+            self.zeige()
+        threading.Thread(target=self.ticke, daemon=True).start()
+
+    def ticke(self):
+        while not self.halt.wait(TAKT[self.terminal]):
+            self.zeige(takt=True)
+
+    def gefragt(self, wer):
+        """Endpunkt reports a request sent; the key it reports its end with."""
+        schluessel = object()
+        with self.sperre:
+            self.unterwegs[schluessel] = (wer, time.monotonic())
+        return schluessel
+
+    def zurueck(self, schluessel, sekunden=None):
+        """Endpunkt reports a request ended: answered (its seconds), or given up."""
+        with self.sperre:
+            self.unterwegs.pop(schluessel, None)
+            if sekunden is not None:
+                self.anfragen.append(sekunden)
+                self.zeiten.append(time.monotonic())
+
+    def nochmal(self, wer, grund, versuch, versuche):
+        """Endpunkt asks a request again: said at once, with why, so that no wait is blind."""
+        self.schreibe(f"messen: {wer}: {grund}; asking again (attempt {versuch} of {versuche})\n", neu=True)
 
     def weiter(self, a, fall_id, erwartet=1):
-        self.fertig += 1
-        self.offen -= erwartet
-        self.anfragen += [sekunden for sekunden, _ in a.anfragen]
+        with self.sperre:
+            self.fertig, self.offen, self.fall_id = self.fertig + 1, self.offen - erwartet, fall_id
+        zehntel = self.fertig == self.gesamt or self.fertig * 10 // self.gesamt != (self.fertig - 1) * 10 // self.gesamt
+        if self.terminal or zehntel:
+            self.zeige()
+
+    def zeige(self, takt=False):
         if self.terminal:
-            print(f"\rmessen: {self.fertig}/{self.gesamt} {fall_id:<8} {self.stand()}\033[K", end="",
-                  file=sys.stderr, flush=True)
-        elif self.fertig == self.gesamt or self.fertig * 10 // self.gesamt != (self.fertig - 1) * 10 // self.gesamt:
-            # subtle: one write with its newline, so that Ctrl-C cannot fall between the line and its end
-            sys.stderr.write(f"messen: {self.fertig}/{self.gesamt} outputs\n")
+            self.schreibe(f"\rmessen: {self.fertig}/{self.gesamt} {self.fall_id:<8} {self.stand()}\033[K")
+        elif takt:
+            self.schreibe(f"messen: {self.fertig}/{self.gesamt} outputs, {self.stand()}\n")
+        else:  # subtle: one write with its newline, so that Ctrl-C cannot fall between the line and its end
+            self.schreibe(f"messen: {self.fertig}/{self.gesamt} outputs\n")
+
+    def schreibe(self, text, neu=False):
+        with self.sperre:
+            sys.stderr.write(("\r\033[K" if neu and self.terminal else "") + text)
             sys.stderr.flush()
 
     def stand(self):
-        """'2:14 so far, 27.1 s a request (median), about 8:40 left'."""
-        teile = [f"{uhrzeit(time.monotonic() - self.start)} so far",
-                 f"{statistics.median(self.anfragen):.1f} s a request (median)"]
-        if len(self.anfragen) >= 5 and self.fertig < self.gesamt:
-            rest = max(0, self.offen) * statistics.median(self.anfragen) / self.parallel
-            teile.append(f"about {uhrzeit(rest)} left")
+        """'2:14 so far, 27.1 s a request (median), about 8:40 left (6:10 to 11:20), in flight: S2-5 for 0:45'."""
+        jetzt = time.monotonic()
+        with self.sperre:
+            teile = [f"{uhrzeit(jetzt - self.start)} so far"] + (
+                [f"{statistics.median(self.anfragen):.1f} s a request (median)"] if self.anfragen else [])
+            rest = resttakt(self.zeiten, self.offen, self.start) if self.fertig < self.gesamt else None
+            unterwegs = sorted(self.unterwegs.values(), key=lambda x: x[1])
+        if rest:
+            teile.append(f"about {uhrzeit(rest[0])} left ({uhrzeit(rest[1])} to {uhrzeit(rest[2])})")
+        if unterwegs:
+            wer, seit = unterwegs[0]
+            teile.append(f"in flight: {wer} for {uhrzeit(jetzt - seit)}" +
+                         (f" and {len(unterwegs) - 1} more" if len(unterwegs) > 1 else ""))
         return ", ".join(teile)
 
     def ende(self):
+        self.halt.set()
         if self.terminal:
-            print(file=sys.stderr)
+            self.schreibe("\n")
+
+
+def resttakt(zeiten, offen, start):
+    """(seconds left, low, high), or None until at least five requests came back and a tenth of those expected:
+    the requests still expected (offen) times the median gap between the last K that came back (a quarter of
+    them, 5 to 30: the pace lately, which one request the server held does not move); the range from the
+    quartiles of those gaps and the whole run's median gap, widened by the chance of K, 1 + 1/sqrt(K). A
+    stall shows beside it, as the request in flight and for how long."""
+    n = len(zeiten)
+    if n < 5 or n < (n + offen) / 10:
+        return None
+    luecken = [b - a for a, b in zip([start] + zeiten, zeiten)]  # seconds between one coming back and the next
+    k = max(5, min(30, n // 4))
+    viertel, alle, weit = statistics.quantiles(luecken[-k:], n=4), statistics.median(luecken), 1 + 1 / math.sqrt(k)
+    offen = max(0, offen)
+    return offen * viertel[1], offen * min(viertel[0], alle) / weit, offen * max(viertel[2], alle) * weit
 
 
 def uhrzeit(sekunden):

@@ -132,15 +132,18 @@ def test_ein_500_der_bleibt_haelt_nach_den_versuchen(cli, endpunkt):
                                              "type": "server_error"}}, {})))
     rc, out, err = cli(*messung(server.url, "--versuche", "2"))
     assert rc == 1
-    assert err.splitlines()[0] == ("messen: S1-1: the server answered 500: tools param requires --jinja flag "
-                                   "(start llama-server with --jinja)")
+    assert err.splitlines()[:2] == [  # each attempt asked again is said at once, with why
+        "messen: S1-1: the server answered 500: tools param requires --jinja flag (start llama-server with --jinja); "
+        "asking again (attempt 2 of 2)",
+        "messen: S1-1: the server answered 500: tools param requires --jinja flag (start llama-server with --jinja)"]
     assert server.zahl() == 2
 
 
 def test_kein_server(cli, tmp_path):
     rc, out, err = cli(*messung(f"http://127.0.0.1:{freier_port()}/v1", "--versuche", "2", "--tag", "t"))
     assert rc == 1
-    erste = err.splitlines()[0]
+    nochmal, erste = err.splitlines()[:2]
+    assert nochmal.startswith("messen: S1-1: NewConnectionError") and nochmal.endswith("; asking again (attempt 2 of 2)")
     assert erste.startswith("messen: S1-1: no answer from the server after 2 attempts: NewConnectionError")
     assert "Connection refused" in erste
     assert len(zeilen(tmp_path / "ergebnisse" / "t.jsonl")) == 1  # the settings line, no output graded
@@ -150,8 +153,9 @@ def test_200_ohne_completion_haelt_nach_den_versuchen(cli, endpunkt):
     server = endpunkt(immer("<html><title>Proxy login</title></html>"))
     rc, out, err = cli(*messung(server.url, "--versuche", "2"))
     assert rc == 1
-    assert err.splitlines()[0] == ("messen: S1-1: the server answered 200 but not with a chat completion "
-                                   "(2 attempts): Proxy login")
+    assert err.splitlines()[:2] == [
+        "messen: S1-1: the server answered 200 but not with a chat completion: Proxy login; asking again (attempt 2 "
+        "of 2)", "messen: S1-1: the server answered 200 but not with a chat completion (2 attempts): Proxy login"]
     assert server.zahl() == 2
 
 

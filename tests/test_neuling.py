@@ -7,15 +7,17 @@ import re
 import select
 import subprocess
 import sys
+import time
 
 import pytest
 
 import messen
-from conftest import (BY_ID, GANZ_FAELLE, ROOT, completion, messung, openai_nachricht, richtig, vorbereitet,
+from conftest import (BY_ID, GANZ_FAELLE, ROOT, Halter, completion, messung, openai_nachricht, richtig, vorbereitet,
                       zweiter_zug)
 
-ZEILE = re.compile(r"messen: (\d+)/(\d+) (\S+)\s+\d+:\d\d so far, \d+\.\d s a request \(median\)"
-                   r"(, about \d+:\d\d left)?\x1b\[K")
+ZEILE = re.compile(r"messen: (\d+)/(\d+) (\S*)\s+\d+:\d\d so far(, \d+\.\d s a request \(median\))?"
+                   r"(, about \d+:\d\d left \(\d+:\d\d to \d+:\d\d\))?(, in flight: \S+ for \d+:\d\d( and \d+ more)?)?"
+                   r"\x1b\[K")
 
 
 def lies_pty(fd, proc):
@@ -50,8 +52,11 @@ def test_die_fortschrittszeile_auf_einem_terminal(endpunkt, tmp_path):
     zeilen = [z for z in text.replace("\r\n", "\n").split("\r") if z]
     stand = [ZEILE.fullmatch(z.rstrip("\n")) for z in zeilen]
     assert all(stand), [z for z, m in zip(zeilen, stand) if not m][:3]
-    assert [int(m.group(1)) for m in stand] == list(range(1, 43))  # one line, rewritten for every output
-    assert [bool(m.group(4)) for m in stand] == [False] * 4 + [True] * 37 + [False]  # from the fifth, but the last
+    # one line, rewritten from the first second (0/42) and for every output; a tick between repeats a count
+    fertig = [int(m.group(1)) for m in stand]
+    assert fertig == sorted(fertig) and sorted(set(fertig)) == list(range(0, 43))
+    # the time left from the fifth request on (a tenth of 42 expected), never on the last line
+    assert {f for f, m in zip(fertig, stand) if m.group(5)} == set(range(5, 42))
     assert zeilen[-1].endswith("\n") and "messen: 42/42 outputs" not in text  # no plain lines on a terminal
 
 
@@ -151,17 +156,78 @@ def test_ein_typfehler_nennt_die_abhilfe(typ, wert, abhilfe):
     assert messen.typ_abhilfe(wert, typ) == abhilfe
 
 
-def test_die_restzeit_zaehlt_anfragen(monkeypatch):
-    """The time left counts requests, not outputs: with the chapter's cases answered first (one request each)
-    and 26 S7 jobs still ahead (as many requests as their references), five answers of one second each leave
-    the chapter's 37 requests and the jobs' own, not 63 outputs of one second."""
-    import types
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
-    faelle = [f for f in messen.lade_faelle(ROOT / "faelle.jsonl")[0] if f["stufe"] != "S6"]
-    lauf = messen.Lauf()
-    anzeige = messen.Fortschritt(0, len(faelle), 1, sum(messen.erwartete_anfragen(f, lauf) for f in faelle))
-    for f in faelle[:5]:
-        anzeige.weiter(types.SimpleNamespace(anfragen=((1.0, {}),)), f["id"], messen.erwartete_anfragen(f, lauf))
-    rest = 37 + sum(len(f["loesung"]) for f in GANZ_FAELLE)
-    assert anzeige.stand().endswith(f", 1.0 s a request (median), about {messen.uhrzeit(rest)} left")
-    assert rest == 37 + 84 and messen.uhrzeit(rest) == "2:01"  # outputs left would say 1:03
+def test_die_restzeit_aus_dem_takt_der_anfragen():
+    """The time left: the requests still expected at the pace they came back lately, with its range; none
+    before five came and a tenth of those expected; one request held long does not move it."""
+    weit = 1 + 1 / 5 ** 0.5  # the chance of a pace over five requests
+    # the chapter's 37 left after 15 answered in a second each, and S7's 26 jobs, as many as their references
+    offen = 37 + sum(len(f["loesung"]) for f in GANZ_FAELLE)
+    assert offen == 121 and sum(messen.erwartete_anfragen(f, messen.Lauf()) for f in GANZ_FAELLE) == 121 - 37
+    assert messen.resttakt(list(range(1, 16)), offen, 0) == pytest.approx((121, 121 / weit, 121 * weit))
+    # the 13th held for ten seconds: the pace stays a second a request, the range widens to take it in
+    gehalten = list(range(1, 13)) + [22, 23, 24]
+    assert messen.resttakt(gehalten, offen, 0)[:2] == pytest.approx((121, 121 / weit))
+    # half as fast lately: the pace follows, the range reaches down to the whole run's (1.5 s, the median gap)
+    langsamer = list(range(1, 11)) + [12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+    assert messen.resttakt(langsamer, offen, 0) == pytest.approx((242, 121 * 1.5 / weit, 242 * weit))
+    assert messen.resttakt(list(range(1, 5)), 10, 0) is None  # four came
+    assert messen.resttakt(list(range(1, 11)), 100, 0) is None  # ten of 110: less than a tenth
+
+
+def lies_pty_mit_zeit(fd, proc):
+    """What the process writes to the pseudo-terminal, each piece with when it came (monotonic seconds)."""
+    teile = []
+    while True:
+        bereit, _, _ = select.select([fd], [], [], 30)
+        if not bereit:
+            break
+        try:
+            teil = os.read(fd, 65536)
+        except OSError:
+            break
+        if not teil:
+            break
+        teile.append((time.monotonic(), teil.decode(errors="replace")))
+    proc.wait(timeout=30)
+    return teile
+
+
+def test_ein_langsamer_server_laesst_niemanden_blind_warten(endpunkt, tmp_path):
+    """On a terminal, against a server that holds S2-3's first request past --timeout and answers the second
+    half of the run at half the speed of the first: the line ticks while a request is in flight, the request
+    asked again is named with why, and once a quarter of the requests are done the real end falls within half
+    the low end and twice the high end of the time left shown (a second more for its rounding)."""
+    halter = Halter()
+
+    def antwort(fall, body, nummer):
+        if fall is not None and fall["id"] == "S2-3" and nummer == 1:
+            return halter(fall, body, nummer)
+        time.sleep(0.05 if server.zahl() <= 21 else 0.1)
+        return richtig(fall, body, nummer)
+    server = endpunkt(antwort)
+    herr, knecht = pty.openpty()
+    proc = subprocess.Popen([sys.executable, str(ROOT / "messen.py"), *messung(server.url, "--timeout", "3"),
+                             "--ausgabe", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=knecht,
+                            stdin=subprocess.DEVNULL)
+    os.close(knecht)
+    try:
+        teile = lies_pty_mit_zeit(herr, proc)
+    finally:
+        halter.los.set()
+        os.close(herr)
+    assert proc.returncode == 0
+    zeilen = [(t, z.strip("\n")) for t, teil in teile for z in teil.replace("\r\n", "\n").split("\r") if z.strip()]
+    assert ("messen: S2-3: Timeout: no complete answer within --timeout 3 s; asking again (attempt 2 of 4)" in
+            [z.replace("\x1b[K", "") for _, z in zeilen])
+    stand = [(t, ZEILE.fullmatch(z)) for t, z in zeilen if ZEILE.fullmatch(z)]
+    # it ticked while S2-3 was held: a line of the same count, naming what is in flight and since when
+    assert any(re.search(r"in flight: S2-3 for 0:0[1-9]", m.group(0)) for _, m in stand)
+    ende = stand[-1][0]
+    geschaetzt = [(int(m.group(1)), ende - t, *map(sekunden, re.findall(r"\d+:\d\d", m.group(5))[1:]))
+                  for t, m in stand if m.group(5) and int(m.group(1)) >= 42 / 4]
+    assert geschaetzt and all(lo / 2 - 1 <= echt <= 2 * hi + 1 for _, echt, lo, hi in geschaetzt), geschaetzt
+
+
+def sekunden(uhr):
+    minuten, s = uhr.split(":")
+    return 60 * int(minuten) + int(s)
