@@ -1153,7 +1153,7 @@ class Endpunkt:
                     continue
                 if isinstance(e, requests.Timeout) and not self.lauf.timeout_nochmal:
                     raise Serverfehler(f"{fall['id']}: {grund(e)}; not asked again, since at temperature 0 it would "
-                                       f"take as long again: {SCHLEIFE_HINWEIS}") from None
+                                       f"take as long again: {schleife_hinweis(self.lauf)}") from None
                 r, kurz_ = None, f"{grund(e)}{proxy_hinweis(self.lauf.url, self.session())}"
                 warum = f"no answer from the server after {mal(self.lauf.versuche, 'attempt')}: {kurz_}"
             else:
@@ -1503,8 +1503,14 @@ def zu_spaet(timeout):
     return requests.Timeout(f"no complete answer within --timeout {timeout:g} s")
 
 
-SCHLEIFE_HINWEIS = ("a model that repeats itself until its token limit is cut short by --extra "
-                    "'{\"max_tokens\": 256}'; a slow server needs a larger --timeout")
+def schleife_hinweis(lauf):
+    """What to do about a request over --timeout, never repeating a setting the user gave already."""
+    grenze = token_grenze({"extra": lauf.extra})
+    if grenze is not None:
+        return f"the answers are cut at max_tokens {grenze} already (--extra), so the server is slow: give a " \
+               f"larger --timeout than {lauf.timeout:g} s (--pruefen says how long its requests take)"
+    return ("a model that repeats itself until its token limit is cut short by --extra '{\"max_tokens\": 256}'; "
+            "a slow server needs a larger --timeout")
 WARTEN_HOECHSTENS = 60  # seconds of Retry-After a run waits; a longer wait stops it (the same command resumes)
 
 
@@ -4069,7 +4075,62 @@ def angehalten(e, pfad, gespeichert, gesamt):
 TAKT = {True: 2.0, False: 60.0}  # seconds between status lines: on a terminal, into a file or pipe
 
 
-class Fortschritt:
+class Anzeige:
+    """What shows on stderr while requests are in flight, so that no wait is blind: a line drawn every TAKT
+    seconds (zeige), what is in flight and for how long, and each request asked again with why, said at once.
+    Endpunkt reports each request to it (gefragt, zurueck, nochmal)."""
+
+    def __init__(self, terminal=None):
+        self.start, self.anfragen, self.zeiten = time.monotonic(), [], []  # (whose, seconds) each took; when it came
+        self.unterwegs, self.sperre = {}, threading.Lock()  # a request in flight -> (whose, since when)
+        self.terminal = sys.stderr.isatty() if terminal is None else terminal
+        self.halt = threading.Event()
+        threading.Thread(target=self.ticke, daemon=True).start()
+
+    def ticke(self):
+        while not self.halt.wait(TAKT[self.terminal]):
+            self.zeige(takt=True)
+
+    def gefragt(self, wer):
+        """A request sent; the key its end is reported with."""
+        schluessel = object()
+        with self.sperre:
+            self.unterwegs[schluessel] = (wer, time.monotonic())
+        return schluessel
+
+    def zurueck(self, schluessel, sekunden=None):
+        """A request ended: answered (its seconds), or given up."""
+        with self.sperre:
+            wer, _ = self.unterwegs.pop(schluessel, (None, None))
+            if sekunden is not None:
+                self.anfragen.append((wer, sekunden))
+                self.zeiten.append(time.monotonic())
+
+    def nochmal(self, wer, grund, versuch, versuche):
+        self.schreibe(f"messen: {wer}: {grund}; asking again (attempt {versuch} of {versuche})\n", neu=True)
+
+    def schreibe(self, text, neu=False):
+        with self.sperre:
+            sys.stderr.write(("\r\033[K" if neu and self.terminal else "") + text)
+            sys.stderr.flush()
+
+    def in_flug(self, jetzt):
+        """', in flight: S2-5 for 0:45 and 2 more', or ''."""
+        with self.sperre:
+            unterwegs = sorted(self.unterwegs.values(), key=lambda x: x[1])
+        if not unterwegs:
+            return ""
+        wer, seit = unterwegs[0]
+        return f", in flight: {wer} for {uhrzeit(jetzt - seit)}" + \
+            (f" and {len(unterwegs) - 1} more" if len(unterwegs) > 1 else "")
+
+    def ende(self):
+        self.halt.set()
+        if self.terminal:
+            self.schreibe("\n")
+
+
+class Fortschritt(Anzeige):
     """What a run shows while it measures, on stderr, from its first second: on a terminal one line, rewritten
     at every output and every TAKT seconds between (done of all, the time so far, the median seconds a request
     took, the time left and its range, what is in flight and for how long); into a file or pipe a plain line
@@ -4080,36 +4141,10 @@ class Fortschritt:
 
     def __init__(self, fertig, gesamt, offen, terminal=None):
         self.fertig, self.gesamt, self.offen = fertig, gesamt, offen  # offen: requests the outputs left expect
-        self.start, self.anfragen, self.zeiten = time.monotonic(), [], []  # seconds each took, when each came
-        self.unterwegs, self.sperre = {}, threading.Lock()  # a request in flight -> (whose, since when)
-        self.terminal = sys.stderr.isatty() if terminal is None else terminal
-        self.halt, self.fall_id = threading.Event(), ""
+        self.fall_id = ""
+        super().__init__(terminal)
         if self.terminal:  # from the first second, before any answer
             self.zeige()
-        threading.Thread(target=self.ticke, daemon=True).start()
-
-    def ticke(self):
-        while not self.halt.wait(TAKT[self.terminal]):
-            self.zeige(takt=True)
-
-    def gefragt(self, wer):
-        """Endpunkt reports a request sent; the key it reports its end with."""
-        schluessel = object()
-        with self.sperre:
-            self.unterwegs[schluessel] = (wer, time.monotonic())
-        return schluessel
-
-    def zurueck(self, schluessel, sekunden=None):
-        """Endpunkt reports a request ended: answered (its seconds), or given up."""
-        with self.sperre:
-            self.unterwegs.pop(schluessel, None)
-            if sekunden is not None:
-                self.anfragen.append(sekunden)
-                self.zeiten.append(time.monotonic())
-
-    def nochmal(self, wer, grund, versuch, versuche):
-        """Endpunkt asks a request again: said at once, with why, so that no wait is blind."""
-        self.schreibe(f"messen: {wer}: {grund}; asking again (attempt {versuch} of {versuche})\n", neu=True)
 
     def weiter(self, a, fall_id, erwartet=1):
         with self.sperre:
@@ -4126,31 +4161,39 @@ class Fortschritt:
         else:  # subtle: one write with its newline, so that Ctrl-C cannot fall between the line and its end
             self.schreibe(f"messen: {self.fertig}/{self.gesamt} outputs\n")
 
-    def schreibe(self, text, neu=False):
-        with self.sperre:
-            sys.stderr.write(("\r\033[K" if neu and self.terminal else "") + text)
-            sys.stderr.flush()
-
     def stand(self):
         """'2:14 so far, 27.1 s a request (median), about 8:40 left (6:10 to 11:20), in flight: S2-5 for 0:45'."""
         jetzt = time.monotonic()
         with self.sperre:
             teile = [f"{uhrzeit(jetzt - self.start)} so far"] + (
-                [f"{statistics.median(self.anfragen):.1f} s a request (median)"] if self.anfragen else [])
+                [f"{statistics.median(s for _, s in self.anfragen):.1f} s a request (median)"] if self.anfragen else [])
             rest = resttakt(self.zeiten, self.offen, self.start) if self.fertig < self.gesamt else None
-            unterwegs = sorted(self.unterwegs.values(), key=lambda x: x[1])
         if rest:
             teile.append(f"about {uhrzeit(rest[0])} left ({uhrzeit(rest[1])} to {uhrzeit(rest[2])})")
-        if unterwegs:
-            wer, seit = unterwegs[0]
-            teile.append(f"in flight: {wer} for {uhrzeit(jetzt - seit)}" +
-                         (f" and {len(unterwegs) - 1} more" if len(unterwegs) > 1 else ""))
-        return ", ".join(teile)
+        return ", ".join(teile) + self.in_flug(jetzt)
 
-    def ende(self):
-        self.halt.set()
+
+class Pruefstand(Anzeige):
+    """What --pruefen shows on stderr while a check runs: its name as it starts; on a terminal a line ticking
+    with the seconds it has taken and the request in flight, cleared before the check's line is printed."""
+
+    def __init__(self, terminal=None):
+        self.was, self.seit = None, time.monotonic()
+        super().__init__(terminal)
+
+    def beginne(self, was):
+        self.was, self.seit = was, time.monotonic()
+        self.schreibe(f"\rmessen: checking {was} ...\033[K" if self.terminal else f"messen: checking {was} ...\n")
+
+    def zeige(self, takt=False):
+        if self.was and self.terminal:
+            jetzt = time.monotonic()
+            self.schreibe(f"\rmessen: checking {self.was}, {uhrzeit(jetzt - self.seit)}{self.in_flug(jetzt)}\033[K")
+
+    def loesche(self):
+        """Clear the ticking line, so that a check's line on stdout stands alone."""
         if self.terminal:
-            self.schreibe("\n")
+            self.schreibe("\r\033[K")
 
 
 def resttakt(zeiten, offen, start):
@@ -5274,24 +5317,40 @@ def pruefen(lauf, faelle):
     """A handful of requests and a checklist, each line printed as its check ends (Ctrl-C keeps those);
     0 when the server is set up for a measurement. A request that times out is not asked again:
     at temperature 0 it would take as long again."""
-    lauf = dataclasses.replace(lauf, timeout_nochmal=False)
-    endpunkt, antworten = Endpunkt(lauf), []
+    lauf, stand = dataclasses.replace(lauf, timeout_nochmal=False), Pruefstand()
+    endpunkt, antworten = Endpunkt(lauf, stand), []
     server = []  # the server, once the model check has passed and it is identified
 
-    # each check: (how many lines it prints, the check); the count the first line names is their sum
-    pruefungen = [(1, lambda: [pruef_modell(endpunkt, lauf, antworten)]),
-                  (1, lambda: pruef_server(endpunkt, server)),
-                  (1, lambda: [pruef_katalog(endpunkt, lauf, antworten, server[0])]),
-                  (1, lambda: [pruef_aufruf(endpunkt, lauf, faelle, antworten, server[0])]),
-                  (1, lambda: [pruef_felder(antworten)]), (2, lambda: pruef_s3(endpunkt, lauf, faelle))]
-    pruefungen += [(1, lambda: [pruef_nachfrage(endpunkt, lauf, faelle)])] if lauf.nachfrage else []
-    pruefungen += [(1, lambda: [pruef_weiter(endpunkt, lauf, faelle)])] if lauf.weiter else []
-    print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}, {sum(z for z, _ in pruefungen)} checks:",
+    # each check: (what it checks, how many lines it prints, the check); the count the first line names is their sum
+    pruefungen = [("the endpoint answers and accepts the model name", 1,
+                   lambda: [pruef_modell(endpunkt, lauf, antworten)]),
+                  ("which server this is", 1, lambda: pruef_server(endpunkt, server)),
+                  ("the catalogue reaches the prompt", 1, lambda: [pruef_katalog(endpunkt, lauf, antworten, server[0])]),
+                  ("a call comes back as tool_calls", 1,
+                   lambda: [pruef_aufruf(endpunkt, lauf, faelle, antworten, server[0])]),
+                  ("usage and finish_reason are present", 1, lambda: [pruef_felder(antworten)]),
+                  ("streamed and plain answers, several calls", 2, lambda: pruef_s3(endpunkt, lauf, faelle))]
+    pruefungen += [("a second turn (--nachfrage)", 1, lambda: [pruef_nachfrage(endpunkt, lauf, faelle)])] \
+        if lauf.nachfrage else []
+    pruefungen += [("the tools' results (--weiter)", 1, lambda: [pruef_weiter(endpunkt, lauf, faelle)])] \
+        if lauf.weiter else []
+    print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}, {sum(z for _, z, _ in pruefungen)} checks:",
           flush=True)
-    punkte = zeige_punkte(pruefungen[0][1]())
-    if punkte[0][0]:
-        for _, pruefung in pruefungen[1:]:
-            punkte += zeige_punkte(pruefung())
+    punkte = []
+    try:
+        for was, _, pruefung in pruefungen:
+            stand.beginne(was)
+            ergebnis = pruefung()
+            stand.loesche()
+            punkte += zeige_punkte(ergebnis)
+            if not punkte[0][0]:
+                break  # the endpoint does not answer: nothing else can be checked
+    finally:
+        stand.halt.set()
+        stand.loesche()
+    takt = pruef_takt(lauf, faelle, stand.anfragen)
+    if takt:
+        print(takt, flush=True)
     fehler = sum(ok is False for ok, _ in punkte)
     if fehler:
         print(f"{fehler} check{'s' * (fehler != 1)} failed: fix {'them' if fehler != 1 else 'it'} before a long run.")
@@ -5446,6 +5505,24 @@ def pruef_probe(endpunkt, lauf, fall, was, server, antwort):
                       "works for this template, so the format is the model's own: train or prompt it on its chat "
                       "template's tool-call format")
     return None, f"{was}: cannot tell; in {fall['id']} {ungeklaert_text(wie, server, form)}"
+
+
+def pruef_takt(lauf, faelle, anfragen):
+    """The pace the checks' requests of cases showed, what the planned run takes at it, and the --timeout to give
+    where the default is short: 'Pace: ...'; None where no case was asked. anfragen: (whose, seconds) of each."""
+    dauern = [sekunden for wer, sekunden in anfragen if wer != PRUEF_ID]
+    if not dauern:
+        return None
+    anzahl = sum(erwartete_anfragen(f, lauf) for f in faelle) * lauf.n
+    mitte, laengste = statistics.median(dauern), max(dauern)
+    grenze = lauf.extra.get("max_tokens", PRUEF_TOKENS)
+    satz = (f"Pace: a request of a case took {mitte:.1f} s here (median of {len(dauern)}, the slowest {laengste:.1f} s, "
+            f"answers cut at {grenze} tokens); the run these settings plan, {mal(anzahl, 'request')} at --parallel "
+            f"{lauf.parallel}, takes about {uhrzeit(anzahl * mitte / lauf.parallel)} at that pace.")
+    genug = math.ceil(3 * laengste / 10) * 10  # three times the slowest: a full answer runs longer than a cut one
+    if genug > lauf.timeout:
+        satz += f" --timeout {lauf.timeout:g} s is short for it: give --timeout {genug}."
+    return satz
 
 
 PRUEF_RUECKFRAGE = "Which one do you mean? Please give me the missing value."

@@ -396,8 +396,8 @@ def langsam(sekunden, antwort=richtig):
 
 
 def meldungen(err):
-    """stderr without the progress lines."""
-    return [z for z in err.splitlines() if not re.fullmatch(r"messen: \d+/\d+ outputs", z)]
+    """stderr without the progress lines (a run's counts, --pruefen's check as it starts)."""
+    return [z for z in err.splitlines() if not re.fullmatch(r"messen: \d+/\d+ outputs|messen: checking .* \.\.\.", z)]
 
 
 def pytest_configure(config):

@@ -5,10 +5,11 @@ hint, and --pruefen fails on it. A healthy server is all clear.
 """
 
 import json
+import re
 
 import pytest
 
-from conftest import (vorbereitet, BY_ID, KAPITEL_FEHLER, LM_STUDIO, UNBEKANNT, UNERKANNT, completion, messung, mit_fehlern, openai_nachricht,
+from conftest import (meldungen, vorbereitet, BY_ID, KAPITEL_FEHLER, LM_STUDIO, UNBEKANNT, UNERKANNT, completion, messung, mit_fehlern, openai_nachricht,
                       prompt_tokens, richtig)
 from messen import KATALOG
 
@@ -178,7 +179,7 @@ def gesund(fall, body, nummer):
 def test_pruefen_auf_einem_gesunden_server(cli, endpunkt):
     server = endpunkt(gesund, {})  # a server that does not say who it is
     status, out, err = cli("--pruefen", *messung(server.url))
-    assert (status, err) == (0, "")
+    assert (status, meldungen(err)) == (0, [])
     ohne, mit = prompt_tokens({}), prompt_tokens({"tools": KATALOG})
     assert out.splitlines() == [
         f"Checking {server.url} with model m, 7 checks:",
@@ -189,7 +190,12 @@ def test_pruefen_auf_einem_gesunden_server(cli, endpunkt):
         "  ok    usage and finish_reason are present",
         "  ok    streamed and plain answers give the same calls (S3-1: 2 calls)",
         "  ok    several calls come in one answer (S3-1: 2 calls)",
+        out.splitlines()[-2],
         "The server is set up for a measurement."]
+    # the pace of the three requests of cases, what the planned run takes at it; --timeout 120 s is enough here
+    assert re.fullmatch(r"Pace: a request of a case took \d+\.\d s here \(median of 3, the slowest \d+\.\d s, "
+                        r"answers cut at 512 tokens\); the run these settings plan, 42 requests at --parallel 1, "
+                        r"takes about 0:0\d at that pace\.", out.splitlines()[-2])
     koerper = [b for _, b in server.anfragen]
     assert len(koerper) == 3 + 2
     assert [b.get("max_tokens") for b in koerper] == [1, 1, 512, 512, 512]

@@ -456,7 +456,7 @@ def test_ein_signal_waehrend_pruefen(endpunkt, signal_, status, wort):
         out, err = proc.communicate(timeout=10)
     finally:
         frei.set()
-    assert (proc.returncode, err) == (status, f"messen: {wort}\n")
+    assert (proc.returncode, meldungen(err)) == (status, [f"messen: {wort}"])
 
 
 def test_eine_ergebnisdatei_die_nicht_gelesen_werden_kann(cli, tmp_path):

@@ -5,7 +5,7 @@ import signal
 import subprocess
 import sys
 
-from conftest import ROOT, Halter, completion, messung, richtig, warte_bis
+from conftest import meldungen, ROOT, Halter, completion, messung, richtig, warte_bis
 
 
 def gesund(fall, body, nummer):
@@ -35,8 +35,13 @@ def test_jede_zeile_sobald_ihre_pruefung_endet_und_strg_c_behaelt_sie(endpunkt):
         rest, err = proc.communicate(timeout=10)
     finally:
         halter.los.set()
-    assert (proc.returncode, err) == (130, "messen: interrupted\n")
+    assert (proc.returncode, meldungen(err)) == (130, ["messen: interrupted"])
     assert zeilen[5] == "  ok    usage and finish_reason are present\n" and rest == ""
+    # each check said as it starts (stderr), the held one last: no wait is blind
+    assert err.splitlines()[:-1] == [f"messen: checking {was} ..." for was in (
+        "the endpoint answers and accepts the model name", "which server this is", "the catalogue reaches the prompt",
+        "a call comes back as tool_calls", "usage and finish_reason are present",
+        "streamed and plain answers, several calls")]
 
 
 def test_ein_zeitueberschreitender_check_wird_nicht_wiederholt(cli, endpunkt):
@@ -67,3 +72,41 @@ def test_ein_server_der_nie_antwortet(endpunkt):
     assert (r.returncode, server.zahl()) == (1, 1)
     assert r.stdout.splitlines()[1].startswith("  FAIL  the endpoint answers and accepts the model name: Timeout: "
                                                "no complete answer within --timeout 3 s; not asked again")
+
+
+def test_die_zeitueberschreitung_wiederholt_keine_gegebene_einstellung(cli, endpunkt):
+    """With max_tokens given, the hint never tells the user to add it: the server is slow."""
+    halter = Halter()
+    server = endpunkt(lambda fall, body, nummer: halter() if fall and fall["id"] == "S1-1"
+                      else gesund(fall, body, nummer))
+    try:
+        status, out, err = cli("--pruefen", *messung(server.url, "--timeout", "1", "--extra", '{"max_tokens": 256}'))
+    finally:
+        halter.los.set()
+    assert ("  FAIL  a call comes back as tool_calls: S1-1: Timeout: no complete answer within --timeout 1 s; not "
+            "asked again, since at temperature 0 it would take as long again: the answers are cut at max_tokens 256 "
+            "already (--extra), so the server is slow: give a larger --timeout than 1 s (--pruefen says how long "
+            "its requests take)") in out.splitlines()
+
+
+def test_der_takt_plant_den_lauf_und_das_timeout(cli, endpunkt):
+    """The pace of the checks' requests of cases, the run these settings plan at it (--parallel, --ganz's jobs
+    counted), and the --timeout to give where the one given is short: three times the slowest, in tens."""
+    import re
+    import time
+
+    def langsam(fall, body, nummer):
+        if fall is not None:
+            time.sleep(0.5)
+        return gesund(fall, body, nummer)
+    status, out, err = cli("--pruefen", *messung(endpunkt(langsam).url, "--timeout", "1", "--parallel", "2",
+                                                 "--ganz"))
+    takt = next(z for z in out.splitlines() if z.startswith("Pace: "))
+    m = re.fullmatch(r"Pace: a request of a case took (\d+\.\d) s here \(median of 3, the slowest (\d+\.\d) s, "
+                     r"answers cut at 512 tokens\); the run these settings plan, 126 requests at --parallel 2, "
+                     r"takes about (\d+):(\d\d) at that pace\. --timeout 1 s is short for it: give --timeout "
+                     r"(\d+)\.", takt)
+    assert m, takt  # 42 of the chapter's, 84 of S7's 26 jobs
+    mitte, langsamste, minuten, sekunden, genug = float(m[1]), float(m[2]), int(m[3]), int(m[4]), int(m[5])
+    assert mitte >= 0.5 and abs(60 * minuten + sekunden - 126 * mitte / 2) <= 126 * 0.05 / 2 + 1  # rounded
+    assert genug % 10 == 0 and 3 * langsamste <= genug < 3 * langsamste + 10

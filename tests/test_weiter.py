@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import (bewertet, vorbereitet, BY_ID, FAELLE, ROOT, WEITER_FAELLE, completion, messung, openai_nachricht, richtig,
+from conftest import (meldungen, bewertet, vorbereitet, BY_ID, FAELLE, ROOT, WEITER_FAELLE, completion, messung, openai_nachricht, richtig,
                       zeilen)
 import messen
 from messen import EROEFFNUNG, pruefe_fall
@@ -265,8 +265,8 @@ def test_pruefen_mit_weiter(cli, endpunkt):
         return weiter_mit(lambda f: f["danach"])(fall, body, nummer)
     server = endpunkt(antwort)
     status, out, err = cli("--pruefen", "--weiter", *messung(server.url))
-    assert (status, err) == (0, "")
-    assert out.splitlines()[-2] == "  ok    the tools' results (--weiter) are accepted (S6-1: add_note after the results)"
+    assert (status, meldungen(err)) == (0, [])
+    assert out.splitlines()[-3] == "  ok    the tools' results (--weiter) are accepted (S6-1: add_note after the results)"
     assert [m["role"] for m in server.anfragen[-1][1]["messages"]] == ["system", "user", "assistant", "tool"]
 
 
