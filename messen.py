@@ -3944,7 +3944,8 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     sitzung = max((a.sitzung for a in ausgaben), default=-1) + 1
     gesamt, fertige = len(faelle) * lauf.n, fertig(ausgaben, lauf.klaeren)
     ersetzt = {(a.id, a.lauf): a for a in ausgaben if noch_offen(a, lauf.klaeren)}  # replaced by a later line
-    anzeige = Fortschritt(fertige, gesamt, sum(1 if erste else erwartete_anfragen(f, lauf) for f, _, erste in auftraege))
+    offen = sum(1 if erste else erwartete_anfragen(f, lauf) for f, _, erste in auftraege)  # requests expected
+    anzeige = Fortschritt(fertige, gesamt, offen)
     with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
             roh.truncate(start)  # drops a half-written last line
@@ -4405,7 +4406,8 @@ def diagnose_zeilen(d, e=None):
     if d["sofort_beendet"]:
         zeilen.append(f"  sofort_beendet {d['sofort_beendet']}: {SOFORT_BEENDET}.")
     if d["eigenes_format"]:
-        zeilen.append(f"  eigenes_format {d['eigenes_format']}: {EIGENES_FORMAT}{eigen_beleg(d, server, e.get('probe'))}.")
+        beleg = eigen_beleg(d, server, e.get("probe"))
+        zeilen.append(f"  eigenes_format {d['eigenes_format']}: {EIGENES_FORMAT}{beleg}.")
     if d["unlesbar"]:
         formen = ", ".join(f"{form} {zahl}" for form, zahl in d["unlesbar"].items())
         wessen_ = (" Those written as functions.NAME: with nothing after it are the model's, or a handler's that "
@@ -4570,7 +4572,8 @@ def fehllisten(faelle, ausgaben, hoechstens=None):
              " and ".join(json.dumps(x, ensure_ascii=False) for x in f["ergebnis"]), 240), f["danach"], a.note)),
         ("Not done after the reply", lambda a: a.nachfrage is not None and not gelungen(a.nachfrage),
          lambda a, f: fall_zeilen(a, mehrere, f"{f['frage']}  /  reply: {f['nachtrag']}", f["danach"], a.nachfrage)),
-        (STUFE[GANZ].liste, lambda a: a.stufe == GANZ and not gelungen(a.note), lambda a, f: ganz_zeilen(a, mehrere, f)),
+        (STUFE[GANZ].liste, lambda a: a.stufe == GANZ and not gelungen(a.note),
+         lambda a, f: ganz_zeilen(a, mehrere, f)),
     )
     return [z for titel, gehoert, zeilen in listen for falsch in [[a for a in ausgaben if gehoert(a)]]
             for z in fall_liste(f"{titel} ({len(falsch)}):", hoechstens, [zeilen(a, by_id[a.id]) for a in falsch])]
@@ -5325,7 +5328,8 @@ def pruefen(lauf, faelle):
     pruefungen = [("the endpoint answers and accepts the model name", 1,
                    lambda: [pruef_modell(endpunkt, lauf, antworten)]),
                   ("which server this is", 1, lambda: pruef_server(endpunkt, server)),
-                  ("the catalogue reaches the prompt", 1, lambda: [pruef_katalog(endpunkt, lauf, antworten, server[0])]),
+                  ("the catalogue reaches the prompt", 1,
+                   lambda: [pruef_katalog(endpunkt, lauf, antworten, server[0])]),
                   ("a call comes back as tool_calls", 1,
                    lambda: [pruef_aufruf(endpunkt, lauf, faelle, antworten, server[0])]),
                   ("usage and finish_reason are present", 1, lambda: [pruef_felder(antworten)]),
@@ -5516,9 +5520,10 @@ def pruef_takt(lauf, faelle, anfragen):
     anzahl = sum(erwartete_anfragen(f, lauf) for f in faelle) * lauf.n
     mitte, laengste = statistics.median(dauern), max(dauern)
     grenze = lauf.extra.get("max_tokens", PRUEF_TOKENS)
-    satz = (f"Pace: a request of a case took {mitte:.1f} s here (median of {len(dauern)}, the slowest {laengste:.1f} s, "
-            f"answers cut at {grenze} tokens); the run these settings plan, {mal(anzahl, 'request')} at --parallel "
-            f"{lauf.parallel}, takes about {uhrzeit(anzahl * mitte / lauf.parallel)} at that pace.")
+    satz = (f"Pace: a request of a case took {mitte:.1f} s here (median of {len(dauern)}, the slowest "
+            f"{laengste:.1f} s, answers cut at {grenze} tokens); the run these settings plan, "
+            f"{mal(anzahl, 'request')} at --parallel {lauf.parallel}, takes about "
+            f"{uhrzeit(anzahl * mitte / lauf.parallel)} at that pace.")
     genug = math.ceil(3 * laengste / 10) * 10  # three times the slowest: a full answer runs longer than a cut one
     if genug > lauf.timeout:
         satz += f" --timeout {lauf.timeout:g} s is short for it: give --timeout {genug}."
