@@ -2624,8 +2624,8 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None):
 def kein_befund(fehlt, schleife, gedacht=False):
     """An output that is no answer fails once, by its reason: a loop is a cut answer the diagnosis names apart;
     a text wholly inside <think> is the model's, which thought and never answered."""
-    return [Befund(("schleife" if fehlt == "abgeschnitten" and schleife else fehlt,),
-                   NUR_GEDACHT if gedacht else f"no answer ({fehlt}: see the diagnosis)")]
+    art = "schleife" if fehlt == "abgeschnitten" and schleife else fehlt  # the same word as the failure class
+    return [Befund((art,), NUR_GEDACHT if gedacht else f"no answer ({art}: see the diagnosis)")]
 
 
 NUR_GEDACHT = "no answer: its whole text stood inside <think>, the model thought and never answered"

@@ -220,8 +220,10 @@ MIT_ALLEN_ARTEN = "Diagnosis: what the server did, what the model did and what c
 
 def kopf_seit_2026_12(text):
     """An older version's text with the diagnosis heading of today, which names every kind its lines are of
-    (these runs have the server's, the model's and what cannot be told: leer, eigenes_format, schleife)."""
-    return text.replace("Diagnosis: what the server did, not the model", MIT_ALLEN_ARTEN)
+    (these runs have the server's, the model's and what cannot be told: leer, eigenes_format, schleife), and a
+    looping answer's line naming the failure class it counts in (every cut answer of these runs loops)."""
+    return text.replace("Diagnosis: what the server did, not the model", MIT_ALLEN_ARTEN).replace(
+        "no answer (abgeschnitten: see the diagnosis)", "no answer (schleife: see the diagnosis)")
 
 
 def seit_2026_12(k):
