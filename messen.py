@@ -4769,12 +4769,13 @@ def vorzeichen(d):
 def wessen_flip(xa, xb, fuer, gegen):
     """Whose a flip (or a case that could flip) is: where the outputs that are no evidence on the model decide
     its direction (counted for B and against B, it differs), the server's where it spoiled one, else cannot
-    tell; else the model's; with the reasons of that kind from both runs, once, and the turn that failed
-    (2: the second turn of S5)."""
+    tell; else the model's; with the reasons of that kind from both runs, once, the runs whose outputs they are
+    (in: A, B), and the turn that failed (2: the second turn of S5)."""
     offen = vorzeichen(fuer) != vorzeichen(gegen)
     art = "modell" if not offen else "server" if any(o and o[0] == "server" for o in xa + xb) else "unklar"
     fehl = [o for o in xa + xb if o is not None and o[0] == art]
     return {"art": art, "gruende": list(dict.fromkeys(o[1] for o in fehl if o[1])),
+            "in": [lauf for lauf, x in (("A", xa), ("B", xb)) if any(o is not None and o[0] == art for o in x)],
             "zug": max((o[2] for o in fehl), default=1)}
 
 
@@ -5134,8 +5135,9 @@ def ja_nein(x):
 
 
 def server_vermerk(v, i):
-    """Whose a flipped case is, beside it: '  (the server's: leer)', '  (cannot tell: strom_ungeprueft)',
-    '  (the model's: cut off at the token limit 256 in both runs)'; and '(second turn)' where that flipped."""
+    """Whose a flipped case is, beside it, and in which run: '  (the server's, in B: leer)', '  (cannot tell, in
+    A: strom_ungeprueft)', '  (the model's, in A: cut off at the token limit 256 in both runs)'; and '(second turn)'
+    where that flipped."""
     w = v["wessen"].get(i)
     if w is None:
         return ""
@@ -5145,7 +5147,7 @@ def server_vermerk(v, i):
     if not gruende:
         return zug
     wer = {"server": "the server's", "unklar": "cannot tell", "modell": "the model's"}[w["art"]]
-    return f"{zug}  ({wer}: {', '.join(dict.fromkeys(gruende))})"
+    return f"{zug}  ({wer}, in {' and '.join(w['in'])}: {', '.join(dict.fromkeys(gruende))})"
 
 
 GRENZE_TEXT = "cut off at the token limit {grenze} in both runs"

@@ -67,7 +67,7 @@ def test_ein_feintuning_das_ueberall_schleift_faellt_durch(cli, endpunkt):
     assert (rc, err) == (3, f"messen: b is worse than a beyond chance at 5 % over all cases (p = {2 / 2 ** 42:.3g}) "
                             f"and in calling (p = {2 * 2 / 2 ** 28:.3g}, Holm-corrected) and in holding still "
                             f"(p = {2 / 2 ** 14:.3g}, Holm-corrected); --streng exits 3\n")
-    assert f"  S2-1  {BY_ID['S2-1']['frage']}  (the model's: cut off at the token limit 256 in both runs)" \
+    assert f"  S2-1  {BY_ID['S2-1']['frage']}  (the model's, in B: cut off at the token limit 256 in both runs)" \
         in out.splitlines()
     assert "server's" not in out.splitlines()[-2]
     # the diagnosis does not tell the user who capped it to raise the cap, nor calls it the server's setting
@@ -137,7 +137,7 @@ def test_mit_wiederholungen_kehrt_sich_kein_fall_um(cli, endpunkt, leer, art, me
     m = v["modell"]["gesamt"]
     # counted for B, A's empty outputs failed (1/3 < 2/3); against B, they succeeded (3/3 > 2/3)
     assert (m["fuer_b"]["besser"], m["gegen_b"]["schlechter"]) == (SIEBEN, SIEBEN)
-    vermerk = "(the server's: leer)" if art == "server" else "(cannot tell: leer)"
+    vermerk = "(the server's, in A: leer)" if art == "server" else "(cannot tell, in A: leer)"  # B was right
     assert f"  S2-1  {BY_ID['S2-1']['frage']}  {vermerk}" in out.splitlines()
 
 
@@ -158,7 +158,7 @@ def test_ein_heiss_gebrochener_strom_ist_nicht_zu_klaeren(cli, endpunkt):
     rc, out, err = tor(cli, endpunkt, richtig, strom_von(lambda f: ruf_deltas(f, verliert=True)),
                        "--stream", "--temp", "0.7")
     assert rc == 2 and err.startswith("messen: cannot tell whether b is worse than a: 26 cases (S1-1, ")
-    assert "(cannot tell: strom_ungeprueft)" in out and "worse beyond chance" not in out.splitlines()[-2]
+    assert "(cannot tell, in B: strom_ungeprueft)" in out and "worse beyond chance" not in out.splitlines()[-2]
     # against the same model asked plain, the runs are not comparable at all
     vorbereitet(cli, *messung(endpunkt().url, "--tag", "plain", "--temp", "0.7"))
     rc, out, err = cli("--vergleich", "plain", "b", "--streng")

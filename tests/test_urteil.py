@@ -58,7 +58,7 @@ def test_drei_leere_antworten_sind_des_servers(cli, endpunkt):
         "outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: p = "
         "0.25, 6 (0 better, 6 worse) counted against B: p = 0.0312: cannot tell: counted for B and against B, the "
         "cases that could go either way give different verdicts. " + NACH_ART_3_BEIDE)
-    assert f"  S2-1  {BY_ID['S2-1']['frage']}  (the server's: leer)" in out.splitlines()
+    assert f"  S2-1  {BY_ID['S2-1']['frage']}  (the server's, in B: leer)" in out.splitlines()
     assert f"  S2-4  {BY_ID['S2-4']['frage']}" in out.splitlines()
     assert "Warning" not in out
     v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
@@ -243,12 +243,12 @@ def test_ein_schnitt_an_der_grenze_des_servers_ist_nicht_des_modells(cli, endpun
     zwei_laeufe(cli, endpunkt, server_und_modell({"S2-1": ABGESCHNITTEN}, []))
     status, out, err = cli("--vergleich", "a", "b")
     zeile = next(z for z in out.splitlines() if z.startswith("  S2-1  "))
-    assert zeile.endswith("  (cannot tell: cut off at the server's own token limit, which may differ between the "
+    assert zeile.endswith("  (cannot tell, in B: cut off at the server's own token limit, which may differ between the "
                           "runs; set one for both (--extra '{\"max_tokens\": 512}'))")
     zwei_laeufe(cli, endpunkt, server_und_modell({"S2-1": ABGESCHNITTEN}, []), *GRENZE, "--neu")  # the same cap
     status, out, err = cli("--vergleich", "a", "b")
     zeile = next(z for z in out.splitlines() if z.startswith("  S2-1  "))
-    assert zeile.endswith("  (the model's: cut off at the token limit 256 in both runs)")
+    assert zeile.endswith("  (the model's, in B: cut off at the token limit 256 in both runs)")
 
 
 SOFORT = dict(completion({"role": "assistant", "content": ""}, "stop"),
