@@ -3079,7 +3079,7 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
         "eigenes_format": sum(heil(b) for b in alle if b.form == "eigen") + (text if wessen == "modell" else 0),
         "text_ungeklaert": text if wessen == "unklar" else 0,
         "probe": beleg_text(grund, server, e.get("probe")) if text and grund not in ("vorlage", "tool_calls") else None,
-        "text_form": next((textform(b.aufrufe) for b in alle if b.form in ("parser", "eigen")), None),
+        "text_form": meistens(textform(b.aufrufe) for b in alle if b.form in ("parser", "eigen")),
         "unlesbar": dict(collections.Counter(form for b in alle if b.job is None and not b.mangel
                                              for form, _ in unlesbar_von(b))),  # a cut call is the cut's
         "im_denken": sum(b.mangel == "im_denken" for b in alle),
@@ -3088,6 +3088,13 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
         "strom_defekt": sum(b.wessen == ("server", "strom_defekt") for b in alle),  # as the verdict weighs it
         "strom_ungeprueft": sum(b.wessen == ("unklar", "strom_ungeprueft") for b in alle),
     }
+
+
+def meistens(werte):
+    """The value most of them are (the first of those equally many), or None: the form text calls were mostly
+    written in, so that one ``` fence among bare JSON does not name them all."""
+    zahl = collections.Counter(werte)
+    return max(zahl, key=zahl.get) if zahl else None
 
 
 STROM_NOTIZEN = {  # what a stream broke of the protocol -> its kind in protokoll
@@ -4524,8 +4531,11 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     if e["n"] > 1:
         zeilen.append(stufenzeile(k["alle_n_stufen"], f"All {e['n']} by stage"))
     zeilen.append(fehlerarten_zeile(k["fehlerarten"]))
+    sitzungen = len({a.sitzung for a in ausgaben})
     zeilen += ["", f"Latency {k['latenz_s']:.2f} s median per request; tokens {k['tokens']['prompt']} prompt, "
-               f"{k['tokens']['completion']} completion; wall time {k['dauer_s']:.1f} s"]
+               f"{k['tokens']['completion']} completion; wall time {k['dauer_s']:.1f} s" +
+               (f" (the {sitzungen} sittings' own, each from its first request to its last answer, added up; the "
+                "time between them left out)" if sitzungen > 1 else "")]
     zeilen += [""] + diagnose_zeilen(k["diagnose"], e)
     zeilen += fehllisten(faelle, ausgaben, hoechstens)
     return "\n".join(zeilen)

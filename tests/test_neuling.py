@@ -231,3 +231,24 @@ def test_ein_langsamer_server_laesst_niemanden_blind_warten(endpunkt, tmp_path):
 def sekunden(uhr):
     minuten, s = uhr.split(":")
     return 60 * int(minuten) + int(s)
+
+
+def test_die_form_der_meisten_textaufrufe_und_die_wanduhr_zweier_sitzungen(cli, endpunkt):
+    """The diagnosis names the form most text calls were written in (one ``` fence first among bare JSON does not
+    name them all); a run measured in two sittings says what its wall time counts."""
+    def antwort(fall, body, nummer):
+        aufrufe = [{"name": c["name"], "arguments": c["args"]} for c in fall["erwartet"]]
+        if fall["stufe"] != "S1" or not aufrufe:
+            return richtig(fall, body, nummer)
+        text = json.dumps(aufrufe[0])
+        return completion({"role": "assistant", "content": f"```json\n{text}\n```" if fall["id"] == "S1-1" else text})
+    status, out, err = cli(*messung(endpunkt(antwort).url, "--json"))
+    assert (status, json.loads(out)["diagnose"]["text_form"]) == (0, "bare JSON"), err
+    # a second tag: stopped at S2-1 by a refusal, then resumed
+    halt = endpunkt(lambda fall, body, nummer: (400, {"error": {"message": "no"}}, {}) if fall["id"] == "S2-1"
+                    else richtig(fall, body, nummer))
+    assert cli(*messung(halt.url, "--tag", "zwei"))[0] == 1
+    status, out, err = cli(*messung(endpunkt().url, "--tag", "zwei"))
+    zeile = next(z for z in out.splitlines() if z.startswith("Latency "))
+    assert status == 0 and zeile.endswith(" s (the 2 sittings' own, each from its first request to its last answer, "
+                                          "added up; the time between them left out)"), zeile
