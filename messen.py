@@ -5079,14 +5079,24 @@ def vergleich_text(a, b, v, faelle):
             zeilen += ["", f"{titel} ({len(ids)}):"]
             zeilen += [f"  {i}  {faelle[i]['frage']}{server_vermerk(v, i)}\n      A: {a[4][i]}\n      B: {b[4][i]}"
                        for i in ids]
-    zeilen += ["", urteil(v), aufloesung_satz(v)]
+    zeilen += [""] + halb_satz([a[:2], b[:2]]) + [urteil(v), aufloesung_satz(v)]
     return "\n".join(zeilen)
 
 
 def vergleich_markdown(a, b, v):
+    """The pair as a table, headed by the two runs (model, settings, date, complete or not), then the verdict."""
+    kopf = [f"A: {kopfzeile(*a[:2])}  ", f"B: {kopfzeile(*b[:2])}", ""]
     zeilen = tabelle_markdown(zahlen_zeilen([a[:2], b[:2]], differenz_spalte=True), ["metric", a[0]["tag"],
                                                                                      b[0]["tag"], "difference"])
-    return "\n".join(zeilen + [""] + vergleich_hinweise(a[0], b[0]) + [urteil(v), aufloesung_satz(v)])
+    return "\n".join(kopf + zeilen + [""] + vergleich_hinweise(a[0], b[0]) + halb_satz([a[:2], b[:2]]) +
+                     [urteil(v), aufloesung_satz(v)])
+
+
+def halb_satz(laeufe):
+    """Where a run is incomplete, that beside the verdict: 'Incomplete: b holds 12 of 42 outputs; ...'."""
+    halb = [f"{e['tag']} holds {komplett([(e, k)])[0]} outputs" for e, k in laeufe if not vollstaendig(e, k)]
+    return [f"Incomplete: {' and '.join(halb)}; the test compares only the cases the runs share, and the figures are "
+            "those of the outputs saved."] if halb else []
 
 
 def zahlen_zeilen(laeufe, differenz_spalte=False):
@@ -5196,14 +5206,14 @@ def reihe_text(laeufe, vs):
     """A series: one column per run, the first the baseline; each later run compared with it."""
     zeilen = [f"{i + 1}: {kopfzeile(e, k)}" for i, (e, k) in enumerate(laeufe)]
     zeilen += [""] + tabelle_text(zahlen_zeilen(laeufe), [e["tag"] for e, _ in laeufe])
-    zeilen += ["", "Each run against the first:"]
+    zeilen += ["", "Each run against the first:"] + [f"  {z}" for z in halb_satz(laeufe)]
     for (e, _), v in zip(laeufe[1:], vs):
         zeilen += [f"  {z}" for z in vergleich_hinweise(laeufe[0][0], e)[:-1]] + [f"  {urteil(v)}"]
     return "\n".join(zeilen + [""] + list(dict.fromkeys(map(aufloesung_satz, vs))))
 
 
 def reihe_markdown(laeufe, vs):
-    zeilen = tabelle_markdown(zahlen_zeilen(laeufe), [""] + [e["tag"] for e, _ in laeufe]) + [""]
+    zeilen = tabelle_markdown(zahlen_zeilen(laeufe), [""] + [e["tag"] for e, _ in laeufe]) + [""] + halb_satz(laeufe)
     for (e, _), v in zip(laeufe[1:], vs):
         zeilen += vergleich_hinweise(laeufe[0][0], e)[:-1] + [urteil(v)]
     return "\n".join(zeilen + list(dict.fromkeys(map(aufloesung_satz, vs))))
@@ -5266,6 +5276,11 @@ def kopfzahl(k):
     return k["erledigt"], k["erledigt_ki"]
 
 
+def kopf_nativ(k):
+    """The headline's figure with every call from tool_calls: gelungen_nativ, or in a run of S7 alone erledigt_nativ."""
+    return k["gelungen_nativ"] if k["auftraege_gelungen"] is not None else k["erledigt_nativ"]
+
+
 def zeichne(pfad, laeufe):
     """Each run's stage line as bars, the headline with its interval, the failure classes per output
     (shares, so that runs with different --n compare), side by side, each bar with its value."""
@@ -5274,6 +5289,7 @@ def zeichne(pfad, laeufe):
     breite = 0.8 / len(laeufe)
     gezeigt = [a for a in FEHLERARTEN if any(k["fehlerarten"][a] for _, k in laeufe)] or ["kein_aufruf"]
     gezeigte_stufen = stufen_von(*(k for _, k in laeufe))
+    nativ = any(kopf_nativ(k) != kopfzahl(k)[0] for _, k in laeufe)
     for i, (e, k) in enumerate(laeufe):
         versatz = (i - (len(laeufe) - 1) / 2) * breite
         gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if k["stufen"].get(s) is not None]  # no bar at 0
@@ -5285,7 +5301,11 @@ def zeichne(pfad, laeufe):
             lo, hi = ki
             wert_ = 100 * kopfwert
             fehler = [[max(0.0, wert_ - 100 * lo)], [max(0.0, 100 * hi - wert_)]]  # subtle: 0.9999... at 100 %
-            kopf.bar_label(kopf.bar(i, wert_, 0.6, yerr=fehler, capsize=4), fmt="%.1f", fontsize=7, padding=6)
+            kopf.bar_label(kopf.bar(i - 0.15 * nativ, wert_, 0.6 - 0.3 * nativ, yerr=fehler, capsize=4), fmt="%.1f",
+                           fontsize=7, padding=6)
+            if nativ:  # what an agent on the server gets done, beside the figure as meant, where they differ
+                kopf.bar_label(kopf.bar(i + 0.2, 100 * kopf_nativ(k), 0.25, hatch="//", fill=False), fmt="%.1f",
+                               fontsize=7)
         anteile = [100 * k["fehlerarten"][a] / max(1, k["ausgaben"]) for a in gezeigt]
         arten.bar_label(arten.bar([j + versatz for j in range(len(gezeigt))], anteile, breite), fmt="%.0f",
                         fontsize=7)
@@ -5297,10 +5317,13 @@ def zeichne(pfad, laeufe):
     stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(laeufe), frameon=False)
     nur_s7 = all(k["auftraege_gelungen"] is None and k["erledigt"] is not None for _, k in laeufe)
     kopf.set(xticks=range(len(laeufe)), xticklabels=[e["tag"] for e, _ in laeufe], ylim=(0, 112),
-             ylabel="%", title="S7 jobs done, 95 % interval" if nur_s7 else "All cases, 95 % interval")
+             ylabel="%", title=("S7 jobs done, 95 % interval" if nur_s7 else "All cases, 95 % interval") +
+             (f"\nhatched: {'erledigt_nativ' if nur_s7 else 'gelungen_nativ'}, every call from tool_calls" * nativ))
     arten.set(xticks=range(len(gezeigt)), ylabel="per 100 outputs", title="Failure classes")
     arten.set_xticklabels(gezeigt, rotation=30, ha="right")
-    fig.suptitle(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" for e, _ in laeufe), fontsize=10)
+    fig.suptitle(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" + ("" if vollstaendig(e, k) else
+                                                                          f", incomplete ({komplett([(e, k)])[0]})")
+                            for e, k in laeufe), fontsize=10)
     notizen = [f"{e['tag']}: diagnosis: {diagnose_kurz(k['diagnose'])}" for e, k in laeufe
                if diagnose_kurz(k["diagnose"])]
     if notizen:  # what the server did stands beside the bars, so that a fixed template never reads as a regression

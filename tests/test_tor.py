@@ -272,7 +272,15 @@ def test_markdown_eines_unvollstaendigen_laufs(cli, endpunkt, tmp_path):
     assert len(zeilen(pfad)) == 31  # reading it changed nothing
     vorbereitet(cli, *messung(endpunkt().url, "--tag", "b"))
     rc, out, err = cli("--vergleich", "a", "b", "--markdown")
-    assert out.splitlines()[2] == "| complete | 30 of 42 | yes | |"
+    datum = zeilen(pfad)[0]["einstellungen"]["datum"]
+    assert out.splitlines()[:2] == [f"A: Model m, temp 0.0, n 1, tag a: 42 cases, 30 outputs of 42 (incomplete), "
+                                    f"measured {datum}  ", f"B: Model m, temp 0.0, n 1, tag b: 42 cases, 42 outputs, "
+                                    f"measured {datum}"]
+    assert out.splitlines()[5] == "| complete | 30 of 42 | yes | |"
+    # the verdict stands beside what it is of, in the Markdown and the text alike
+    halb = ("Incomplete: a holds 30 of 42 outputs; the test compares only the cases the runs share, and the figures "
+            "are those of the outputs saved.")
+    assert out.splitlines()[-3] == halb and halb in cli("--vergleich", "a", "b")[1].splitlines()
 
 
 def test_eine_reihe_behaelt_die_hinweise_jedes_paars(cli, endpunkt):

@@ -265,8 +265,9 @@ def test_vergleich_markdown(cli, endpunkt):
     vorbereitet(cli, *messung(endpunkt(falsch_in(["S2-9"])).url, "--tag", "klein"))
     status, out, err = cli("--vergleich", "gross", "klein", "--markdown")
     assert status == 0, err
-    assert out.splitlines()[:3] == ["| metric | gross | klein | difference |", "|---|---|---|---|",
-                                    "| formkorrekt | 100 % | 96.4 % | -3.6 points |"]
+    assert [z.split(",")[3] for z in out.splitlines()[:2]] == [" tag gross: 42 cases", " tag klein: 42 cases"]
+    assert out.splitlines()[3:6] == ["| metric | gross | klein | difference |", "|---|---|---|---|",
+                                     "| formkorrekt | 100 % | 96.4 % | -3.6 points |"]
     assert "| S5 | 87.5 % | 100 % | +12.5 points |" in out.splitlines()
     # the interval and the failure classes, as the text has them
     assert "| 95 % interval | 84.2-98.7 | 87.7-99.6 | |" in out.splitlines()
@@ -538,3 +539,21 @@ def test_das_bild_traegt_die_diagnose(cli, endpunkt, tmp_path, bild):
     assert cli("--vergleich", "vorher", "nachher", "--bild", str(svg))[0] == 0
     bild = svg.read_text()
     assert "vorher: diagnosis: leer 3" in bild and "nachher: diagnosis" not in bild
+
+
+def test_das_bild_zeigt_gelungen_nativ_und_was_unvollstaendig_ist(cli, endpunkt, tmp_path, bild):
+    """Where text calls made the difference, the headline's native figure stands hatched beside it; a run that is
+    incomplete says so in the title."""
+    def als_text(fall, body, nummer):  # every call as JSON in a ``` fence: done as meant, none an agent receives
+        aufrufe = [{"name": c["name"], "arguments": c["args"]} for c in fall["erwartet"]]
+        return completion({"role": "assistant", "content": f"```json\n{json.dumps(aufrufe)}\n```"}) if aufrufe \
+            else richtig(fall, body, nummer)
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "nativ"))
+    vorbereitet(cli, *messung(endpunkt(als_text).url, "--tag", "text"))
+    pfad = tmp_path / "ergebnisse" / "text.jsonl"
+    pfad.write_text("".join(z + "\n" for z in pfad.read_text().splitlines()[:31]))  # settings and 30 outputs
+    svg = tmp_path / "n.svg"
+    assert cli("--vergleich", "nativ", "text", "--bild", str(svg))[0] == 0
+    inhalt = svg.read_text()
+    assert "hatched: gelungen_nativ, every call from tool_calls" in inhalt
+    assert "text: m, " in inhalt and ", incomplete (30 of 42)" in inhalt
