@@ -1,5 +1,6 @@
 """A newcomer's first hour: time to plan by, and every line readable on its own, over loopback HTTP."""
 
+import codecs
 import json
 import os
 import pty
@@ -22,20 +23,7 @@ ZEILE = re.compile(r"messen: (\d+)/(\d+) (\S*)\s+\d+:\d\d so far(, \d+\.\d s a r
 
 def lies_pty(fd, proc):
     """Everything the process writes to the pseudo-terminal until it ends (bounded by the process)."""
-    teile = []
-    while True:
-        bereit, _, _ = select.select([fd], [], [], 30)
-        if not bereit:
-            break
-        try:
-            teil = os.read(fd, 65536)
-        except OSError:  # the other side closed: Linux says EIO
-            break
-        if not teil:
-            break
-        teile.append(teil)
-    proc.wait(timeout=30)
-    return b"".join(teile).decode()
+    return "".join(teil for _, teil in lies_pty_mit_zeit(fd, proc))
 
 
 def test_die_fortschrittszeile_auf_einem_terminal(endpunkt, tmp_path):
@@ -175,19 +163,20 @@ def test_die_restzeit_aus_dem_takt_der_anfragen():
 
 
 def lies_pty_mit_zeit(fd, proc):
-    """What the process writes to the pseudo-terminal, each piece with when it came (monotonic seconds)."""
-    teile = []
+    """What the process writes to the pseudo-terminal until it ends, each piece with when it came (monotonic
+    seconds); bounded by the process."""
+    teile, utf8 = [], codecs.getincrementaldecoder("utf-8")()  # a character split between two reads stays whole
     while True:
         bereit, _, _ = select.select([fd], [], [], 30)
         if not bereit:
             break
         try:
             teil = os.read(fd, 65536)
-        except OSError:
+        except OSError:  # the other side closed: Linux says EIO
             break
         if not teil:
             break
-        teile.append((time.monotonic(), teil.decode(errors="replace")))
+        teile.append((time.monotonic(), utf8.decode(teil)))
     proc.wait(timeout=30)
     return teile
 
