@@ -960,7 +960,8 @@ def kein_json(wort):
     raise ValueError(f"{wort} is no JSON value")
 
 
-DECODER = json.JSONDecoder(parse_int=ganzzahl, parse_constant=kein_json)  # NaN, Infinity: no call's argument
+DECODER = json.JSONDecoder(parse_int=ganzzahl)  # what a server sends: a stream's chunks, its error pages
+RUF_DECODER = json.JSONDecoder(parse_int=ganzzahl, parse_constant=kein_json)  # a call's JSON: NaN, Infinity are none
 RETRY_STATUS = (408, 429, 500, 502, 503, 504)
 BACKOFF = 0.5  # seconds; urllib3 waits 0, 1, 2, 4 ... between attempts
 
@@ -1635,7 +1636,7 @@ def strom_antwort(text, latenz):
             fertig = True
             continue
         try:
-            chunk = kappe(json_laden(daten))
+            chunk = kappe(json_laden(daten, DECODER))
         except (ValueError, RecursionError):
             defekte["a chunk that is not JSON"] = 1
             continue
@@ -1798,7 +1799,7 @@ def servermeldung(text, status=None):
     """The server's own message from each real error shape, plus a hint."""
     meldung = None
     try:
-        body = json_laden(text)
+        body = json_laden(text, DECODER)
     except ValueError:
         body = None
     if isinstance(body, dict):
@@ -1969,19 +1970,19 @@ def doppelt_kodiert(arguments):
         return False
 
 
-def json_wert(text, pos=0):
+def json_wert(text, pos=0, decoder=RUF_DECODER):
     """(value, end) of the JSON value at text[pos:]; ValueError if there is none.
 
     Too deep for the parser counts as not JSON: a malformed call, never a crash."""
     try:
-        return DECODER.raw_decode(text, pos)
+        return decoder.raw_decode(text, pos)
     except RecursionError:
         raise ValueError("nested too deep") from None
 
 
-def json_laden(text):
+def json_laden(text, decoder=RUF_DECODER):
     """The JSON value that is all of text (json.loads); too deep counts as not JSON."""
-    wert, ende = json_wert(text, len(text) - len(text.lstrip()))
+    wert, ende = json_wert(text, len(text) - len(text.lstrip()), decoder)
     if text[ende:].strip():
         raise ValueError("extra data after the JSON value")
     return wert
