@@ -2566,8 +2566,8 @@ class Note:
 
 @dataclasses.dataclass(frozen=True)
 class Job:
-    """What an S7 job's Note holds of its way: its requests, the reference's steps, whether the step limit
-    ended it, and each step graded as it came."""
+    """What an S7 job's Note holds of its way: its requests, the reference's steps, whether a limit ended it
+    (the step limit, or the server's context), and each step graded as it came."""
     schritte: int
     referenz: int
     grenze: bool
