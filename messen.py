@@ -1176,8 +1176,13 @@ class Endpunkt:
                 raise Serverfehler(f"{fall['id']}: {warum}; the server asks to wait {in_worten(warte)} before the "
                                    f"next request, longer than {WARTEN_HOECHSTENS} s, so the run stops here") from None
             elif warte > 0:
-                print(f"messen: {fall['id']}: the server answered {r.status_code} and asks to wait "
-                      f"{in_worten(warte)}; waiting", file=sys.stderr, flush=True)
+                zeile = f"messen: {fall['id']}: the server answered {r.status_code} and asks to wait " \
+                        f"{in_worten(warte)}; waiting\n"
+                if self.bericht:  # on its own line, never inside the status line
+                    self.bericht.schreibe(zeile, neu=True)
+                else:
+                    sys.stderr.write(zeile)
+                    sys.stderr.flush()
                 time.sleep(warte)
 
     def versuch(self, body):
