@@ -241,3 +241,15 @@ def test_die_form_der_meisten_textaufrufe_und_die_wanduhr_zweier_sitzungen(cli, 
     zeile = next(z for z in out.splitlines() if z.startswith("Latency "))
     assert status == 0 and zeile.endswith(" s (the 2 sittings' own, each from its first request to its last answer, "
                                           "added up; the time between them left out)"), zeile
+
+
+def test_in_eine_datei_eine_zeile_je_minute(capsys):
+    """Into a file or pipe, between the plain line of every tenth output, the ticker's line once a minute says the
+    time so far and what is in flight."""
+    anzeige = messen.Fortschritt(0, 42, 42, terminal=False)
+    schluessel = anzeige.gefragt("S1-1")
+    anzeige.zeige(takt=True)
+    anzeige.zurueck(schluessel, 0.5)
+    anzeige.ende()
+    assert messen.TAKT[False] == 60
+    assert capsys.readouterr().err == "messen: 0/42 outputs, 0:00 so far, in flight: S1-1 for 0:00\n"
