@@ -480,6 +480,12 @@ def test_ein_job_der_den_kontext_sprengt_endet_allein(cli, endpunkt):
     assert "      differs:   the conversation outgrew the server's context at step 3" in out.splitlines()
     k = json_lauf(cli, "--bewerten", "m")
     assert (k["fehlgeschlagen"], k["erledigt"], k["fehlerarten"]["kontextgrenze"]) == (["S7-9"], 25 / 26, 1)
+    # refused at the job's first request: the question and catalogue do not fit, the run stops (a setting)
+    status, out, err = cli(*messung(endpunkt(mit_schritten("S7-9", [(400, json.dumps(voll), {})])).url, "--ganz",
+                                    "--stufen", "S7", "--tag", "erster"))
+    assert status == 1 and "messen: S7-9, step 1: the server answered 400: request (4476 tokens) exceeds the " \
+        "available context size (4096 tokens) (the question and catalogue exceed the server's context; start it " \
+        "with a larger one)" in err.splitlines()
 
 
 def test_die_id_eines_neuen_kontakts_kennt_erst_der_lauf(cli, endpunkt, tmp_path):
