@@ -221,6 +221,7 @@ class Stufe:
     name: str
     was: str  # what it measures, in two words (the picture's axis)
     still: bool = False  # the right answer is no call at all: stillgehalten counts it
+    bfcl: bool = False  # one of BFCL's categories: its cases come with their functions and are graded as BFCL does
     feld: str = None  # a stage beyond the chapter's: Lauf's field and the settings key that ask it (--FELD);
     # its cases have a hash of their own (FELD_sha256), and the chapter's five figures leave it out
     neben: str = None  # what the case file gives after the first step: the user's reply, or the tools' results
@@ -242,6 +243,13 @@ STUFEN_TABELLE = (
     Stufe("S6", "after result", feld="weiter", neben="ergebnis", figur="weiter", liste="After the tool's result"),
     # the whole job, in a loop against its case's simulated CRM
     Stufe("S7", "whole job", feld="ganz", figur="erledigt", liste="The whole job"),
+    # BFCL's single-turn Python categories, read from its files (--faelle): each case brings its functions
+    Stufe("simple_python", "BFCL simple", bfcl=True), Stufe("multiple", "BFCL multiple", bfcl=True),
+    Stufe("parallel", "BFCL parallel", bfcl=True), Stufe("parallel_multiple", "BFCL par. mult.", bfcl=True),
+    Stufe("irrelevance", "BFCL irrelevance", still=True, bfcl=True),
+    Stufe("live_simple", "BFCL live simple", bfcl=True), Stufe("live_multiple", "BFCL live mult.", bfcl=True),
+    Stufe("live_parallel", "BFCL live par.", bfcl=True), Stufe("live_parallel_multiple", "BFCL live p. m.", bfcl=True),
+    Stufe("live_irrelevance", "BFCL live irrel.", still=True, bfcl=True),
 )
 STUFE = {s.name: s for s in STUFEN_TABELLE}
 STUFEN = tuple(STUFE)
@@ -249,6 +257,7 @@ STILL = tuple(s.name for s in STUFEN_TABELLE if s.still)  # stages where the rig
 SPAETER = {s.name: s.flagge for s in STUFEN_TABELLE if s.feld}  # stages beyond the chapter's, and the flag of each
 SPAETER_FELDER = {s.name: s.feld for s in STUFEN_TABELLE if s.feld}  # and the field and settings key of each
 DANACH_NEBEN = {s.name: s.neben for s in STUFEN_TABELLE if s.neben}  # what precedes the calls after the first step
+BFCL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if s.bfcl)
 WEITER, GANZ = "S6", "S7"  # the two stages asked another way: after given results, and in a loop
 
 # ---------------------------------------------------------------------------
@@ -595,7 +604,9 @@ def zu_tief(wert):
 def lade_faelle(pfad, katalog=STANDARD):
     """Read and check the case file against the catalogue as written; return (faelle, sha256 of the file).
 
-    Every violation names file:line."""
+    Every violation names file:line. BFCL's files are read as BFCL's (lade_bfcl)."""
+    if ist_bfcl(pfad):
+        return lade_bfcl(pfad)
     try:
         daten = Path(pfad).read_bytes()
     except OSError as e:
@@ -944,6 +955,195 @@ def pruefe_nur(fall, katalog):
     return None
 
 
+
+# ---------------------------------------------------------------------------
+# BFCL's files: the Berkeley Function Calling Leaderboard's cases, each category a stage
+# ---------------------------------------------------------------------------
+
+BFCL_DATEI = re.compile(r"BFCL_v\d+_(\w+)\.json")  # BFCL_v4_simple_python.json: its category is simple_python
+BFCL_OPENAPI = {"integer": "integer", "number": "number", "float": "number", "string": "string", "boolean": "boolean",
+                "bool": "boolean", "array": "array", "list": "array", "dict": "object", "object": "object",
+                "tuple": "array", "any": "string"}  # BFCL's GORILLA_TO_OPENAPI, for the Python categories' types
+BFCL_PYTHON = {"string": str, "integer": int, "float": float, "boolean": bool, "array": list, "tuple": list,
+               "dict": dict, "any": str}  # its checker's PYTHON_TYPE_MAPPING: the types a Python case may name
+
+
+def ist_bfcl(pfad):
+    """Is this BFCL's data: a directory of its files, or one file of JSON lines with "question" and "function"?"""
+    pfad = Path(pfad)
+    if pfad.is_dir():
+        return True
+    try:
+        with open(pfad, "rb") as f:
+            erste = next((z for z in f if z.strip()), b"")
+        fall = json.loads(erste.decode("utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return False  # lade_faelle says what is wrong with it
+    return isinstance(fall, dict) and "question" in fall and "function" in fall
+
+
+def lade_bfcl(pfad):
+    """BFCL's question files with their possible_answer/ beside them: a file, or a directory's files of the
+    categories messen knows (the stage table's BFCL rows). Returns (faelle, sha256 of every file read)."""
+    pfad = Path(pfad)
+    if pfad.is_dir():
+        dateien = [pfad / n for s in STUFEN_TABELLE if s.bfcl for n in sorted(os.listdir(pfad))
+                   if (m := BFCL_DATEI.fullmatch(n)) and m[1] == s.name]
+        if not dateien:
+            raise Eingabefehler(f"{pfad}: no BFCL file of a category messen reads ({', '.join(BFCL_STUFEN)})")
+    else:
+        dateien = [pfad]
+    faelle, sha, gesehen = [], hashlib.sha256(), {}
+    for datei in dateien:
+        kategorie = bfcl_kategorie(datei)
+        fragen, antworten = (bfcl_zeilen(d, sha) for d in (datei, None if STUFE[kategorie].still else
+                                                              datei.parent / "possible_answer" / datei.name))
+        for nr, roh in fragen:
+            fall = bfcl_fall(datei, nr, roh, kategorie, antworten)
+            if fall["id"] in gesehen:
+                raise Eingabefehler(f"{datei}:{nr}: duplicate id {fall['id']} (first in {gesehen[fall['id']]})")
+            gesehen[fall["id"]] = f"{datei.name}:{nr}"
+            faelle.append(fall)
+    if not faelle:
+        raise Eingabefehler(f"{pfad}: no cases in the file")
+    return faelle, sha.hexdigest()
+
+
+def bfcl_kategorie(datei):
+    m = BFCL_DATEI.fullmatch(datei.name)
+    if not m:
+        raise Eingabefehler(f"{datei}: a BFCL file is named as BFCL names it (BFCL_v4_simple_python.json): "
+                            "its name gives its category")
+    if m[1] not in BFCL_STUFEN:
+        raise Eingabefehler(f"{datei}: messen reads BFCL's single-turn Python categories ({', '.join(BFCL_STUFEN)}), "
+                            f"not {m[1]}")
+    return m[1]
+
+
+def bfcl_zeilen(datei, sha):
+    """[(line number, object)] of a BFCL file (JSON lines), its bytes added to sha; None for no file asked."""
+    if datei is None:
+        return None
+    try:
+        daten = datei.read_bytes()
+    except OSError as e:
+        wo = f"; BFCL keeps a category's expected calls in possible_answer/{datei.name}" * (e.errno == errno.ENOENT)
+        raise Eingabefehler(f"{datei}: cannot read it ({e.strerror}){wo}")
+    sha.update(daten)
+    zeilen = []
+    for nr, zeile in enumerate(daten.decode("utf-8-sig", errors="replace").splitlines(), 1):
+        if zeile.strip():
+            try:
+                zeilen.append((nr, json.loads(zeile)))
+            except (ValueError, RecursionError) as e:
+                raise Eingabefehler(f"{datei}:{nr}: not JSON ({json_fehler(e)})")
+    return zeilen
+
+
+def bfcl_fall(datei, nr, roh, kategorie, antworten):
+    """One BFCL case as messen asks and grades it: its messages as given, its functions as BFCL converts them for
+    OpenAI-style tools, and each expected call with its accepted values and its function's schema as written."""
+    wo = f"{datei}:{nr}"
+    fehler = bfcl_fehler(roh)
+    if fehler:
+        raise Eingabefehler(f"{wo}: {fehler}")
+    soll = []
+    if antworten is not None:
+        erwartet = next((a for _, a in antworten if isinstance(a, dict) and a.get("id") == roh["id"]), None)
+        if erwartet is None or not isinstance(erwartet.get("ground_truth"), list) or not erwartet["ground_truth"]:
+            raise Eingabefehler(f"{wo}: no expected call for {roh['id']} in possible_answer/{datei.name}")
+        soll = [bfcl_soll(wo, g, roh["function"], kategorie) for g in erwartet["ground_truth"]]
+    nachrichten = roh["question"][0]
+    return {"id": roh["id"], "stufe": kategorie, "erwartet": soll, "_zeile": nr,
+            "frage": next((m["content"] for m in reversed(nachrichten) if m["role"] == "user"), ""),
+            "_nachrichten": nachrichten, "_werkzeuge": [bfcl_werkzeug(f) for f in roh["function"]]}
+
+
+def bfcl_fehler(roh):
+    """What keeps a BFCL line from being a case messen can ask, or None."""
+    if not isinstance(roh, dict) or not isinstance(roh.get("id"), str):
+        return "a BFCL case is an object with an \"id\""
+    frage = roh.get("question")
+    if not isinstance(frage, list) or len(frage) != 1:
+        return "a case of one turn has \"question\": [[messages]]; messen reads no multi-turn category"
+    if not isinstance(frage[0], list) or not frage[0] or not all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+            for m in frage[0]):
+        return "\"question\"[0] must be a non-empty list of {\"role\", \"content\"} messages"
+    funktionen = roh.get("function")
+    if not isinstance(funktionen, list) or not funktionen:
+        return "\"function\" must be a non-empty list of functions"
+    for f in funktionen:
+        if not isinstance(f, dict) or not isinstance(f.get("name"), str) or not isinstance(
+                f.get("parameters"), dict) or not isinstance(f["parameters"].get("properties"), dict):
+            return "each function needs a \"name\" and \"parameters\" with \"properties\""
+        typ = next((t for p in f["parameters"]["properties"].values() for t in bfcl_typen(p) if t not in BFCL_PYTHON),
+                   False)
+        if typ is not False:
+            return f"{f['name']} has a parameter of type {typ!r}, which no Python case of BFCL has"
+    return None
+
+
+def bfcl_typen(p):
+    """The types a parameter names, its items' type included (what BFCL's checker looks up)."""
+    if not isinstance(p, dict):
+        return [None]
+    items = p.get("items") if p.get("type") in ("array", "tuple") else None
+    return [p.get("type")] + ([items.get("type") if isinstance(items, dict) else None] if items is not None or
+                              p.get("type") in ("array", "tuple") else [])
+
+
+def bfcl_soll(wo, g, funktionen, kategorie):
+    """One expected call: {name as sent: {parameter: [accepted values, "" where leaving it out is right]}}. A
+    simple category's is checked against its one function, as BFCL's checker does."""
+    if not isinstance(g, dict) or len(g) != 1 or not isinstance(next(iter(g.values())), dict) or not all(
+            isinstance(v, list) for v in next(iter(g.values())).values()):
+        raise Eingabefehler(f"{wo}: an expected call is {{\"function\": {{\"parameter\": [accepted values]}}}}")
+    name, werte = next(iter(g.items()))
+    if "simple" in kategorie:
+        funktion = funktionen[0]
+    else:
+        funktion = next((f for f in funktionen if f["name"] == name), None)
+        if funktion is None:
+            raise Eingabefehler(f"{wo}: the expected call {name} is none of the case's functions")
+    return {"name": bfcl_name(funktion["name"]), "args": werte, "_schema": funktion["parameters"]}
+
+
+def bfcl_name(name):
+    """A function's name as BFCL sends it to OpenAI-style tools: no dots (^[a-zA-Z0-9_-]{1,64}$)."""
+    return name.replace(".", "_")
+
+
+def bfcl_werkzeug(funktion):
+    """A BFCL function as its convert_to_tool makes it an OpenAI tool: the name without dots, the parameters an
+    object, every type mapped (an unknown one is a string), a float a number with its note."""
+    f = copy.deepcopy(funktion)
+    f["name"] = bfcl_name(f["name"])
+    f["parameters"]["type"] = "object"
+    f["parameters"]["properties"] = bfcl_eigenschaften(f["parameters"]["properties"])
+    return {"type": "function", "function": f}
+
+
+def bfcl_eigenschaften(eigenschaften):
+    """BFCL's _cast_to_openai_type: each property's type as OpenAPI names it, a level of items and properties
+    deep, as BFCL goes."""
+    for p in eigenschaften.values():
+        typ = p.get("type", "string")
+        if typ == "float":
+            p["format"] = "float"
+            p["description"] = p.get("description", "") + " This is a float type value."
+        p["type"] = BFCL_OPENAPI.get(typ, "string")
+        if p["type"] in ("array", "object") and isinstance(p.get("properties"), dict):
+            p["properties"] = bfcl_eigenschaften(p["properties"])
+        elif p["type"] in ("array", "object") and isinstance(p.get("items"), dict):
+            items = p["items"]
+            items["type"] = BFCL_OPENAPI.get(items.get("type"), "string")
+            if items["type"] == "array" and isinstance(items.get("items"), dict):
+                items["items"]["type"] = BFCL_OPENAPI.get(items["items"].get("type"), "string")
+            elif items["type"] == "object" and isinstance(items.get("properties"), dict):
+                items["properties"] = bfcl_eigenschaften(items["properties"])
+    return eigenschaften
+
 # ---------------------------------------------------------------------------
 # Asking the endpoint: the only network code
 # ---------------------------------------------------------------------------
@@ -981,10 +1181,11 @@ def anfrage(fall, lauf, extra=None):
     katalog = lauf.katalog
     body = {
         "model": lauf.modell,
-        "messages": [{"role": "system", "content": katalog.eroeffnung_ganz if fall.get("stufe") == GANZ else
-                      katalog.eroeffnung}, {"role": "user", "content": katalog.als_gesendet(fall["frage"])}]
+        "messages": list(fall["_nachrichten"]) if "_nachrichten" in fall else  # BFCL's: as given, no opening of ours
+        [{"role": "system", "content": katalog.eroeffnung_ganz if fall.get("stufe") == GANZ else
+          katalog.eroeffnung}, {"role": "user", "content": katalog.als_gesendet(fall["frage"])}]
         + (ergebnis_nachrichten(fall, katalog) if "ergebnis" in fall else []),
-        "tools": angeboten(fall, katalog),
+        "tools": fall.get("_werkzeuge") or angeboten(fall, katalog),
         "tool_choice": "auto",
         "temperature": lauf.temp,
     }
@@ -2490,6 +2691,9 @@ def warum_nicht(ist, soll):
         yield ("falsches_werkzeug", f"{ist['name']} instead of {soll['name']}") if ist["name"] != soll["name"] else \
             ("fehlerhaft", "arguments are not a JSON object")
         return
+    if "_schema" in soll:  # a BFCL case's: its checker's rules, not the chapter's
+        yield from bfcl_warum(ist["args"], soll)
+        return
     # Mandatory: every expected argument is there with the expected value.
     for k, v in soll["args"].items():
         if k not in ist["args"]:
@@ -2530,6 +2734,112 @@ def bewerte(ist_liste, soll_liste):
     return treffer, len(offen)
 
 
+# BFCL's checker (ast_checker, for Python), rule by rule: where a BFCL case accepts several values, leaves an
+# argument optional or ignores case and punctuation, it accepts what BFCL accepts and refuses what it refuses.
+
+def bfcl_warum(args, soll):
+    """The first rule of BFCL's simple_function_checker that a call's arguments break, as (code, words); BFCL
+    stops at the first, and so does this."""
+    schema, moeglich = soll["_schema"], soll["args"]
+    for k in schema.get("required", []):
+        if k not in args:
+            yield "fehlendes_argument", f"{k} missing"
+            return
+    for k, wert in args.items():
+        if k not in schema["properties"] or k not in moeglich:
+            yield "erfundenes_argument", f"{kurz(k, 40)} not expected"
+            return
+        if not bfcl_wert_passt(wert, moeglich[k], schema["properties"][k]):
+            yield "falscher_wert", f"{k} {kurz(json.dumps(wert, ensure_ascii=False))} is none of " \
+                                   f"{kurz(json.dumps(moeglich[k], ensure_ascii=False))}"
+            return
+    fehlt = next((k for k, werte in moeglich.items() if k not in args and "" not in werte), None)
+    if fehlt:
+        yield "fehlendes_argument", f"{fehlt} missing (its expected values do not include leaving it out)"
+
+
+def bfcl_wert_passt(wert, moeglich, p):
+    """One value as BFCL's checker takes it: its type (an int for a float; a value of the accepted values' own
+    type where they are a variable's name), then a string, a list, a dict or a list of dicts with its string
+    rules, anything else by ==."""
+    typ = BFCL_PYTHON[p["type"]]
+    innen = BFCL_PYTHON[p["items"]["type"]] if p["type"] in ("array", "tuple") else None
+    if p["type"] == "float" and type(wert) is int:
+        wert = float(wert)
+    ok, variabel = bfcl_typ_passt(wert, moeglich, typ, innen)
+    if not ok:
+        return False
+    if not variabel and typ is dict:
+        return bfcl_dict_passt(wert, moeglich)
+    if not variabel and typ is list and innen is dict:
+        return any(len(wert) == len(m) and all(bfcl_dict_passt(w, [d]) for w, d in zip(wert, m)) for m in moeglich)
+    if not variabel and typ is str:
+        return bfcl_glatt(wert) in [bfcl_glatt(m) for m in moeglich if type(m) is str]
+    if not variabel and typ is list:
+        return [bfcl_glatt(w) if type(w) is str else w for w in wert] in [
+            [bfcl_glatt(x) if type(x) is str else x for x in m] for m in moeglich]
+    return wert in moeglich
+
+
+def bfcl_typ_passt(wert, moeglich, typ, innen=None):
+    """BFCL's type_checker: (valid, is_variable). The accepted values' type, where it is not the schema's, marks a
+    variable's name; an array's items are checked one level deep against some accepted list."""
+    ihr_typ = next((type(m) for m in moeglich if m != ""), None)
+    variabel = ihr_typ is not None and ihr_typ != typ
+    if type(wert) == typ:
+        if innen is None:
+            return True, variabel
+        if any(type(m) is not list or all(bfcl_typ_passt(w, m, innen)[0] for w in wert) for m in moeglich):
+            return True, variabel
+        return False, False
+    return (True, True) if ihr_typ is not None and type(wert) == ihr_typ else (False, False)
+
+
+def bfcl_dict_passt(wert, moeglich):
+    """BFCL's dict_checker: some accepted dict has every key given, with a value it accepts, and lacks none
+    it does not mark optional."""
+    for m in moeglich:
+        if m == "":
+            continue
+        if all(k in m and (bfcl_glatt(v) if type(v) is str else v) in
+               [bfcl_glatt(x) if type(x) is str else x for x in m[k]] for k, v in wert.items()) and \
+                all(k in wert or "" in werte for k, werte in m.items()):
+            return True
+    return False
+
+
+def bfcl_glatt(text):
+    """BFCL's standardize_string: no spaces nor ,./-_*^, lower case, single quotes as double."""
+    return re.sub(r"[ ,./\-_*^]", "", text).lower().replace("'", '"')
+
+
+def bfcl_urteil(fall, nachricht):
+    """BFCL's verdict on an answer, as its FC mode reads one: only tool_calls count, each call's arguments
+    json.loads'ed into an object, or the answer holds no call; then its checker by category (parallel: in
+    any order; multiple: the first call; else: exactly one)."""
+    rohe = nachricht.get("tool_calls")
+    decodiert = None
+    if isinstance(rohe, list) and all(isinstance(c, dict) and isinstance(c.get("function"), dict) and
+                                      "name" in c["function"] for c in rohe):
+        try:
+            decodiert = [(c["function"]["name"], json.loads(c["function"].get("arguments"))) for c in rohe]
+        except (TypeError, ValueError, RecursionError):
+            decodiert = None
+    elif nachricht.get("content") == "":
+        decodiert = []  # BFCL decodes an empty text to no call at all
+    if decodiert is not None and not all(isinstance(a, dict) for _, a in decodiert):
+        decodiert = None
+    if fall["stufe"] in STILL:
+        return not decodiert
+    if decodiert is None or len(decodiert) != len(fall["erwartet"]):
+        return False
+    ist = [{"name": n, "args": a} for n, a in decodiert]
+    if "parallel" not in fall["stufe"]:
+        return passt(ist[0], fall["erwartet"][0])
+    treffer, offen = bewerte(ist, fall["erwartet"])
+    return treffer == len(fall["erwartet"]) and offen == 0
+
+
 @dataclasses.dataclass(frozen=True)
 class Note:
     """One answer graded, in one walk: what the figures, the diagnosis, the comparison, the reports and the
@@ -2555,6 +2865,7 @@ class Note:
     defekte: tuple = ()  # what its stream broke of the protocol
     gegenprobe: dict = None  # the stream's cross-check read once (see mit_gegenprobe)
     job: "Job" = None  # an S7 job's steps
+    bfcl: bool = None  # a BFCL case's: BFCL's own verdict (its FC mode: tool_calls only; see bfcl_urteil)
 
     @property
     def fehlerhaft(self):
@@ -2624,7 +2935,8 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None):
                 protokoll_von(nachricht, finish), erste_zeile(nachricht), schleife, inhalt(nachricht) != "",
                 finish, zahl_oder_none(usage, "completion_tokens"), gedacht,
                 tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else
-                      [] if vollstaendig or not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)))
+                      [] if vollstaendig or not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
+                bfcl=bfcl_urteil(fall, nachricht) if "_werkzeuge" in fall else None)
 
 
 def kein_befund(fehlt, schleife, gedacht=False):
@@ -2998,6 +3310,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         **{s.figur: stufen_figur(ausgaben, s.name) for s in STUFEN_TABELLE if s.figur},  # weiter, erledigt
         "erledigt_nativ": stufen_figur(ausgaben, GANZ, gelungen_nativ),  # S7's jobs an agent on the server gets done
         "anfragen_je_job": anfragen_je_job(ausgaben),
+        "bfcl": bfcl_figuren(ausgaben),
         "stufen": {s: anteil(sum(gelungen(a.note) for a in ausgaben if a.stufe == s),
                              sum(a.stufe == s for a in ausgaben)) for s in stufen},
         "alle_n": anteil(sum(e == m for e, m in je_fall.values()), len(je_fall)),
@@ -3030,6 +3343,18 @@ def stufen_figur(ausgaben, stufe, gelingt=None):
     an answer without a call); None for a run that did not ask the stage."""
     eigene = [a.note for a in ausgaben if a.stufe == stufe]
     return anteil(sum(map(gelingt or gelungen, eigene)), len(eigene)) if eigene else None
+
+
+def bfcl_figuren(ausgaben):
+    """BFCL's own verdict (bfcl_urteil) as the share of outputs it accepts, over all and by category; None for
+    a run of no BFCL case."""
+    eigene = [a for a in ausgaben if a.note.bfcl is not None]
+    if not eigene:
+        return None
+    return {"gesamt": anteil(sum(a.note.bfcl for a in eigene), len(eigene)),
+            "fehlgeschlagen": list(dict.fromkeys(a.id for a in eigene if not a.note.bfcl)),
+            "stufen": {s: anteil(sum(a.note.bfcl for a in eigene if a.stufe == s), sum(a.stufe == s for a in eigene))
+                       for s in BFCL_STUFEN if any(a.stufe == s for a in eigene)}}
 
 
 def anfragen_je_job(ausgaben):
@@ -4336,6 +4661,13 @@ def stufenzeile(stufen, wort="By stage"):
     return f"{wort}: " + ", ".join(f"{s} {prozent(x)}" for s, x in stufen.items() if x is not None) + "."
 
 
+def bfcl_zeile(bfcl):
+    return stufenzeile(bfcl["stufen"], BFCL_WORT)[:-1] + f"; over all {prozent(bfcl['gesamt'])}."
+
+
+BFCL_WORT = "BFCL's verdict (tool_calls only, as its FC mode)"
+
+
 def fehlerarten_zeile(arten):
     """'Failure classes: falscher_wert 1, ueberzaehlig 2.': what to train next."""
     teile = [f"{art} {zahl}" for art, zahl in arten.items() if zahl]
@@ -4534,6 +4866,8 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     if e["n"] > 1:
         zeilen.append(f"{'alle_n':<20} {prozent(k['alle_n'])}   (cases whose {e['n']} outputs all succeeded)")
     zeilen += ["", stufenzeile(k["stufen"])]
+    if k["bfcl"]:
+        zeilen.append(bfcl_zeile(k["bfcl"]))
     if e["n"] > 1:
         zeilen.append(stufenzeile(k["alle_n_stufen"], f"All {e['n']} by stage"))
     zeilen.append(fehlerarten_zeile(k["fehlerarten"]))
@@ -4637,7 +4971,7 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
     ohne = b.gegenprobe["ohne_aufrufe"] if strom_defekt(b) else None
     geschrieben = f': "{kurz(b.text, 100)}"' if not b.aufrufe and b.text else ""  # what came instead
     unlesbar = unlesbar_von(b)
-    return [f"  {a.id}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
+    return [f"  {a.id}{lauf}  {kurz(frage, 240)}", f"      expected: {aufrufe_text(erwartet)}",
             f"      came:     {aufrufe_text(b.aufrufe, b.mangel)}{geschrieben}"] + \
         [f"      written:  {form}: \"{text}\"" for form, text in dict(unlesbar).items()] + \
         ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: strom_defekt)"] if ohne else []) + \
@@ -4657,7 +4991,7 @@ def bericht_json(e, k, gezeigt=False):
             "nur_gezeigt": gezeigt}
 
 
-JSON_FELDER = ("gelungen_nativ", "nachfrage", "weiter", "erledigt", "erledigt_nativ", "anfragen_je_job",
+JSON_FELDER = ("gelungen_nativ", "nachfrage", "weiter", "erledigt", "erledigt_nativ", "anfragen_je_job", "bfcl",
                "stufen", "alle_n", "alle_n_stufen", "gelungen_ki", "erledigt_ki", "unlesbar_geschrieben",
                "fehlerarten", "fehlgeschlagen", "diagnose", "latenz_s", "tokens", "dauer_s")  # beside the five metrics
 
@@ -4746,6 +5080,7 @@ def vergleiche(a, b):
          "mit_nachfrage": nachfrage,  # and S5's second turns
          "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
     v["nativ"] = nativ_test(a, b, nachfrage, gemeinsam, einzeln)
+    v["bfcl"] = bfcl_test(aa, ab, gemeinsam, einzeln)
     # a kind that moved the other way (in either count): a gain in one kind never reads as "better" alone
     v["rueck"] = [g for g in GRUPPEN if "schlechter" in (v["modell"][g][s]["richtung"] for s in ("fuer_b", "gegen_b"))]
     v["ergebnis"] = ergebnis(v)
@@ -4753,10 +5088,11 @@ def vergleiche(a, b):
 
 
 def stufen_kurz(stufen):
-    """['S1', 'S2', 'S3', 'S6'] -> 'S1-S3, S6'."""
+    """['S1', 'S2', 'S3', 'S6'] -> 'S1-S3, S6'; a stage not numbered (BFCL's categories) stands alone."""
     laeufe = []
+    nummer = lambda s: int(s[1:]) if re.fullmatch(r"S\d+", s) else None  # noqa: E731
     for s in stufen:
-        if laeufe and int(s[1:]) == int(laeufe[-1][-1][1:]) + 1:
+        if laeufe and nummer(s) is not None and nummer(laeufe[-1][-1]) == nummer(s) - 1:
             laeufe[-1].append(s)
         else:
             laeufe.append([s])
@@ -4957,7 +5293,7 @@ def urteil(v):
                                         if beide else "on the model's ") + modell_zahlen(m)
     ganz = " as a whole, not in every kind (below)" if m["urteil"] == "besser" and v["rueck"] else ""
     satz += ": " + schluss(m, v["b"], ganz) + " By kind, Holm-corrected for the two: " + "; ".join(
-        gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v) + nativ_satz(v)
+        gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v) + nativ_satz(v) + bfcl_satz(v)
     if v["ergebnis"] == "server":
         a = v["server_allein"]
         satz += (f" The server's {a['besser'] + a['schlechter']} flips alone are beyond chance (sign test p = "
@@ -4977,6 +5313,32 @@ def nativ_test(a, b, nachfrage, gemeinsam, einzeln):
     for x in tests.values():
         x["urteil"] = x["richtung"] if x["p"] < 0.05 else "offen"
     return {"urteil": robust(tests["fuer_b"], tests["gegen_b"]), **tests}
+
+
+def bfcl_test(aa, ab, gemeinsam, einzeln):
+    """BFCL's own verdict paired as the model's test is, over the BFCL cases both runs have; None for runs of
+    none. No output is set aside as the server's: BFCL's verdict is what its FC mode receives, whoever broke it."""
+    xa, xb = ({a.id: [] for a in aus if a.note.bfcl is not None} for aus in (aa, ab))
+    for x, aus in ((xa, aa), (xb, ab)):
+        for a in aus:
+            if a.id in x:
+                x[a.id].append(a.note.bfcl)
+    beide = [i for i in gemeinsam if i in xa and i in xb]
+    return paartest({i: fractions.Fraction(sum(xb[i]), len(xb[i])) - fractions.Fraction(sum(xa[i]), len(xa[i]))
+                     for i in beide}, einzeln) if beide else None
+
+
+def bfcl_satz(v):
+    """BFCL's verdict, paired: told, never a reason for --streng to stop (it counts the server's faults too)."""
+    t = v.get("bfcl")
+    if not t:
+        return ""
+    richtung = {"besser": "better", "schlechter": "worse"}.get(t["richtung"])
+    schluss_ = f"{v['b']} is {richtung} beyond chance at 5 %" if t["p"] < 0.05 and richtung else \
+        "the difference is not beyond chance at 5 %"
+    return (f" BFCL's verdict (tool_calls only), paired: {len(t['besser']) + len(t['schlechter'])} "
+            f"({len(t['besser'])} better, {len(t['schlechter'])} worse): {TESTS[t['test']][1]} p = {t['p']:.3g}: "
+            f"{schluss_}; it counts what the server broke as the model's, so --streng never stops on it alone.")
 
 
 def nativ_satz(v):
@@ -5122,6 +5484,9 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
                                             for j in (k["anfragen_je_job"] for k in ks)], "", False))
     zeilen += [(s, [prozent(k["stufen"].get(s)) for k in ks],
                 unterschied(s, ks[0]["stufen"].get(s), ks[-1]["stufen"].get(s)), False) for s in stufen_von(*ks)]
+    bfcl = [bfcl_zellen(k) for k in ks]
+    zeilen += [(n, [prozent(b.get(n)) for b in bfcl], unterschied(n, bfcl[0].get(n), bfcl[-1].get(n)), False)
+               for n in dict.fromkeys(n for b in bfcl for n in b)]
     zeilen += [(art, [str(k["fehlerarten"][art]) for k in ks],
                 f"{ks[-1]['fehlerarten'][art] - ks[0]['fehlerarten'][art]:+d}", False) for art in FEHLERARTEN
                if any(k["fehlerarten"][art] for k in ks)]
@@ -5131,6 +5496,12 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
     return [(name, zellen + [anders] * differenz_spalte, nur_md) for name, zellen, anders, nur_md in zeilen]
 
 
+def bfcl_zellen(k):
+    """A run's BFCL figures by row: each category's, then all its cases'; {} for a run of none."""
+    b = k["bfcl"]
+    return {**{f"BFCL {s}": x for s, x in b["stufen"].items()}, "BFCL all": b["gesamt"]} if b else {}
+
+
 def tabelle_markdown(zeilen, kopf):
     zeile = lambda zellen: "|" + "".join(f" {z} |" if z else " |" for z in zellen)  # noqa: E731  an empty cell: "| |"
     return [zeile(kopf), "|---" * len(kopf) + "|"] + [zeile([name, *zellen]) for name, zellen, _ in zeilen]
@@ -5138,9 +5509,10 @@ def tabelle_markdown(zeilen, kopf):
 
 def tabelle_text(zeilen, kopf):
     breite = max(10, *map(len, kopf), *(len(z) for _, zellen, nur_md in zeilen if not nur_md for z in zellen))
+    links = max(20, *(len(name) + 1 for name, _, nur_md in zeilen if not nur_md))  # BFCL parallel_multiple
     spalten = lambda werte: "".join(f" {w:>{breite}}" for w in werte)  # noqa: E731
-    return [f"{'':<20}{spalten(kopf)}"] + [f"{name:<20}{spalten(zellen)}".rstrip() for name, zellen, nur_md in zeilen
-                                           if not nur_md]
+    return [f"{'':<{links}}{spalten(kopf)}"] + [f"{name:<{links}}{spalten(zellen)}".rstrip()
+                                                for name, zellen, nur_md in zeilen if not nur_md]
 
 
 def diagnose_kurz(d):
@@ -6184,12 +6556,12 @@ def finde_faelle(pfade, es, gegeben, katalog):
                               if isinstance(o, (str, Path))))
     for ort in orte:
         try:
-            if faelle_hash(Path(ort).read_bytes()) != sha:
-                continue
+            if not ist_bfcl(ort) and faelle_hash(Path(ort).read_bytes()) != sha:
+                continue  # the find first: a case file of another hash is not read
             faelle, gelesen = lade_faelle(ort, katalog)
         except (OSError, Eingabefehler):
             continue  # gone, or not a case file for this catalogue: the next place may hold it
-        if all(h is None or stufen_hash(faelle, stufe) == h for stufe, h in spaeter.items()):
+        if gelesen == sha and all(h is None or stufen_hash(faelle, stufe) == h for stufe, h in spaeter.items()):
             return Path(ort), faelle, gelesen
     welche = f"other cases (or other {' or '.join(SPAETER)} cases)" if spaetere else "other cases"
     raise Eingabefehler(f"{pfade[0]} was measured on a case file that is not found: {' and '.join(orte)} are gone or "
@@ -6327,6 +6699,9 @@ def ausfuehren(args, lauf):
             return vergleich(lauf, faelle, args.vergleich, args.streng, args.bild)
         return bewerten(lauf, faelle, args.bewerten, args.bild)
     faelle, sha = lade_faelle(lauf.faelle, lauf.katalog)
+    if lauf.katalog is not STANDARD and any("_werkzeuge" in f for f in faelle):
+        raise Eingabefehler(f"{lauf.faelle}: each BFCL case brings its own functions; --katalog and --variante "
+                            "choose the tools for the chapter's cases and yours")
     if args.selbsttest:
         return selbsttest(lauf, faelle, sha)
     if not lauf.url or not lauf.modell:

@@ -1,0 +1,85 @@
+"""BFCL's own checker, unchanged, for the tests that hold messen's BFCL verdict against it.
+
+    import bfcl_pruefer
+    urteil = bfcl_pruefer.laden()        # None where bfcl-eval is not at hand
+    urteil(roh, antwort, nachricht)      # True / False, as BFCL's FC mode grades it
+
+bfcl-eval's package imports every model handler it has (and with them torch and a dozen
+SDKs) only to know whether a model's names had their dots replaced; its checker itself
+needs none of them. So the package is taken without its dependencies, from the
+environment or, with MESSEN_BFCL=1, installed once with `pip install --no-deps` under
+~/.cache/messen/, and the one module the checker imports for that question
+(bfcl_eval.constants.model_config) is given as a stand-in that says "dots replaced",
+as BFCL says it for every OpenAI-style model. The checker's code runs as shipped.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+PAKET = "bfcl-eval==2026.3.23"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "messen" / PAKET.replace("==", "-")
+MODELL = "messen"  # the name the stand-in's one model goes by
+
+
+def laden():
+    """BFCL's verdict on one answer, as a function (see urteil_von); None without bfcl-eval."""
+    if str(CACHE) not in sys.path and CACHE.is_dir():
+        sys.path.append(str(CACHE))
+    if not _da() and os.environ.get("MESSEN_BFCL") == "1":
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(CACHE), PAKET],
+                       check=True, timeout=600)
+        sys.path.append(str(CACHE))
+    if not _da():
+        return None
+    stand_in = types.ModuleType("bfcl_eval.constants.model_config")
+    stand_in.MODEL_CONFIG_MAPPING = {MODELL: types.SimpleNamespace(underscore_to_dot=True)}
+    sys.modules["bfcl_eval.constants.model_config"] = stand_in
+    if "filelock" not in sys.modules and not _da("filelock"):  # bfcl_eval.utils imports it for its result files
+        sys.modules["filelock"] = types.SimpleNamespace(FileLock=None)
+    from bfcl_eval.constants.enums import Language
+    from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
+    from bfcl_eval.utils import is_empty_output, is_function_calling_format_output
+    return urteil_von(ast_checker, Language.PYTHON, is_empty_output, is_function_calling_format_output)
+
+
+def _da(modul="bfcl_eval"):
+    try:
+        __import__(modul)
+        return True
+    except ImportError:
+        return False
+
+
+def decode_ast(result):
+    """OpenAICompletionsHandler.decode_ast, its FC branch, as bfcl-eval 2026.3.23 ships it."""
+    decoded_output = []
+    for invoked_function in result:
+        name = list(invoked_function.keys())[0]
+        params = json.loads(invoked_function[name])
+        decoded_output.append({name: params})
+    return decoded_output
+
+
+def urteil_von(ast_checker, python, is_empty_output, is_function_calling_format_output):
+    def urteil(kategorie, roh, antwort, nachricht):
+        """BFCL's verdict: roh the case's line, antwort its possible_answer line (None for irrelevance), nachricht
+        the answer's message. Its FC handler's reading and decoding, then its runner's rules
+        (_evaluate_single_relevance_entry, _evaluate_single_ast_entry), then ast_checker, called unchanged."""
+        try:  # OpenAICompletionsHandler._parse_query_response_FC, on the message as a dict
+            ergebnis = [{c["function"]["name"]: c["function"]["arguments"]} for c in nachricht["tool_calls"]]
+        except (KeyError, TypeError):
+            ergebnis = nachricht.get("content")
+        try:
+            decodiert = decode_ast(ergebnis)
+        except Exception:  # noqa: BLE001  as BFCL's runner: any failure to decode is "no call"
+            decodiert = None
+        if "irrelevance" in kategorie:
+            return decodiert is None or is_empty_output(decodiert)
+        if decodiert is None or not is_function_calling_format_output(decodiert):
+            return False
+        return ast_checker(roh["function"], decodiert, antwort["ground_truth"], python, kategorie, MODELL)["valid"]
+    return urteil
