@@ -17,7 +17,9 @@ each runs in a loop against a simulated CRM until the model answers without a ca
 and erledigt is the share whose end state is the reference's. --stufen asks only
 some stages. --katalog FILE measures your own tools and opening; --variante renames
 them (synonyme), reorders them (reihenfolge) or adds decoys (ablenkung); --stream
-asks as an agent does and cross-checks the stream.
+asks as an agent does and cross-checks the stream. --faelle also reads the Berkeley
+Function Calling Leaderboard's files: each category a stage, each case with its own
+functions, graded by BFCL's rules, with BFCL's own verdict (tool_calls only) beside.
 
 Usage:
     python3 messen.py --url http://localhost:8009/v1/chat/completions \\
@@ -258,6 +260,7 @@ SPAETER = {s.name: s.flagge for s in STUFEN_TABELLE if s.feld}  # stages beyond 
 SPAETER_FELDER = {s.name: s.feld for s in STUFEN_TABELLE if s.feld}  # and the field and settings key of each
 DANACH_NEBEN = {s.name: s.neben for s in STUFEN_TABELLE if s.neben}  # what precedes the calls after the first step
 BFCL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if s.bfcl)
+KAPITEL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if not s.bfcl)  # the stages a case file of ours may name
 WEITER, GANZ = "S6", "S7"  # the two stages asked another way: after given results, and in a loop
 
 # ---------------------------------------------------------------------------
@@ -479,6 +482,7 @@ class Lauf:
     weiter: bool = False  # S6: the calls after the tools' results
     ganz: bool = False  # S7: whole jobs in a loop against the simulated CRM
     stream: bool = False  # every request streamed, as an agent asks
+    system: str = None  # --system: a system message before each BFCL case's own messages
     stufen: tuple = None  # --stufen: only the cases of these stages; None: all a run asks
     timeout_nochmal: bool = True  # a request over --timeout is asked again (--pruefen: not, it would take as long)
     welt_salz: str = None  # S7: what the ids of created contacts are drawn from, the run's (its settings line's)
@@ -726,8 +730,8 @@ def pruefe_fall(fall, katalog=STANDARD):
     for feld, typ in FELDER.items():
         if not isinstance(fall.get(feld), typ) or (typ is str and not fall[feld].strip()):
             return f"field '{feld}' missing or not a {'list' if typ is list else 'non-empty string'}"
-    if fall["stufe"] not in STUFEN:
-        return f"unknown stage '{fall['stufe']}' (known: {', '.join(STUFEN)})"
+    if fall["stufe"] not in KAPITEL_STUFEN:
+        return f"unknown stage '{fall['stufe']}' (known: {', '.join(KAPITEL_STUFEN)})"
     for soll in fall["erwartet"]:
         fehler = pruefe_aufruf(soll, katalog)
         if fehler:
@@ -1181,7 +1185,7 @@ def anfrage(fall, lauf, extra=None):
     katalog = lauf.katalog
     body = {
         "model": lauf.modell,
-        "messages": list(fall["_nachrichten"]) if "_nachrichten" in fall else  # BFCL's: as given, no opening of ours
+        "messages": bfcl_nachrichten(fall, lauf.system) if "_nachrichten" in fall else
         [{"role": "system", "content": katalog.eroeffnung_ganz if fall.get("stufe") == GANZ else
           katalog.eroeffnung}, {"role": "user", "content": katalog.als_gesendet(fall["frage"])}]
         + (ergebnis_nachrichten(fall, katalog) if "ergebnis" in fall else []),
@@ -1193,6 +1197,17 @@ def anfrage(fall, lauf, extra=None):
         body.update(stream=True, stream_options={"include_usage": True})
     body.update(lauf.extra if extra is None else extra)
     return body
+
+
+def bfcl_nachrichten(fall, system):
+    """A BFCL case's messages as given, no opening of ours; with --system, that before them, in one system
+    message with the case's own where it has one (many chat templates take one, and only first)."""
+    nachrichten = list(fall["_nachrichten"])
+    if system is None:
+        return nachrichten
+    if nachrichten[0]["role"] == "system":
+        return [{"role": "system", "content": f"{system}\n\n{nachrichten[0]['content']}"}] + nachrichten[1:]
+    return [{"role": "system", "content": system}] + nachrichten
 
 
 def angeboten(fall, katalog):
@@ -3917,6 +3932,7 @@ EINSTELLUNGEN = {
     "nachfrage": Einstellung(_wahr, "is not true or false", False, True),
     **{s.feld: Einstellung(_wahr, "is not true or false", False, True) for s in STUFEN_TABELLE if s.feld},
     "stream": Einstellung(_wahr, "is not true or false", False, True),
+    "system": Einstellung(_text_oder_nichts, "is not a string", None, True, "another system message (--system)"),
     "variante": Einstellung(lambda x: x is None or isinstance(x, str) and x in VARIANTEN,
                             f"is not one of {', '.join(VARIANTEN)}", None, True),
     "stufen": Einstellung(lambda x: x is None or isinstance(x, list) and x and all(s in STUFEN for s in x),
@@ -4916,7 +4932,7 @@ def fehllisten(faelle, ausgaben, hoechstens=None):
     by_id, mehrere = {f["id"]: f for f in faelle}, any(a.lauf for a in ausgaben)
     listen = (  # (title, the outputs it lists, one output's lines)
         ("Failed", lambda a: a.stufe not in SPAETER and not gelungen(a.note),
-         lambda a, f: fall_zeilen(a, mehrere, f["frage"], f["erwartet"], a.note)),
+         lambda a, f: fall_zeilen(a, mehrere, kurz(f["frage"], 240), f["erwartet"], a.note)),
         (STUFE[WEITER].liste, lambda a: a.stufe == WEITER and not gelungen(a.note),
          lambda a, f: fall_zeilen(a, mehrere, f"{f['frage']}  /  {aufrufe_text(f['erwartet'])} returned " + kurz(
              " and ".join(json.dumps(x, ensure_ascii=False) for x in f["ergebnis"]), 240), f["danach"], a.note)),
@@ -4971,7 +4987,7 @@ def fall_zeilen(a, mehrere, frage, erwartet, b):
     ohne = b.gegenprobe["ohne_aufrufe"] if strom_defekt(b) else None
     geschrieben = f': "{kurz(b.text, 100)}"' if not b.aufrufe and b.text else ""  # what came instead
     unlesbar = unlesbar_von(b)
-    return [f"  {a.id}{lauf}  {kurz(frage, 240)}", f"      expected: {aufrufe_text(erwartet)}",
+    return [f"  {a.id}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
             f"      came:     {aufrufe_text(b.aufrufe, b.mangel)}{geschrieben}"] + \
         [f"      written:  {form}: \"{text}\"" for form, text in dict(unlesbar).items()] + \
         ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: strom_defekt)"] if ohne else []) + \
@@ -6171,7 +6187,13 @@ def selbsttest(lauf, faelle, sha):
     """Measure the built-in endpoint in a temporary folder; 0 only if every figure is 100 %."""
     import tempfile
 
-    faelle_fuer(faelle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)  # a choice that asks nothing: the user's
+    gefragt = faelle_fuer(faelle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)  # one that asks nothing: the user's
+    if all("_werkzeuge" in f for f in faelle):  # BFCL's: its expected calls are no answer the endpoint could give
+        je = collections.Counter(f["stufe"] for f in gefragt)
+        print(f"Read {mal(len(gefragt), 'BFCL case')} from {lauf.faelle}: "
+              f"{', '.join(f'{s} {n}' for s, n in je.items())}. The self-test asks nothing of them; "
+              "point --url at a server to measure them.")
+        return 0
     server, adresse = selbsttest_server(faelle, katalog=lauf.katalog)
     try:
         with tempfile.TemporaryDirectory() as ordner:
@@ -6243,10 +6265,12 @@ def url_arg(text):
 
 
 def stufen_arg(text):
-    stufen = tuple(dict.fromkeys(s.strip().upper() for s in text.split(",") if s.strip()))
+    namen = {s.upper(): s for s in STUFEN}  # s2 is S2, SIMPLE_PYTHON simple_python
+    stufen = tuple(dict.fromkeys(namen.get(s.strip().upper(), s.strip()) for s in text.split(",") if s.strip()))
     fremd = [s for s in stufen if s not in STUFEN]
     if not stufen or fremd:
-        raise argparse.ArgumentTypeError(f"{text!r}: name stages from {', '.join(STUFEN)}, separated by commas")
+        raise argparse.ArgumentTypeError(f"{text!r}: name stages from {', '.join(KAPITEL_STUFEN)} (or BFCL's "
+                                         f"categories: {', '.join(BFCL_STUFEN)}), separated by commas")
     return tuple(s for s in STUFEN if s in stufen)
 
 
@@ -6334,8 +6358,10 @@ def parser():
     p.add_argument("--n", type=zahl(1, int), default=1, help="outputs per case, each its own request (default 1)")
     p.add_argument("--tag", type=tag_arg, help="name of the run (default: from the model name)")
     p.add_argument("--ausgabe", type=Path, default=Path("ergebnisse"), help="results folder (default ergebnisse)")
-    p.add_argument("--faelle", type=Path, default=None, help="case file (default: the 42 cases installed with messen: "
-                                                                  f"{faelle_standard()})")
+    p.add_argument("--faelle", type=Path, default=None, help="case file, or BFCL's files (a BFCL_v4_*.json beside its "
+                   f"possible_answer/, or their folder) (default: the 42 cases installed with messen: {faelle_standard()})")
+    p.add_argument("--system", metavar="TEXT", help="a system message sent before each BFCL case's messages "
+                                                    "(BFCL's FC mode sends none)")
     p.add_argument("--katalog", type=Path, metavar="FILE", help="your own tools and opening: a JSON object with "
                                                                  "werkzeuge and eroeffnung (default: the chapter's)")
     p.add_argument("--variante", choices=VARIANTEN, help="measure on a changed catalogue: other names (synonyme), "
@@ -6410,6 +6436,7 @@ def lauf_aus(args):
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
                 klaeren=args.klaeren,
                 nachfrage=args.nachfrage, weiter=args.weiter, ganz=args.ganz, stream=args.stream, stufen=args.stufen,
+                system=args.system,
                 katalog=variante(katalog, args.variante),
                 form="json" if args.json else "markdown" if args.markdown else "text", alle=args.alle)
 
@@ -6418,7 +6445,7 @@ def einstellungen_fuer(lauf, sha, faelle):
     """The settings line of a results file: what was asked, and the files and catalogue it was asked with,
     so that --bewerten and --vergleich find them again and anyone can see what was sent."""
     return {"modell": lauf.modell, "url": ohne_geheimnis(lauf.url), "temp": lauf.temp, "n": lauf.n,
-            "extra": lauf.extra, "nachfrage": lauf.nachfrage, "stream": lauf.stream,
+            "extra": lauf.extra, "nachfrage": lauf.nachfrage, "stream": lauf.stream, "system": lauf.system,
             "stufen": list(lauf.stufen) if lauf.stufen else None,
             "tag": lauf.tag,
             "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
@@ -6702,6 +6729,9 @@ def ausfuehren(args, lauf):
     if lauf.katalog is not STANDARD and any("_werkzeuge" in f for f in faelle):
         raise Eingabefehler(f"{lauf.faelle}: each BFCL case brings its own functions; --katalog and --variante "
                             "choose the tools for the chapter's cases and yours")
+    if lauf.system is not None and not all("_werkzeuge" in f for f in faelle):
+        raise Eingabefehler(f"--system goes with BFCL's cases; {lauf.faelle} is sent the catalogue's opening "
+                            "(your own: --katalog FILE)")
     if args.selbsttest:
         return selbsttest(lauf, faelle, sha)
     if not lauf.url or not lauf.modell:

@@ -16,6 +16,8 @@ messen.py:
    requests of --weiter (tool_calls, then one tool message per call) are accepted;
    a few cases asked with --stream give the calls the plain run gives, with no
    stream defect; two S7 jobs (--ganz) run in their loop to their end or their limit;
+   100 of BFCL's cases (tests/bfcl) are answered, and on each answer messen's BFCL
+   verdict is BFCL's own checker's (with MESSEN_BFCL=1, tests/bfcl_pruefer.py);
 3. --no-jinja and a context too small: exit 1 with the server's words and the hint.
 
 Every server it starts is stopped by its PID; every wait is bounded; it exits 1
@@ -57,6 +59,8 @@ MAX_TOKENS = '{"max_tokens": 256}'  # SmolLM2 at temp 0 can repeat itself until 
 SCHLUESSEL = "messen-ci-schluessel"
 STROM_FAELLE = ["S1-1", "S1-2", "S2-1", "S2-7", "S3-1", "S3-2"]  # asked plain and streamed
 GANZ_FAELLE = ["S7-1", "S7-3"]  # whole jobs, each in a loop against the simulated CRM
+BFCL = ROOT / "tests" / "bfcl"  # a sample of BFCL's cases (tests/bfcl/README.md)
+BFCL_JE = 20  # cases of each of its five categories the real model is asked: 100
 
 
 class Baufehler(Exception):
@@ -276,6 +280,7 @@ def werkzeug_template(server_dir, modell, ordner, pruefe, figures):
         nach_dem_ergebnis(s.url, ordner, pruefe, figures)
         ganze_jobs(s.url, ordner, pruefe, figures)
         gestreamt(s.url, ordner, pruefe)
+        bfcl_faelle(s.url, ordner, pruefe, figures)
 
 
 def gestreamt(url, ordner, pruefe):
@@ -330,6 +335,56 @@ def ganze_jobs(url, ordner, pruefe, figures):
         figures.append(("Qwen2.5 template, S7 alone", k))
 
 
+def bfcl_stichprobe(ziel):
+    """The first BFCL_JE cases of each category of the sample, with their expected calls, under ziel."""
+    (ziel / "possible_answer").mkdir(parents=True)
+    for datei in sorted(BFCL.glob("BFCL_v*_*.json")):
+        zeilen = datei.read_text().splitlines()[:BFCL_JE]
+        (ziel / datei.name).write_text("".join(z + "\n" for z in zeilen))
+        antworten = BFCL / "possible_answer" / datei.name
+        if antworten.exists():
+            ids = {json.loads(z)["id"] for z in zeilen}
+            (ziel / "possible_answer" / datei.name).write_text("".join(
+                z + "\n" for z in antworten.read_text().splitlines() if json.loads(z)["id"] in ids))
+    return ziel
+
+
+def bfcl_urteile(ziel, gespeichert):
+    """id -> BFCL's own checker's verdict on each saved answer (tests/bfcl_pruefer.py); None without bfcl-eval."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import bfcl_pruefer
+    urteil = bfcl_pruefer.laden()
+    if urteil is None:
+        return None
+    faelle = {}
+    for datei in ziel.glob("BFCL_v*_*.json"):
+        pa = ziel / "possible_answer" / datei.name
+        antworten = {a["id"]: a for a in map(json.loads, pa.read_text().splitlines())} if pa.exists() else {}
+        faelle |= {r["id"]: (datei.stem.split("_", 2)[2], r, antworten.get(r["id"]))
+                   for r in map(json.loads, datei.read_text().splitlines())}
+    zeilen = [json.loads(z) for z in gespeichert.read_text().splitlines()[1:]]
+    return {a["id"]: urteil(*faelle[a["id"]], a["zuege"][0]["nachricht"]) for a in zeilen}
+
+
+def bfcl_faelle(url, ordner, pruefe, figures):
+    """100 of BFCL's cases, as BFCL's FC mode asks them: the run completes, and on each real answer messen's BFCL
+    verdict is BFCL's own checker's (where bfcl-eval is at hand: MESSEN_BFCL=1 installs it)."""
+    ziel = bfcl_stichprobe(ordner / "bfcl-faelle")
+    r, dauer = messen(*lauf_argv(url, "bfcl", ordner), "--faelle", str(ziel), "--json", key=SCHLUESSEL)
+    k = json.loads(r.stdout) if r.returncode == 0 else {}
+    pruefe(k.get("ausgaben") == 5 * BFCL_JE, f"{5 * BFCL_JE} BFCL cases answered in {dauer:.0f} s{fehlertext(r)}")
+    urteile = bfcl_urteile(ziel, ordner / "bfcl.jsonl") if k else None
+    if urteile is not None:
+        bfcl = sorted(i for i, ok in urteile.items() if not ok)
+        pruefe(sorted(k["bfcl"]["fehlgeschlagen"]) == bfcl,
+               f"messen's BFCL verdict is BFCL's checker's on all {len(urteile)} real answers ({len(urteile) - len(bfcl)} "
+               f"accepted by both; messen's own verdict accepts {sum(k['stufen'][s] * BFCL_JE for s in k['stufen']):g})")
+    elif k:
+        sag("bfcl-eval is not at hand (MESSEN_BFCL=1 installs it): BFCL's checker was not asked again")
+    if k:
+        figures.append((f"Qwen2.5 template, {5 * BFCL_JE} BFCL cases", k))
+
+
 def getoetet_und_fortgesetzt(url, ordner, pruefe):
     """Start the run, SIGKILL it once ten outputs are saved; return how many were."""
     pfad = ordner / "passend.jsonl"
@@ -367,7 +422,9 @@ def zahlen(figures):
         kopf = f"erledigt {k['erledigt'] * 100:.1f} %" if k.get("erledigt") is not None and \
             k["auftraege_gelungen"] is None else f"weiter {k['weiter'] * 100:.1f} %" if k["auftraege_gelungen"] is None else \
             f"auftraege_gelungen {k['auftraege_gelungen'] * 100:.1f} %, stillgehalten {k['stillgehalten'] * 100:.1f} %"
-        print(f"  {name}: {kopf}; {stufen}; diagnosis: {d or 'all clear'}; wall time {k['dauer_s']:.0f} s", flush=True)
+        bfcl = f"; BFCL's verdict {k['bfcl']['gesamt'] * 100:.1f} %" if k.get("bfcl") else ""
+        print(f"  {name}: {kopf}; {stufen}{bfcl}; diagnosis: {d or 'all clear'}; wall time {k['dauer_s']:.0f} s",
+              flush=True)
 
 
 def main():

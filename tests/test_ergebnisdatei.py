@@ -229,12 +229,12 @@ def kopf_seit_2026_12(text):
 def seit_2026_12(k):
     """A run's JSON as an older version printed it, with what the diagnosis says since: strom_defekt renamed
     (was stream_defekt), and sofort_beendet counted (answers that ended at once, none in these runs); and the
-    failure class kontextgrenze (an S7 job whose conversation outgrew the server's context, none here), and
-    erledigt_nativ beside erledigt."""
+    failure class kontextgrenze (an S7 job whose conversation outgrew the server's context, none here),
+    erledigt_nativ beside erledigt, and bfcl (BFCL's own verdict, for runs of its cases: none here)."""
     d = dict(k["diagnose"])
     d["strom_defekt"] = d.pop("stream_defekt")
     return dict(k, diagnose=dict(d, sofort_beendet=0), fehlerarten=dict(k["fehlerarten"], kontextgrenze=0),
-                erledigt_nativ=k["erledigt"])  # S7's jobs done with native calls: here, where none wrote text, all
+                erledigt_nativ=k["erledigt"], bfcl=None)  # S7's jobs done natively: here, where none wrote text, all
 
 
 @pytest.mark.parametrize("format", ["", "ohne_noten"])  # ef89b6a's lines with grades, 472e864's without
@@ -256,6 +256,7 @@ def test_alte_dateien_ergeben_dieselben_zahlen(cli, tmp_path, tag, format):
         neu = json.loads(out)
         assert neu.pop("nativ")["urteil"] == "offen"  # gelungen_nativ paired, since 2026-12: as auftraege_gelungen
         assert neu.pop("mit_kapitel") is True  # since 2026-12: whether the chapter's cases are in the test
+        assert neu.pop("bfcl") is None  # since 2026-12: BFCL's own verdict paired, for runs of its cases
         alt = json.loads(alt)
         alt["a_kennzahlen"], alt["b_kennzahlen"] = map(seit_2026_12, (alt["a_kennzahlen"], alt["b_kennzahlen"]))
         # since 2026-12 the server's outputs count for B and against B (S3-2's empty one in alles): the model's
