@@ -3429,6 +3429,7 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
         "unlesbar": dict(collections.Counter(form for b in alle if b.job is None and not b.mangel
                                              for form, _ in unlesbar_von(b))),  # a cut call is the cut's
         "im_denken": sum(b.mangel == "im_denken" for b in alle),
+        "leer_ungezaehlt": sum(b.wessen == ("unklar", "leer") for b in alle),  # of leer: no token count tells whose
         "katalog_fehlt": katalog[0], "katalog_unklar": katalog[1],
         "verworfen": sum(bool(a.verworfen) for a in ausgaben),
         "strom_defekt": sum(b.wessen == ("server", "strom_defekt") for b in alle),  # as the verdict weighs it
@@ -4579,6 +4580,18 @@ def uhrzeit(sekunden):
 
 METRIKEN = ("formkorrekt", "richtig_je_schritt", "auftraege_gelungen", "schritte_je_auftrag", "stillgehalten")
 NICHT_DAS_MODELL = "The figures above measure that setting, not the model."
+IM_DENKEN_FOLGE = ("Whether the model answered inside its reasoning or the server's reasoning parser took its answer "
+                   "cannot be told here.")
+
+
+def leer_folge(d):
+    """The leer line's end, as WESSEN weighs each: the server's for completion tokens it counted and never sent,
+    cannot tell for those it gave no count for."""
+    if not d.get("leer_ungezaehlt"):
+        return NICHT_DAS_MODELL
+    alle = d["leer_ungezaehlt"] == d["leer"]
+    return (f"{'All' if alle else d['leer_ungezaehlt']} of them came without a token count, so whose "
+            f"{'they are' if alle else 'those are'} cannot be told: {KLAERT['leer']}.")
 EIGENES_FORMAT = ("calls were written in a format of the model's own (a ``` block, JSON in prose, or text beside "
                   "other answers' tool_calls), which no tool-call parser turns into tool_calls: an agent on this "
                   "server receives text, not calls. That is the model's output format, not a server setting: "
@@ -4606,7 +4619,7 @@ DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look
     "aus_text": ("calls were read from the answer text, not from tool_calls",
                  "the server's tool-call parser is off or reads another form: {parser}"),
     "im_denken": ("outputs whose whole answer (calls or text) stands in a reasoning field, graded as no answer",
-                  "the server's reasoning parser took it: check {denken}"),
+                  "check {denken}"),
     "verworfen": ("outputs held several choices: the one with index 0 was graded, the others dropped",
                   "the server or a proxy set n"),
     "strom_defekt": ("failed outputs whose same request without stream, at temperature 0, gave other calls "
@@ -4752,7 +4765,8 @@ def diagnose_zeilen(d, e=None):
         einstellung = hinweis(name, server, d["text_form"])
         zahl = "yes" if d[name] is True else d[name]
         was += f" ({d['probe']})" if name == "aus_text" and d["probe"] else ""
-        folge = {"teilweise_geparst": NACH_DEM_GEMEINTEN, "schleife": SCHLEIFE_FOLGE}.get(name, NICHT_DAS_MODELL)
+        folge = {"teilweise_geparst": NACH_DEM_GEMEINTEN, "schleife": SCHLEIFE_FOLGE, "im_denken": IM_DENKEN_FOLGE,
+                 "leer": leer_folge(d)}.get(name, NICHT_DAS_MODELL)
         if grenze is not None and name in GEWAEHLTE_GRENZE:
             einstellung, folge = GEWAEHLTE_GRENZE[name].format(grenze=grenze), GRENZE_FOLGE
         zeilen.append(f"  {name:<14} {zahl}: {was}; {einstellung}. {folge}")
@@ -4787,10 +4801,13 @@ def diagnose_kopf(d, des_servers, beim_server):
     (its counts, protocol notes), the model's (its own format, calls that do not parse, answers ended at once,
     a cut under the user's cap), what cannot be told (looping, text calls of unsettled owner, a stream not
     cross-checked, functions.NAME: alone)."""
-    server = [n for n in des_servers if n != "schleife"] or d["protokoll"]
+    # im_denken is WESSEN's cannot-tell, and so is an empty answer without a token count
+    server = [n for n in des_servers if n not in ("schleife", "im_denken") and
+              (n != "leer" or d["leer"] > d.get("leer_ungezaehlt", 0))] or d["protokoll"]
     modell = d["eigenes_format"] or set(d["unlesbar"]) - {VERSUCH} or d["sofort_beendet"] or \
         set(beim_server) - set(des_servers)
-    unklar = "schleife" in des_servers or d["text_ungeklaert"] or d["strom_ungeprueft"] or VERSUCH in d["unlesbar"]
+    unklar = "schleife" in des_servers or d["text_ungeklaert"] or d["strom_ungeprueft"] or VERSUCH in d["unlesbar"] \
+        or "im_denken" in des_servers or d.get("leer_ungezaehlt")
     was = "calls" if d["text_ungeklaert"] or VERSUCH in d["unlesbar"] else "outputs"
     arten = [w for w, da in (("what the server did", server), ("what the model did", modell),
                              ("what cannot be told", unklar)) if da]
@@ -5875,7 +5892,7 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
         grund = b.form if b.aufrufe else b.mangel
         if b.nativ:
             return True, f"{was} ({fall['id']}){ersatz}"
-        if b.mangel in ("leer", "angekuendigt") and b.wessen[0] != "modell":  # weighed as the run's verdict is
+        if b.mangel in ("leer", "angekuendigt", "im_denken") and b.wessen[0] != "modell":  # as a run's verdict is
             return pruef_keine_antwort(was, fall, b, server)
         if grund == "parser":
             return pruef_probe(endpunkt, lauf, fall, was, server, antwort)
@@ -5883,8 +5900,6 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
             return None, (f"{was}: cannot tell; in {fall['id']} a call came as text in a handler's syntax with its "
                           f"arguments missing (\"{erste_zeile(antwort.nachricht)}\"): the model stopped there, or "
                           f"the server lost them; set {abhilfe('parser', server)}, and look at the server's log")
-        if grund == "im_denken":
-            return False, f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE[grund][0]}; {hinweis(grund, server)}"
         if grund == "eigen":
             return None, (f"{was}: in {fall['id']} the model wrote its call in a format of its own (a ``` block or "
                           "JSON in prose), which no tool-call parser turns into tool_calls: an agent on this server "
@@ -5913,6 +5928,9 @@ def pruef_keine_antwort(was, fall, b, server):
     if art == "server":
         return False, (f"{was}: in {fall['id']} came {aufrufe_text([], b.mangel)}, for {b.completion_tokens} "
                        f"completion tokens the server counted; {hinweis('leer', server)}")
+    if grund == "im_denken":  # here the check itself is what would settle it: name the setting to look at
+        return None, (f"{was}: cannot tell; in {fall['id']} {DIAGNOSE_HINWEISE[grund][0]}: the model answered inside "
+                      f"its reasoning, or the server's reasoning parser took its answer; {hinweis(grund, server)}")
     return None, (f"{was}: cannot tell; in {fall['id']} came {aufrufe_text([], b.mangel)}, and whose that is "
                   f"cannot be told: {KLAERT[grund]}")
 

@@ -24,11 +24,11 @@ HINWEIS = {  # an unknown server: each fix in words, never another server's flag
     "abgeschnitten": "outputs cut off by the token limit without a complete call; raise max_tokens with --extra "
                      "'{\"max_tokens\": 4096}', or the server's own limit; for thinking models, the thinking budget",
     "im_denken": "outputs whose whole answer (calls or text) stands in a reasoning field, graded as no answer; "
-                 "the server's reasoning parser took it: check how the server's reasoning and tool-call parsers are "
-                 "paired",
+                 "check how the server's reasoning and tool-call parsers are paired",
 }
 NULL = {"leer": 0, "abgeschnitten": 0, "schleife": 0, "aus_text": 0, "teilweise_geparst": 0, "protokoll": {}, "eigenes_format": 0,
-        "text_ungeklaert": 0, "probe": None, "im_denken": 0, "sofort_beendet": 0, "katalog_fehlt": False,
+        "text_ungeklaert": 0, "probe": None, "im_denken": 0, "leer_ungezaehlt": 0, "sofort_beendet": 0,
+        "katalog_fehlt": False,
         "verworfen": 0, "strom_defekt": 0, "strom_ungeprueft": 0, "text_form": None, "katalog_unklar": None,
         "unlesbar": {}}
 
@@ -80,6 +80,26 @@ def test_leere_antworten_gelingen_nie(cli, endpunkt):
     assert (k["stufen"]["S4"], k["stufen"]["S5"]) == (5 / 6, 7 / 8)
 
 
+def test_leere_antworten_ohne_zaehlung_sind_nicht_die_des_servers(cli, endpunkt):
+    """Empty answers of which the server counted no tokens: WESSEN cannot tell whose they are, and neither does the
+    diagnosis's heading; one with counted tokens beside them is the server's."""
+    ohne = completion({"role": "assistant", "content": None}, usage={"prompt_tokens": 300})
+    server = endpunkt(in_faellen({"S2-1": ohne, "S4-1": ohne}))
+    status, out, err = cli(*messung(server.url, "--tag", "ohne"))
+    assert status == 0, err
+    assert diagnose_block(out) == ["Diagnosis: whose some outputs are cannot be told",
+                                   f"  leer           2: {HINWEIS['leer']}. All of them came without a token count, so "
+                                   "whose they are cannot be told: a server that reports usage: an empty answer for "
+                                   "counted tokens is the server's."]
+    server = endpunkt(in_faellen({"S2-1": ohne, "S4-1": LEER}))
+    status, out, err = cli(*messung(server.url, "--tag", "beide"))
+    assert diagnose_block(out)[:2] == ["Diagnosis: what the server did and what cannot be told",
+                                       f"  leer           2: {HINWEIS['leer']}. 1 of them came without a token count, "
+                                       "so whose those are cannot be told: a server that reports usage: an empty "
+                                       "answer for counted tokens is the server's."]
+    assert json_lauf(cli, "--bewerten", "beide")["diagnose"] == dict(NULL, leer=2, leer_ungezaehlt=1)
+
+
 def test_ein_server_der_nichts_sagt_haelt_nicht_still(cli, endpunkt):
     server = endpunkt(lambda fall, body, nummer: LEER)
     k = json_lauf(cli, *messung(server.url))
@@ -103,8 +123,11 @@ def test_aufrufe_im_denken(cli, endpunkt):
     server = endpunkt(in_faellen({"S1-8": GEDACHT, "S4-3": GEDACHT}))
     status, out, err = cli(*messung(server.url))
     assert status == 0, err
-    assert diagnose_block(out) == ["Diagnosis: what the server did, not the model",
-                                   f"  im_denken      2: {HINWEIS['im_denken']}. {NICHT}"]
+    # WESSEN's cannot-tell: the model answered there, or the server's reasoning parser took its answer
+    assert diagnose_block(out) == ["Diagnosis: whose some outputs are cannot be told",
+                                   f"  im_denken      2: {HINWEIS['im_denken']}. Whether the model answered inside "
+                                   "its reasoning or the server's reasoning parser took its answer cannot be told "
+                                   "here."]
     assert "      came:     calls in a reasoning field only" in out.splitlines()
     k = json_lauf(cli, "--bewerten", "m")
     assert (k["fehlgeschlagen"], k["schritte_je_auftrag"]) == (["S1-8", "S4-3"], 36 / 42)
@@ -213,8 +236,6 @@ def fehler_zeilen(out):
 @pytest.mark.parametrize("antwort, zeile", [
     (ohne_katalog, "  FAIL  the catalogue reaches the prompt: prompt_tokens 290 with all eleven tools, 290 "
                    "without; the chat template ignores `tools`: a chat template that renders the tools"),
-    (lambda fall, body, nummer: GEDACHT if fall else gesund(fall, body, nummer),
-     f"  FAIL  a call comes back as tool_calls: in S1-1 {HINWEIS['im_denken']}"),
     (lambda fall, body, nummer: dict(gesund(fall, body, nummer), usage=None),
      "  FAIL  usage and finish_reason are present: the server sends no usage, so the diagnosis cannot tell "
      "whether the catalogue reached the prompt or an answer was cut off"),
@@ -224,7 +245,7 @@ def fehler_zeilen(out):
      '  FAIL  the catalogue reaches the prompt: a request with the eleven tools fails: the server answered '
      '400: "auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set (start vLLM with '
      "--enable-auto-tool-choice --tool-call-parser <the model's parser>)"),
-], ids=["katalog_fehlt", "im_denken", "ohne usage", "vllm ohne tool parser"])
+], ids=["katalog_fehlt", "ohne usage", "vllm ohne tool parser"])
 def test_pruefen_schlaegt_fehl(cli, endpunkt, antwort, zeile):
     server = endpunkt(antwort)
     status, out, err = cli("--pruefen", *messung(server.url))
@@ -233,6 +254,17 @@ def test_pruefen_schlaegt_fehl(cli, endpunkt, antwort, zeile):
     assert out.splitlines()[-1].endswith("failed: fix it before a long run.") or \
         out.splitlines()[-1].endswith("failed: fix them before a long run.")
     assert server.zahl() <= 7 + 3  # two requests of one token, at most five S1 cases, three of S3-1
+
+
+def test_pruefen_sagt_bei_antworten_im_denken_was_es_nicht_weiss(cli, endpunkt):
+    """An answer left in a reasoning field is WESSEN's cannot-tell in a run's verdict, and so in --pruefen."""
+    server = endpunkt(lambda fall, body, nummer: GEDACHT if fall else gesund(fall, body, nummer))
+    status, out, err = cli("--pruefen", *messung(server.url))
+    assert (status, fehler_zeilen(out)) == (0, [])
+    assert ("  ?     a call comes back as tool_calls: cannot tell; in S1-1 outputs whose whole answer (calls or text) "
+            "stands in a reasoning field, graded as no answer: the model answered inside its reasoning, or the "
+            "server's reasoning parser took its answer; check how the server's reasoning and tool-call parsers are "
+            "paired") in out.splitlines()
 
 
 def tags_als_text(fall, body, nummer):
