@@ -2083,8 +2083,9 @@ def lies_aufrufe(nachricht):
     roh = native_rohe(nachricht)
     nativ = [dict(nativer_aufruf(c), quelle=NATIV) for c in roh]
     for c, r in zip(nativ, roh):
-        if c["args"] is None:
-            c["geschrieben"] = kurz(str((r.get("function") or {}).get("arguments") if isinstance(r, dict) else r), 80)
+        if c["args"] is None:  # what stood where its arguments belong: a call {"function": true} is shown as true
+            f = r.get("function") if isinstance(r, dict) else r
+            c["geschrieben"] = kurz(str(f.get("arguments") if isinstance(f, dict) else f), 80)
     denkfrei = ohne_denken(inhalt(nachricht)).strip()
     text, form = text_aufrufe(denkfrei)
     text = weitere(text, nativ)

@@ -25,12 +25,12 @@ HIER = Path(__file__).resolve().parent / "bfcl"
 VARIANTEN = ("richtig", "anders", "falsch", "text", "kaputt")
 
 
-def faelle():
+def faelle(ordner=HIER):
     """[(category, case line, possible_answer line or None)] of the sample, in file order."""
     aus = []
-    for datei in sorted(HIER.glob("BFCL_v*_*.json")):
+    for datei in sorted(ordner.glob("BFCL_v*_*.json")):
         kategorie = datei.stem.split("_", 2)[2]
-        antworten = HIER / "possible_answer" / datei.name
+        antworten = ordner / "possible_answer" / datei.name
         pa = {a["id"]: a for a in map(json.loads, antworten.read_text().splitlines())} if antworten.exists() else {}
         aus += [(kategorie, roh, pa.get(roh["id"])) for roh in map(json.loads, datei.read_text().splitlines())]
     return aus

@@ -106,6 +106,43 @@ def test_several_accepted_values_optional_arguments_and_bfcls_string_rules_are_b
     assert k["fehlerarten"]["leer"] == 40
 
 
+VARIABLE = {  # answers BFCL takes by its is_variable rule: a value of the accepted values' type, not the schema's
+    "simple_python_307": [("game_result_get_winner", {"teams": ["Lakers", "Clippers"], "date": "2021-01-28",
+                                                       "venue": True})],
+    "parallel_152": [("math_power", {"base": 3, "exponent": 5, "mod": None}),
+                     ("math_power", {"base": 2, "exponent": 3, "mod": None})],
+    "parallel_multiple_21": [("data_loading", {"file_path": "dataset.csv"}),
+                             ("linear_regression_fit", {"x": "data['sales']", "y": "data['future_sales']",
+                                                        "return_residuals": True})],
+    "live_simple_30-8-0": [("aws_lexv2_models_list_exports", {"botId": "my-bot-id", "botVersion": "v2",
+                                                               "filterName": None})],
+    "live_multiple_23-5-0": [("search_products", {"color": "red", "size": "8", "category": "shoes",
+                                                  "price_max": None})],
+}
+
+
+def test_a_value_where_bfcl_expects_a_variable_or_null_is_graded_as_bfcl_grades_it(cli, endpunkt):
+    """A string for an array whose accepted value is a variable's name, null for an optional float, true for a
+    string: BFCL's checker takes each, as its accepted values' type, not the schema's; a list holding the variable's
+    name it does not take."""
+    faelle = {schluessel({"messages": f["_nachrichten"], "tools": f["_werkzeuge"]}): f["id"]
+              for f in messen.lade_faelle(REGELN)[0]}
+
+    def antwort(fall, body, nummer):
+        aufrufe = VARIABLE[faelle[schluessel(body)]]
+        if body["model"] == "liste":
+            aufrufe = [(n, {k: [v] if k == "x" else v for k, v in a.items()}) for n, a in aufrufe]
+        return completion({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, (n, a) in enumerate(aufrufe)]}, "tool_calls")
+    url = endpunkt(antwort).url
+    k = json.loads(vorbereitet(cli, "--url", url, "--modell", "m", "--faelle", str(REGELN), "--json")[1])
+    assert (k["bfcl"]["gesamt"], k["auftraege_gelungen"]) == (5 / 5, 5 / 5)
+    k = json.loads(vorbereitet(cli, "--url", url, "--modell", "liste", "--tag", "liste", "--faelle", str(REGELN),
+                               "--json")[1])
+    assert (k["bfcl"]["fehlgeschlagen"], k["fehlgeschlagen"]) == (["parallel_multiple_21"], ["parallel_multiple_21"])
+
+
 def test_a_bfcl_case_is_sent_as_bfcl_sends_it(cli, endpunkt):
     """Its messages as given, no system message of messen's; its functions as OpenAI tools: dots replaced,
     a dict an object, a float a number with BFCL's note."""
@@ -195,8 +232,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 
 from bfcl_aufnahme import eingesetzt, faelle as roh_faelle  # noqa: E402
 
-ROH = roh_faelle()
-BY_ID = {f["id"]: f for f in FAELLE}
+REGELN = BFCL / "regeln"  # five cases whose accepted values name a variable or accept null (BFCL's is_variable)
+ROH = roh_faelle() + roh_faelle(REGELN)
+BY_ID = {f["id"]: f for f in FAELLE + messen.lade_faelle(REGELN)[0]}
 WERTE = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-3, 3, width=16) |
                      st.sampled_from(["", "a", "A b", "x,y", "New York"]),
                      lambda k: st.lists(k, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", "name"]), k,
@@ -213,7 +251,9 @@ def umformungen(w):
         return [w, float(w), int(w) if float(w).is_integer() else w, str(w), w + 1]
     if isinstance(w, list):
         return [w, list(reversed(w)), w[:-1], [x.upper() if isinstance(x, str) else x for x in w]]
-    return [w, {k: v for k, v in list(w.items())[:-1]}]
+    if isinstance(w, dict):
+        return [w, {k: v for k, v in list(w.items())[:-1]}]
+    return [w, "None", 0]  # null, accepted where an optional value may be left null
 
 
 @st.composite
@@ -261,3 +301,24 @@ def bfcl_urteil():
 def test_messens_bfcl_verdict_is_bfcls_on_drawn_answers(bfcl_urteil, fall):
     kategorie, roh, pa, nachricht = fall
     assert messen.bfcl_urteil(BY_ID[roh["id"]], nachricht) == bfcl_urteil(kategorie, roh, pa, nachricht)
+
+
+JSON_WERTE = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                          lambda k: st.lists(k, max_size=3) | st.dictionaries(st.text(max_size=8), k, max_size=3),
+                          max_leaves=8)
+NACHRICHTEN = st.fixed_dictionaries({"role": st.just("assistant")}, optional={
+    "content": st.none() | st.text(max_size=20),
+    "tool_calls": st.none() | JSON_WERTE | st.lists(st.fixed_dictionaries({}, optional={
+        "id": JSON_WERTE, "function": JSON_WERTE | st.fixed_dictionaries({}, optional={
+            "name": st.text(max_size=10) | JSON_WERTE, "arguments": st.text(max_size=20) | JSON_WERTE})}), max_size=3)})
+
+
+@settings(max_examples=300, deadline=None)
+@given(fall=st.sampled_from(FAELLE), nachricht=NACHRICHTEN)
+def test_any_answer_a_server_sends_gets_a_bfcl_verdict_and_a_grade(fall, nachricht):
+    """Whatever shape a server's message has, BFCL's verdict is a verdict and the grade a grade: never an exception;
+    and an answer without tool_calls is never a call to BFCL."""
+    note = messen.bewerte_ausgabe(fall, nachricht, "stop")
+    assert note.bfcl in (True, False)
+    if not nachricht.get("tool_calls"):
+        assert note.bfcl is (fall["stufe"] == "irrelevance")
