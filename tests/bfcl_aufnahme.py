@@ -136,9 +136,10 @@ def antworten(kategorie, roh, pa):
 
 
 def echte(pfad):
-    """id -> the answer a saved run of messen got to each case's question."""
+    """id -> the answer a saved run of messen got to each case's question: (message, finish_reason, usage)."""
     zeilen = [json.loads(z) for z in Path(pfad).read_text().splitlines()[1:]]
-    return {a["id"]: next(z for z in a["zuege"] if z["zweck"] == "frage")["nachricht"] for a in zeilen}
+    return {a["id"]: (z["nachricht"], z["finish_reason"], z["usage"]) for a in zeilen
+            for z in [next(z for z in a["zuege"] if z["zweck"] == "frage")]}
 
 
 def main(argv):
@@ -148,9 +149,12 @@ def main(argv):
     echt = echte(argv[0]) if argv else {}
     with open(HIER / "antworten.jsonl", "w") as f:
         for kategorie, roh, pa in faelle():
-            je = antworten(kategorie, roh, pa) | ({"echt": echt[roh["id"]]} if roh["id"] in echt else {})
-            for variante, nachricht in je.items():
+            je = {v: (n, "tool_calls" if n.get("tool_calls") else "stop", None)
+                  for v, n in antworten(kategorie, roh, pa).items()} | (
+                {"echt": echt[roh["id"]]} if roh["id"] in echt else {})
+            for variante, (nachricht, finish, usage) in je.items():
                 f.write(json.dumps({"id": roh["id"], "variante": variante, "nachricht": nachricht,
+                                    "finish_reason": finish, "usage": usage,
                                     "bfcl": urteil(kategorie, roh, pa, nachricht)}) + "\n")
 
 

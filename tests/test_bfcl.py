@@ -30,13 +30,13 @@ def schluessel(body):
 
 FAELLE = messen.lade_faelle(BFCL)[0]
 BY_SCHLUESSEL = {schluessel({"messages": f["_nachrichten"], "tools": f["_werkzeuge"]}): f["id"] for f in FAELLE}
-ANTWORT = {(a["id"], a["variante"]): a["nachricht"] for a in AUFGENOMMEN}
+ANTWORT = {(a["id"], a["variante"]): a for a in AUFGENOMMEN}
 
 
 def aufgenommen(fall, body, nummer):
-    """The recorded answer of the variant the request's model names."""
-    nachricht = ANTWORT[BY_SCHLUESSEL[schluessel(body)], body["model"]]
-    return completion(nachricht, "tool_calls" if nachricht.get("tool_calls") else "stop")
+    """The recorded answer of the variant the request's model names, with its finish_reason and usage."""
+    a = ANTWORT[BY_SCHLUESSEL[schluessel(body)], body["model"]]
+    return completion(a["nachricht"], a["finish_reason"], a["usage"])
 
 
 def lauf(cli, endpunkt, variante, *extra):

@@ -104,7 +104,7 @@ def bfcl(cli, endpunkt):
     """SmolLM2's real answers to the BFCL sample (tests/bfcl/antworten.jsonl, "echt"), replayed over loopback."""
     from test_bfcl import BFCL, aufgenommen
     return vorbereitet(cli, "--url", endpunkt(aufgenommen).url, "--modell", "echt", "--tag", "smollm2", "--faelle",
-                       str(BFCL))[1]
+                       str(BFCL), "--extra", '{"max_tokens": 256}')[1]
 
 
 SZENARIEN = {f.__name__: f for f in (kapitel, klein, urteil, reihe, vllm400, bfcl)}
