@@ -1002,6 +1002,7 @@ def lade_bfcl(pfad):
         kategorie = bfcl_kategorie(datei)
         fragen, antworten = (bfcl_zeilen(d, sha) for d in (datei, None if STUFE[kategorie].still else
                                                               datei.parent / "possible_answer" / datei.name))
+        antworten = None if antworten is None else {a.get("id"): a for _, a in antworten if isinstance(a, dict)}
         for nr, roh in fragen:
             fall = bfcl_fall(datei, nr, roh, kategorie, antworten)
             if fall["id"] in gesehen:
@@ -1053,7 +1054,7 @@ def bfcl_fall(datei, nr, roh, kategorie, antworten):
         raise Eingabefehler(f"{wo}: {fehler}")
     soll = []
     if antworten is not None:
-        erwartet = next((a for _, a in antworten if isinstance(a, dict) and a.get("id") == roh["id"]), None)
+        erwartet = antworten.get(roh["id"])
         if erwartet is None or not isinstance(erwartet.get("ground_truth"), list) or not erwartet["ground_truth"]:
             raise Eingabefehler(f"{wo}: no expected call for {roh['id']} in possible_answer/{datei.name}")
         soll = [bfcl_soll(wo, g, roh["function"], kategorie) for g in erwartet["ground_truth"]]
@@ -1075,8 +1076,8 @@ def bfcl_fehler(roh):
             for m in frage[0]):
         return "\"question\"[0] must be a non-empty list of {\"role\", \"content\"} messages"
     funktionen = roh.get("function")
-    if not isinstance(funktionen, list) or not funktionen:
-        return "\"function\" must be a non-empty list of functions"
+    if not isinstance(funktionen, list):
+        return "\"function\" must be a list of functions"
     for f in funktionen:
         if not isinstance(f, dict) or not isinstance(f.get("name"), str) or not isinstance(
                 f.get("parameters"), dict) or not isinstance(f["parameters"].get("properties"), dict):
@@ -1104,7 +1105,7 @@ def bfcl_soll(wo, g, funktionen, kategorie):
             isinstance(v, list) for v in next(iter(g.values())).values()):
         raise Eingabefehler(f"{wo}: an expected call is {{\"function\": {{\"parameter\": [accepted values]}}}}")
     name, werte = next(iter(g.items()))
-    if "simple" in kategorie:
+    if "simple" in kategorie and funktionen:
         funktion = funktionen[0]
     else:
         funktion = next((f for f in funktionen if f["name"] == name), None)
@@ -1189,10 +1190,12 @@ def anfrage(fall, lauf, extra=None):
         [{"role": "system", "content": katalog.eroeffnung_ganz if fall.get("stufe") == GANZ else
           katalog.eroeffnung}, {"role": "user", "content": katalog.als_gesendet(fall["frage"])}]
         + (ergebnis_nachrichten(fall, katalog) if "ergebnis" in fall else []),
-        "tools": fall.get("_werkzeuge") or angeboten(fall, katalog),
+        "tools": fall["_werkzeuge"] if "_werkzeuge" in fall else angeboten(fall, katalog),
         "tool_choice": "auto",
         "temperature": lauf.temp,
     }
+    if not body["tools"]:  # a BFCL irrelevance case may offer none: sent without, as BFCL sends it
+        del body["tools"], body["tool_choice"]
     if lauf.stream:
         body.update(stream=True, stream_options={"include_usage": True})
     body.update(lauf.extra if extra is None else extra)

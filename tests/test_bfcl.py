@@ -322,3 +322,17 @@ def test_any_answer_a_server_sends_gets_a_bfcl_verdict_and_a_grade(fall, nachric
     assert note.bfcl in (True, False)
     if not nachricht.get("tool_calls"):
         assert note.bfcl is (fall["stufe"] == "irrelevance")
+
+
+def test_an_irrelevance_case_without_functions_is_sent_without_tools(cli, endpunkt, tmp_path):
+    """BFCL's live_irrelevance has cases that offer no function at all: sent without tools and tool_choice, as
+    BFCL's FC mode sends them (a server may refuse "tools": [])."""
+    roh = json.loads((BFCL / "BFCL_v4_irrelevance.json").read_text().splitlines()[0])
+    (tmp_path / "BFCL_v4_live_irrelevance.json").write_text(json.dumps(dict(roh, id="live_irrelevance_1-0-0",
+                                                                             function=[])) + "\n")
+    e = endpunkt(lambda fall, body, nummer: completion({"role": "assistant", "content": "It is sunny."}))
+    out = vorbereitet(cli, "--url", e.url, "--modell", "m", "--faelle", str(tmp_path / "BFCL_v4_live_irrelevance.json"),
+                      "--json")[1]
+    assert [("tools" in b, "tool_choice" in b, b["messages"]) for _, b in e.anfragen] == [
+        (False, False, roh["question"][0])]
+    assert (json.loads(out)["stufen"], json.loads(out)["bfcl"]["gesamt"]) == ({"live_irrelevance": 1.0}, 1 / 1)
