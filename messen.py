@@ -5696,6 +5696,14 @@ def kopf_nativ(k):
     return k["gelungen_nativ"] if k["auftraege_gelungen"] is not None else k["erledigt_nativ"]
 
 
+def bfcl_balken(achse, k, gezeigte_stufen, versatz, breite, label):
+    """BFCL's own verdict per category, an outline over the bar as meant: where the two differ, it shows."""
+    if k["bfcl"]:
+        gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if s in k["bfcl"]["stufen"]]
+        achse.bar([j + versatz for j, _ in gemessen], [100 * k["bfcl"]["stufen"][s] for _, s in gemessen], breite,
+                  hatch="//", fill=False, label=label)
+
+
 def zeichne(pfad, laeufe):
     """Each run's stage line as bars, the headline with its interval, the failure classes per output
     (shares, so that runs with different --n compare), side by side, each bar with its value."""
@@ -5711,6 +5719,7 @@ def zeichne(pfad, laeufe):
         balken = stufen.bar([j + versatz for j, _ in gemessen], [100 * k["stufen"][s] for _, s in gemessen], breite,
                             label=e["tag"])
         stufen.bar_label(balken, fmt="%.0f", fontsize=7)
+        bfcl_balken(stufen, k, gezeigte_stufen, versatz, breite, "BFCL's verdict (hatched)" if i == 0 else None)
         kopfwert, ki = kopfzahl(k)
         if kopfwert is not None:  # a run of S6 alone has none of the chapter's tasks, nor a job
             lo, hi = ki
@@ -5728,8 +5737,12 @@ def zeichne(pfad, laeufe):
                ylabel="tasks done, % (auftraege_gelungen; S7: erledigt)" if "S7" in gezeigte_stufen else
                "tasks done (auftraege_gelungen), %",
                title="By stage")
-    stufen.set_xticklabels([f"{s}\n{STUFE[s].was}" for s in gezeigte_stufen])
-    stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(laeufe), frameon=False)
+    if any(STUFE[s].bfcl for s in gezeigte_stufen):  # a category names itself; its names are long: slanted
+        stufen.set_xticklabels(gezeigte_stufen, rotation=30, ha="right")
+    else:
+        stufen.set_xticklabels([f"{s}\n{STUFE[s].was}" for s in gezeigte_stufen])
+    stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 0.1 * any(STUFE[s].bfcl for s in gezeigte_stufen)),
+                  ncol=len(laeufe), frameon=False)
     nur_s7 = all(k["auftraege_gelungen"] is None and k["erledigt"] is not None for _, k in laeufe)
     kopf.set(xticks=range(len(laeufe)), xticklabels=[e["tag"] for e, _ in laeufe], ylim=(0, 112),
              ylabel="%", title=("S7 jobs done, 95 % interval" if nur_s7 else "All cases, 95 % interval") +

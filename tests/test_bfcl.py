@@ -336,3 +336,12 @@ def test_an_irrelevance_case_without_functions_is_sent_without_tools(cli, endpun
     assert [("tools" in b, "tool_choice" in b, b["messages"]) for _, b in e.anfragen] == [
         (False, False, roh["question"][0])]
     assert (json.loads(out)["stufen"], json.loads(out)["bfcl"]["gesamt"]) == ({"live_irrelevance": 1.0}, 1 / 1)
+
+
+def test_the_picture_names_the_categories_and_shows_bfcls_verdict_hatched(cli, endpunkt, tmp_path, bild):
+    lauf(cli, endpunkt, "echt")
+    svg = tmp_path / "b.svg"
+    assert cli("--bewerten", "echt", "--bild", str(svg))[0] == 0
+    inhalt = svg.read_text()
+    assert "BFCL's verdict (hatched)" in inhalt
+    assert all(f">{s}</text>" in inhalt for s in KATEGORIEN)
