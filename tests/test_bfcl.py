@@ -345,3 +345,28 @@ def test_the_picture_names_the_categories_and_shows_bfcls_verdict_hatched(cli, e
     inhalt = svg.read_text()
     assert "BFCL's verdict (hatched)" in inhalt
     assert all(f">{s}</text>" in inhalt for s in KATEGORIEN)
+
+
+def test_system_puts_a_system_message_before_each_cases_own_and_joins_one_the_case_has(cli, endpunkt, tmp_path):
+    roh = [json.loads(z) for z in (BFCL / "BFCL_v4_irrelevance.json").read_text().splitlines()[:2]]
+    eigene = dict(roh[1], question=[[{"role": "system", "content": "Answer briefly."}, *roh[1]["question"][0]]])
+    datei = tmp_path / "BFCL_v4_irrelevance.json"
+    datei.write_text(json.dumps(roh[0]) + "\n" + json.dumps(eigene) + "\n")
+    e = endpunkt(lambda fall, body, nummer: completion({"role": "assistant", "content": "No."}))
+    vorbereitet(cli, "--url", e.url, "--modell", "m", "--faelle", str(datei), "--system", "You are terse.")
+    assert [b["messages"] for _, b in e.anfragen] == [
+        [{"role": "system", "content": "You are terse."}, *roh[0]["question"][0]],
+        [{"role": "system", "content": "You are terse.\n\nAnswer briefly."}, *roh[1]["question"][0]]]
+    status, out, err = cli("--url", e.url, "--modell", "m", "--faelle", str(datei), "--system", "Be kind.")
+    assert (status, meldungen(err)[-1].startswith("messen: ")) == (2, True)
+    assert "another system message (--system)" in meldungen(err)[-1]
+    assert len(e.anfragen) == 2  # a run under another system message is not resumed: nothing asked
+
+
+def test_system_does_not_go_with_the_chapters_cases(cli, endpunkt):
+    e = endpunkt()
+    status, out, err = cli("--url", e.url, "--modell", "m", "--system", "You are terse.")
+    assert (status, meldungen(err)) == (2, [
+        f"messen: --system goes with BFCL's cases; {messen.faelle_standard()} is sent the catalogue's opening (your "
+        "own: --katalog FILE)"])
+    assert e.anfragen == []
