@@ -4304,7 +4304,7 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     gesamt, fertige = len(faelle) * lauf.n, fertig(ausgaben, lauf.klaeren)
     ersetzt = {(a.id, a.lauf): a for a in ausgaben if noch_offen(a, lauf.klaeren)}  # replaced by a later line
     offen = sum(1 if erste else erwartete_anfragen(f, lauf) for f, _, erste in auftraege)  # requests expected
-    anzeige = Fortschritt(fertige, gesamt, offen)
+    anzeige = Fortschritt(fertige, gesamt, offen, parallel=lauf.parallel)
     with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
             roh.truncate(start)  # drops a half-written last line
@@ -4499,8 +4499,9 @@ class Fortschritt(Anzeige):
     The time left is the requests still expected (an S7 job as many as its reference, an S5 case with
     --nachfrage two) at the pace they came back lately (resttakt); none before it means something."""
 
-    def __init__(self, fertig, gesamt, offen, terminal=None):
+    def __init__(self, fertig, gesamt, offen, terminal=None, parallel=1):
         self.fertig, self.gesamt, self.offen = fertig, gesamt, offen  # offen: requests the outputs left expect
+        self.parallel = parallel  # --parallel: the answers that come back in one bunch (resttakt)
         self.fall_id = ""
         super().__init__(terminal)
         if self.terminal:  # from the first second, before any answer
@@ -4527,7 +4528,7 @@ class Fortschritt(Anzeige):
         with self.sperre:
             teile = [f"{uhrzeit(jetzt - self.start)} so far"] + (
                 [f"{statistics.median(s for _, s in self.anfragen):.1f} s a request (median)"] if self.anfragen else [])
-            rest = resttakt(self.zeiten, self.offen, self.start) if self.fertig < self.gesamt else None
+            rest = resttakt(self.zeiten, self.offen, self.start, self.parallel) if self.fertig < self.gesamt else None
         if rest:
             teile.append(f"about {uhrzeit(rest[0])} left ({uhrzeit(rest[1])} to {uhrzeit(rest[2])})")
         return ", ".join(teile) + self.in_flug(jetzt)
@@ -4556,16 +4557,20 @@ class Pruefstand(Anzeige):
             self.schreibe("\r\033[K")
 
 
-def resttakt(zeiten, offen, start):
+def resttakt(zeiten, offen, start, parallel=1):
     """(seconds left, low, high), or None until at least five requests came back and a tenth of those expected:
     the requests still expected (offen) times the median gap between the last K that came back (a quarter of
     them, 5 to 30: the pace lately, which one request the server held does not move); the range from the
     quartiles of those gaps and the whole run's median gap, widened by the chance of K, 1 + 1/sqrt(K). A
-    stall shows beside it, as the request in flight and for how long."""
+    stall shows beside it, as the request in flight and for how long.
+
+    subtle: with --parallel P, answers come back in bunches of P (gaps of 0.3 s and 7.7 s in turn), whose median
+    is either; a gap is taken over P answers and divided by P, which is the pace whatever the bunching."""
     n = len(zeiten)
     if n < 5 or n < (n + offen) / 10:
         return None
-    luecken = [b - a for a, b in zip([start] + zeiten, zeiten)]  # seconds between one coming back and the next
+    p = max(1, min(parallel, n))
+    luecken = [(b - a) / p for a, b in zip([start] * p + zeiten, zeiten)]  # seconds per answer, over P answers
     k = max(5, min(30, n // 4))
     viertel, alle, weit = statistics.quantiles(luecken[-k:], n=4), statistics.median(luecken), 1 + 1 / math.sqrt(k)
     offen = max(0, offen)

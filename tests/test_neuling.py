@@ -158,6 +158,11 @@ def test_die_restzeit_aus_dem_takt_der_anfragen():
     # half as fast lately: the pace follows, the range reaches down to the whole run's (1.5 s, the median gap)
     langsamer = list(range(1, 11)) + [12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
     assert messen.resttakt(langsamer, offen, 0) == pytest.approx((242, 121 * 1.5 / weit, 242 * weit))
+    # --parallel 2, requests of 8 s each, the two slots 0.3 s apart: answers come back 0.3 s and 7.7 s apart in
+    # turn; the pace is 4 s an answer, which gaps over two answers give, and single gaps' median does not
+    paarweise = [t for k in range(1, 11) for t in (8 * k, 8 * k + 0.3)]
+    assert messen.resttakt(paarweise, 100, 0, parallel=2)[0] == pytest.approx(100 * 8 / 2)
+    assert messen.resttakt(paarweise, 100, 0)[0] == pytest.approx(100 * 0.3)  # what one answer's gap would say
     assert messen.resttakt(list(range(1, 5)), 10, 0) is None  # four came
     assert messen.resttakt(list(range(1, 11)), 100, 0) is None  # ten of 110: less than a tenth
 
