@@ -6398,8 +6398,9 @@ def parser():
     p.add_argument("--n", type=zahl(1, int), default=1, help="outputs per case, each its own request (default 1)")
     p.add_argument("--tag", type=tag_arg, help="name of the run (default: from the model name)")
     p.add_argument("--ausgabe", type=Path, default=Path("ergebnisse"), help="results folder (default ergebnisse)")
-    p.add_argument("--faelle", type=Path, default=None, help="case file, or BFCL's files (a BFCL_v4_*.json beside its "
-                   f"possible_answer/, or their folder) (default: the 42 cases installed with messen: {faelle_standard()})")
+    p.add_argument("--faelle", type=Path, default=None, help="case file, or BFCL's files (a BFCL_v4_*.json beside "
+                   "its possible_answer/, or their folder) (default: the 42 cases installed with messen: "
+                   f"{faelle_standard()})")
     p.add_argument("--system", metavar="TEXT", help="a system message sent before each BFCL case's messages "
                                                     "(BFCL's FC mode sends none)")
     p.add_argument("--katalog", type=Path, metavar="FILE", help="your own tools and opening: a JSON object with "

@@ -76,7 +76,8 @@ def test_the_recorded_verdicts_are_bfcls_checkers_where_bfcl_eval_is_at_hand(bfc
         kategorie = datei.stem.split("_", 2)[2]
         pa = BFCL / "possible_answer" / datei.name
         antworten = {a["id"]: a for a in map(json.loads, pa.read_text().splitlines())} if pa.exists() else {}
-        roh |= {r["id"]: (kategorie, r, antworten.get(r["id"])) for r in map(json.loads, datei.read_text().splitlines())}
+        roh |= {r["id"]: (kategorie, r, antworten.get(r["id"]))
+                for r in map(json.loads, datei.read_text().splitlines())}
     anders = [(a["id"], a["variante"]) for a in AUFGENOMMEN if urteil(*roh[a["id"]], a["nachricht"]) != a["bfcl"]]
     assert anders == []
     assert len(AUFGENOMMEN) == 220 * len(VARIANTEN)
