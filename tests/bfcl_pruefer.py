@@ -15,6 +15,7 @@ as BFCL says it for every OpenAI-style model. The checker's code runs as shipped
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import types
@@ -30,8 +31,7 @@ def laden():
     if str(CACHE) not in sys.path and CACHE.is_dir():
         sys.path.append(str(CACHE))
     if not _da() and os.environ.get("MESSEN_BFCL") == "1":
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(CACHE), PAKET],
-                       check=True, timeout=600)
+        installiere()
         sys.path.append(str(CACHE))
     if not _da():
         return None
@@ -44,6 +44,19 @@ def laden():
     from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
     from bfcl_eval.utils import is_empty_output, is_function_calling_format_output
     return urteil_von(ast_checker, Language.PYTHON, is_empty_output, is_function_calling_format_output)
+
+
+def installiere():
+    """bfcl-eval without its dependencies into CACHE: into a folder of this process's own first, then renamed,
+    so that two test processes installing at once never mix their files (the later one's is dropped)."""
+    neu = CACHE.with_name(f"{CACHE.name}.{os.getpid()}")
+    shutil.rmtree(neu, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(neu), PAKET],
+                   check=True, timeout=600)
+    try:
+        os.replace(neu, CACHE)
+    except OSError:  # the other process was first
+        shutil.rmtree(neu, ignore_errors=True)
 
 
 def _da(modul="bfcl_eval"):
