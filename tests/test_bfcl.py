@@ -371,3 +371,13 @@ def test_system_does_not_go_with_the_chapters_cases(cli, endpunkt):
         f"messen: --system goes with BFCL's cases; {messen.faelle_standard()} is sent the catalogue's opening (your "
         "own: --katalog FILE)"])
     assert e.anfragen == []
+
+
+def test_streamed_bfcl_answers_get_the_same_verdicts(cli, endpunkt):
+    """--stream: the calls a stream assembles to are graded by both verdicts as the plain answers are."""
+    out, e = lauf(cli, endpunkt, "falsch", "--stream", "--json")
+    k = json.loads(out)
+    assert len({BY_SCHLUESSEL[schluessel(b)] for _, b in e.anfragen if b.get("stream") is True}) == 220
+    falsch = [a for a in AUFGENOMMEN if a["variante"] == "falsch"]
+    assert sorted(k["bfcl"]["fehlgeschlagen"]) == sorted(a["id"] for a in falsch if not a["bfcl"])
+    assert k["diagnose"]["strom_defekt"] == 0
