@@ -5487,8 +5487,8 @@ def vergleich_text(a, b, v, faelle):
     for titel, ids in (("Better in B", v["besser"]), ("Worse in B", v["schlechter"])):
         if ids:
             zeilen += ["", f"{titel} ({len(ids)}):"]
-            zeilen += [f"  {i}  {faelle[i]['frage']}{server_vermerk(v, i)}\n      A: {a[4][i]}\n      B: {b[4][i]}"
-                       for i in ids]
+            zeilen += [f"  {i}  {kurz(faelle[i]['frage'], 240)}{server_vermerk(v, i)}\n"  # a BFCL question: a paragraph
+                       f"      A: {a[4][i]}\n      B: {b[4][i]}" for i in ids]
     zeilen += [""] + halb_satz([a[:2], b[:2]]) + [urteil(v), aufloesung_satz(v)]
     return "\n".join(zeilen)
 

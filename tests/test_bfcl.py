@@ -179,6 +179,8 @@ def test_a_comparison_of_bfcl_runs_shows_each_category_and_stops_on_the_worse_mo
                              f"{(einfach - 1) * 100:+.1f}", "pp"] or
                z.split()[:2] == ["BFCL", "simple_python"] for z in zeilen), out
     assert any(z.startswith("BFCL all") for z in zeilen), out
+    lang = next(f for f in FAELLE if len(f["frage"]) > 240 and f["id"] in {a["id"] for a in falsch if not a["bfcl"]})
+    assert f"  {lang['id']}  {lang['frage'][:240]}... ({len(lang['frage'])} characters)" in zeilen  # a paragraph, cut
 
 
 def test_bewerten_regrades_a_bfcl_run_to_the_same_figures(cli, endpunkt):
