@@ -991,7 +991,11 @@ def lade_bfcl(pfad):
     categories messen knows (the stage table's BFCL rows). Returns (faelle, sha256 of every file read)."""
     pfad = Path(pfad)
     if pfad.is_dir():
-        dateien = [pfad / n for s in STUFEN_TABELLE if s.bfcl for n in sorted(os.listdir(pfad))
+        try:
+            namen = sorted(os.listdir(pfad))
+        except OSError as e:
+            raise Eingabefehler(f"{pfad}: cannot read the folder ({e.strerror})")
+        dateien = [pfad / n for s in STUFEN_TABELLE if s.bfcl for n in namen
                    if (m := BFCL_DATEI.fullmatch(n)) and m[1] == s.name]
         if not dateien:
             raise Eingabefehler(f"{pfad}: no BFCL file of a category messen reads ({', '.join(BFCL_STUFEN)})")

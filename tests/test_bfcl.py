@@ -383,3 +383,12 @@ def test_streamed_bfcl_answers_get_the_same_verdicts(cli, endpunkt):
     falsch = [a for a in AUFGENOMMEN if a["variante"] == "falsch"]
     assert sorted(k["bfcl"]["fehlgeschlagen"]) == sorted(a["id"] for a in falsch if not a["bfcl"])
     assert k["diagnose"]["strom_defekt"] == 0
+
+
+def test_a_folder_without_a_bfcl_file_is_named(cli, tmp_path):
+    (tmp_path / "notizen.json").write_text("{}\n")
+    status, out, err = cli("--selbsttest", "--faelle", str(tmp_path))
+    assert (status, meldungen(err)) == (2, [
+        f"messen: {tmp_path}: no BFCL file of a category messen reads (simple_python, multiple, parallel, "
+        "parallel_multiple, irrelevance, live_simple, live_multiple, live_parallel, live_parallel_multiple, "
+        "live_irrelevance)"])
