@@ -615,21 +615,8 @@ def lade_faelle(pfad, katalog=STANDARD):
         daten = Path(pfad).read_bytes()
     except OSError as e:
         raise Eingabefehler(f"{pfad}: cannot read the case file ({e.strerror})")
-    try:
-        text = daten.decode("utf-8-sig")  # a byte-order mark, as some editors write, is no part of the first line
-    except UnicodeDecodeError as e:
-        zeile = daten[:e.start].count(b"\n") + 1
-        raise Eingabefehler(f"{pfad}:{zeile}: not UTF-8")
     faelle, gesehen = [], {}  # gesehen: id -> line
-    for nr, zeile in enumerate(text.splitlines(), 1):
-        if not zeile.strip():
-            continue
-        try:
-            fall = json.loads(zeile)
-        except (ValueError, RecursionError) as e:
-            raise Eingabefehler(f"{pfad}:{nr}: not JSON ({json_fehler(e)})")
-        if zu_tief(fall):
-            raise Eingabefehler(f"{pfad}:{nr}: nested deeper than {TIEFE} levels, where a case nests a few")
+    for nr, fall in json_zeilen(pfad, daten):
         fehler = pruefe_fall(fall, katalog)
         if not fehler and fall["id"] in gesehen:
             fehler = f"duplicate id {fall['id']} (first on line {gesehen[fall['id']]})"
@@ -642,6 +629,28 @@ def lade_faelle(pfad, katalog=STANDARD):
     if not faelle:
         raise Eingabefehler(f"{pfad}: no cases in the file")
     return faelle, faelle_hash(daten)
+
+
+def json_zeilen(pfad, daten):
+    """[(line number, value)] of a file of JSON lines (a case file, BFCL's), blank lines left out; UTF-8, JSON,
+    and nesting a case can have checked, each fault naming file:line."""
+    try:
+        text = daten.decode("utf-8-sig")  # a byte-order mark, as some editors write, is no part of the first line
+    except UnicodeDecodeError as e:
+        zeile = daten[:e.start].count(b"\n") + 1
+        raise Eingabefehler(f"{pfad}:{zeile}: not UTF-8")
+    zeilen = []
+    for nr, zeile in enumerate(text.splitlines(), 1):
+        if not zeile.strip():
+            continue
+        try:
+            wert = json.loads(zeile)
+        except (ValueError, RecursionError) as e:
+            raise Eingabefehler(f"{pfad}:{nr}: not JSON ({json_fehler(e)})")
+        if zu_tief(wert):
+            raise Eingabefehler(f"{pfad}:{nr}: nested deeper than {TIEFE} levels, where a case nests a few")
+        zeilen.append((nr, wert))
+    return zeilen
 
 
 TYPEN = ("number", "integer", "boolean")  # schema types whose values are compared as that type, not as text
@@ -1039,14 +1048,7 @@ def bfcl_zeilen(datei, sha):
         wo = f"; BFCL keeps a category's expected calls in possible_answer/{datei.name}" * (e.errno == errno.ENOENT)
         raise Eingabefehler(f"{datei}: cannot read it ({e.strerror}){wo}")
     sha.update(daten)
-    zeilen = []
-    for nr, zeile in enumerate(daten.decode("utf-8-sig", errors="replace").splitlines(), 1):
-        if zeile.strip():
-            try:
-                zeilen.append((nr, json.loads(zeile)))
-            except (ValueError, RecursionError) as e:
-                raise Eingabefehler(f"{datei}:{nr}: not JSON ({json_fehler(e)})")
-    return zeilen
+    return json_zeilen(datei, daten)
 
 
 def bfcl_fall(datei, nr, roh, kategorie, antworten):

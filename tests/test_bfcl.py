@@ -392,3 +392,15 @@ def test_a_folder_without_a_bfcl_file_is_named(cli, tmp_path):
         f"messen: {tmp_path}: no BFCL file of a category messen reads (simple_python, multiple, parallel, "
         "parallel_multiple, irrelevance, live_simple, live_multiple, live_parallel, live_parallel_multiple, "
         "live_irrelevance)"])
+
+
+@pytest.mark.parametrize("zeile, meldung", [
+    (b"\xff\n", "not UTF-8"),
+    (json.dumps({"id": "irrelevance_x", "tief": json.loads("[" * 150 + "]" * 150)}).encode() + b"\n",
+     "nested deeper than 100 levels, where a case nests a few"),
+], ids=["kein utf-8", "zu tief"])
+def test_a_bfcl_file_is_checked_line_by_line_as_a_case_file_is(cli, tmp_path, zeile, meldung):
+    datei = tmp_path / "BFCL_v4_irrelevance.json"
+    datei.write_bytes((BFCL / "BFCL_v4_irrelevance.json").read_bytes().splitlines(keepends=True)[0] + zeile)
+    status, out, err = cli("--selbsttest", "--faelle", str(datei))
+    assert (status, meldungen(err)) == (2, [f"messen: {datei}:2: {meldung}"])
