@@ -488,7 +488,7 @@ class Lauf:
     welt_salz: str = None  # S7: what the ids of created contacts are drawn from, the run's (its settings line's)
     ohne_proxy: bool = False  # the self-test's loopback requests never go through a proxy
     katalog: Katalog = STANDARD  # the tools and the opening sent: --katalog, --variante
-    form: str = "text"  # text, json or markdown
+    form: str = "text"  # a row of FORMEN: text, json or markdown
     alle: bool = False  # every failed output in the lists, not the first FEHLSCHLAEGE_GEZEIGT
 
 
@@ -5064,7 +5064,7 @@ def stufen_von(*ks):
     return [s for s in STUFEN if any(k["stufen"].get(s) is not None for k in ks)]
 
 
-def bericht_markdown(e, k):
+def bericht_markdown(e, k, *_):
     halb = "" if vollstaendig(e, k) else f", {k['ausgaben']} of {k['faelle'] * e['n']} outputs: incomplete"
     kopf = f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}{wie_gesendet(e)}, " \
            f"{mal(k['faelle'], 'case')}{halb})"
@@ -5499,7 +5499,7 @@ def vergleich_text(a, b, v, faelle):
     return "\n".join(zeilen)
 
 
-def vergleich_markdown(a, b, v):
+def vergleich_markdown(a, b, v, _faelle=None):
     """The pair as a table, headed by the two runs (model, settings, date, complete or not), then the verdict."""
     kopf = [f"A: {kopfzeile(*a[:2])}  ", f"B: {kopfzeile(*b[:2])}", ""]
     zeilen = tabelle_markdown(zahlen_zeilen([a[:2], b[:2]], differenz_spalte=True), ["metric", a[0]["tag"],
@@ -5675,6 +5675,29 @@ def was_geschah(ausgaben):
 
 
 ZEILE_HOECHSTENS = 900  # characters of what a comparison shows of one case's outputs
+
+
+def lauf_json(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
+    return json.dumps(bericht_json(e, k, gezeigt), ensure_ascii=False)
+
+
+def paar_json(a, b, v, _faelle=None):
+    return json.dumps(dict(v, a_kennzahlen=bericht_json(*a[:2]), b_kennzahlen=bericht_json(*b[:2])), ensure_ascii=False)
+
+
+def reihe_json(laeufe, vs):
+    return json.dumps({"laeufe": [bericht_json(e, k) for e, k in laeufe], "vergleiche": vs}, ensure_ascii=False)
+
+
+Form = collections.namedtuple("Form", "hilfe lauf paar reihe")
+# how a summary is printed: --NAME's help (None: the default, no flag), and a function to one text for a run
+# (settings, figures, cases, outputs, shown as saved, list length), a pair (run A, run B, comparison, cases by id)
+# and a series ([(settings, figures)], comparisons); a new form is one row and its three functions
+FORMEN = {
+    "text": Form(None, bericht_text, vergleich_text, reihe_text),
+    "json": Form("print the summary as one JSON object", lauf_json, paar_json, reihe_json),
+    "markdown": Form("print the summary as a Markdown table", bericht_markdown, vergleich_markdown, reihe_markdown),
+}
 
 
 # ---------------------------------------------------------------------------
@@ -6421,8 +6444,9 @@ def parser():
     p.add_argument("--neu", action="store_true", help="measure anew; the old run is renamed, never deleted")
     p.add_argument("--klaeren", action="store_true", help="ask again, in the same file, the outputs whose grade is "
                    "the server's or cannot tell (after fixing the server); the earlier answers are kept")
-    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    p.add_argument("--markdown", action="store_true", help="print the summary as a Markdown table")
+    for name, form in FORMEN.items():
+        if form.hilfe:
+            p.add_argument(f"--{name}", action="store_true", help=form.hilfe)
     p.add_argument("--alle", action="store_true", help="list every failed output, not only the first "
                                                        f"{FEHLSCHLAEGE_GEZEIGT}")
     p.add_argument("--bewerten", type=tag_arg, metavar="TAG",
@@ -6485,7 +6509,7 @@ def lauf_aus(args):
                 nachfrage=args.nachfrage, weiter=args.weiter, ganz=args.ganz, stream=args.stream, stufen=args.stufen,
                 system=args.system,
                 katalog=variante(katalog, args.variante),
-                form="json" if args.json else "markdown" if args.markdown else "text", alle=args.alle)
+                form=next((n for n in FORMEN if getattr(args, n, False)), "text"), alle=args.alle)
 
 
 def einstellungen_fuer(lauf, sha, faelle):
@@ -6506,13 +6530,8 @@ def einstellungen_fuer(lauf, sha, faelle):
 
 def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
     """Print the summary of one run; return its figures."""
-    k, form = kennzahlen(faelle, ausgaben, lauf.katalog, e), lauf.form
-    if form == "json":
-        print(json.dumps(bericht_json(e, k, gezeigt), ensure_ascii=False))
-    elif form == "markdown":
-        print(bericht_markdown(e, k))
-    else:
-        print(bericht_text(e, k, faelle, ausgaben, gezeigt, None if lauf.alle else FEHLSCHLAEGE_GEZEIGT))
+    k = kennzahlen(faelle, ausgaben, lauf.katalog, e)
+    print(FORMEN[lauf.form].lauf(e, k, faelle, ausgaben, gezeigt, None if lauf.alle else FEHLSCHLAEGE_GEZEIGT))
     return k
 
 
@@ -6739,26 +6758,19 @@ def streng_satz(v):
 
 
 def zeige_vergleich(form, laeufe, vs, faelle_by_id):
-    if len(laeufe) == 2 and form == "json":
-        (ea, ka), (eb, kb) = laeufe[0][:2], laeufe[1][:2]
-        print(json.dumps(dict(vs[0], a_kennzahlen=bericht_json(ea, ka), b_kennzahlen=bericht_json(eb, kb)),
-                         ensure_ascii=False))
-    elif form == "json":
-        print(json.dumps({"laeufe": [bericht_json(e, k) for e, k, *_ in laeufe], "vergleiche": vs},
-                         ensure_ascii=False))
-    elif len(laeufe) == 2:
-        ausgabe = vergleich_markdown if form == "markdown" else functools.partial(vergleich_text, faelle=faelle_by_id)
-        print(ausgabe(laeufe[0], laeufe[1], vs[0]))
+    if len(laeufe) == 2:
+        print(FORMEN[form].paar(laeufe[0], laeufe[1], vs[0], faelle_by_id))
     else:
-        print((reihe_markdown if form == "markdown" else reihe_text)([lf[:2] for lf in laeufe], vs))
+        print(FORMEN[form].reihe([lf[:2] for lf in laeufe], vs))
 
 
 def ausfuehren(args, lauf):
     modi = [f"--{m}" for m in ("selbsttest", "pruefen", "bewerten", "vergleich") if getattr(args, m)]
     if len(modi) > 1:
         raise Eingabefehler(f"{' and '.join(modi)} are two modes of their own; give one of them")
-    if args.json and args.markdown:
-        raise Eingabefehler("--json and --markdown are two forms of one summary; give one of them")
+    formen = [f"--{n}" for n in FORMEN if getattr(args, n, False)]
+    if len(formen) > 1:
+        raise Eingabefehler(f"{' and '.join(formen)} are two forms of one summary; give one of them")
     if args.bild and not (args.vergleich or args.bewerten):
         raise Eingabefehler("--bild goes with --bewerten TAG or --vergleich A B [C ...]")
     if args.streng and not args.vergleich:

@@ -209,6 +209,24 @@ def test_markdown(cli, endpunkt):
                               "| failed | S2-9, S5-8 |"]
 
 
+def test_eine_neue_form_ist_eine_zeile(cli, endpunkt, monkeypatch):
+    """A form of the summary is one row of FORMEN: its flag, a run, a pair and a series follow from it alone."""
+    monkeypatch.setitem(messen.FORMEN, "tsv", messen.Form(
+        "print the summary as tab-separated rows",
+        lambda e, k, *_: f"{e['tag']}\t{k['auftraege_gelungen']}",
+        lambda a, b, v, _: f"{v['a']}\t{v['b']}\t{len(v['schlechter'])}",
+        lambda laeufe, vs: "\t".join(e["tag"] for e, _ in laeufe)))
+    server = endpunkt(mit_fehlern(KAPITEL_FEHLER))
+    status, out, err = cli(*messung(server.url, "--tag", "a", "--tsv"))
+    assert (status, out) == (0, f"a\t{40 / 42}\n"), err
+    assert cli(*messung(server.url, "--tag", "b"))[0] == 0
+    assert cli(*messung(server.url, "--tag", "c"))[0] == 0
+    assert cli("--vergleich", "a", "b", "--tsv")[:2] == (0, "a\tb\t0\n")
+    assert cli("--vergleich", "a", "b", "c", "--tsv")[:2] == (0, "a\tb\tc\n")
+    assert cli("--bewerten", "a", "--tsv", "--json")[::2] == (
+        2, "messen: --json and --tsv are two forms of one summary; give one of them\n")
+
+
 # ---------------------------------------------------------------------------
 # --vergleich A B
 # ---------------------------------------------------------------------------
