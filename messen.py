@@ -64,11 +64,9 @@ transport failure as an answer.
 """
 
 import argparse
-import ast
 import collections
 import contextlib
 import copy
-import dataclasses
 import datetime
 import email.utils
 import errno
@@ -89,8 +87,8 @@ import socket
 import sys
 import threading
 import time
+import typing
 import unicodedata
-import uuid
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -216,8 +214,7 @@ Rules:
 
 
 
-@dataclasses.dataclass(frozen=True)
-class Stufe:
+class Stufe(typing.NamedTuple):
     """One stage, a row that every stage-dependent part reads: the case check, the settings and their hashes,
     asking, grading, the figures, the lists, the comparison, the picture and --pruefen."""
     name: str
@@ -296,8 +293,7 @@ VARIANTEN = ("synonyme", "reihenfolge", "ablenkung")
 REIHENFOLGE_SEED = 1  # --variante reihenfolge: the order is random.Random(seed), saved with the run
 
 
-@dataclasses.dataclass(frozen=True)
-class Katalog:
+class Katalog(typing.NamedTuple):
     """The tools and the opening a run sends, and what the cases are checked and graded against.
 
     A variant is a transform Katalog -> Katalog (see variante): it changes what is
@@ -385,7 +381,7 @@ def umbenannt(katalog):
                                                  **({"description": text(w["function"]["description"])}
                                                     if "description" in w["function"] else {}))}
            for w in katalog.werkzeuge]
-    return dataclasses.replace(katalog, werkzeuge=neu, eroeffnung=text(katalog.eroeffnung), variante="synonyme",
+    return katalog._replace(werkzeuge=neu, eroeffnung=text(katalog.eroeffnung), variante="synonyme",
                                sprache=text,
                                eroeffnung_ganz=text(katalog.eroeffnung_ganz),
                                umbenennung={"werkzeuge": dict(werkzeuge), "argumente": dict(argumente)})
@@ -401,12 +397,12 @@ def umgeordnet(katalog):
     zufall, werkzeuge = random.Random(REIHENFOLGE_SEED), list(katalog.werkzeuge)
     while len(werkzeuge) > 1 and werkzeuge == katalog.werkzeuge:
         zufall.shuffle(werkzeuge)
-    return dataclasses.replace(katalog, werkzeuge=werkzeuge, variante="reihenfolge", seed=REIHENFOLGE_SEED)
+    return katalog._replace(werkzeuge=werkzeuge, variante="reihenfolge", seed=REIHENFOLGE_SEED)
 
 
 def abgelenkt(katalog):
     """The decoys first, then the tools: a model that picks by position or by a near name picks a decoy."""
-    return dataclasses.replace(katalog, werkzeuge=list(katalog.ablenkung) + list(katalog.werkzeuge),
+    return katalog._replace(werkzeuge=list(katalog.ablenkung) + list(katalog.werkzeuge),
                                variante="ablenkung", zusatz=tuple(w["function"]["name"] for w in katalog.ablenkung))
 
 # ---------------------------------------------------------------------------
@@ -461,15 +457,14 @@ def faelle_standard():
     return next((o for o in orte if o.is_file()), orte[0])
 
 
-@dataclasses.dataclass(frozen=True)
-class Lauf:
+class Lauf(typing.NamedTuple):
     """What a measurement is asked with; a mode (self-test, --pruefen) makes a changed copy."""
     url: str = None
     modell: str = None
     temp: float = 0.0
     n: int = 1
     tag: str = None
-    extra: dict = dataclasses.field(default_factory=dict)
+    extra: dict = {}  # one dict every Lauf without --extra shares: it is read, never changed
     ausgabe: Path = Path("ergebnisse")
     faelle: Path = None
     parallel: int = 1
@@ -1298,7 +1293,7 @@ def umbenannte_args(katalog, wert):
 def probe_anfrage(fall, lauf):
     """The probe: the case as the run asked it, but plain, at temperature 0, and with tool_choice
     "required", which every server with a working tool-call parser answers as tool_calls."""
-    body = anfrage(fall, dataclasses.replace(lauf, temp=0.0, stream=False))
+    body = anfrage(fall, lauf._replace(temp=0.0, stream=False))
     body["tool_choice"] = "required"
     return body
 
@@ -1507,8 +1502,7 @@ def server_kennung(familie, beleg, seite):
             "vorlage": vorlage_von(seite) if familie.zeigt_vorlage else None}
 
 
-@dataclasses.dataclass(frozen=True)
-class Familie:
+class Familie(typing.NamedTuple):
     """What messen knows of one server family: how it is recognised, what it does with tool_choice
     "required" (the probe), its own option for each fix, its parsers' names by the form a model writes,
     and its quirks, each with the issue thread that shows it (docs/diagnose.md). A new family is one
@@ -1577,7 +1571,7 @@ FAMILIEN = {f.name: f for f in (
     Familie("TGI", seite="/info", erkennt=tgi_info, probe="grammatik",
             parser="a model TGI supports for tools (it reads calls by grammar only)",
             vorlage="a model whose tokenizer_config has a tool-aware chat_template", denken="its reasoning settings"),
-    dataclasses.replace(UNBEKANNTER_SERVER, name="the self-test's loopback endpoint", owned_by=(SELBSTTEST,)),
+    UNBEKANNTER_SERVER._replace(name="the self-test's loopback endpoint", owned_by=(SELBSTTEST,)),
 )}
 
 
@@ -2331,6 +2325,7 @@ def pythonische_aufrufe(text):
     try:
         if len(text) > PYTHONISCH_HOECHSTENS:
             raise ValueError("too long")
+        import ast  # here: only an answer in the pythonic form needs it, and every run paid for its import
         baum = ast.parse(text, mode="eval").body
         aufrufe = baum.elts if isinstance(baum, (ast.List, ast.Tuple)) else [baum]
         if not aufrufe or not all(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and not c.args and
@@ -2517,7 +2512,9 @@ def neue_id(nummer, salz=None):
     twice is there twice), the same in every replay of one job's output. salz: the job's and the run's (job_salz),
     so no id can be known before the run gives it; None: the reference's replay, and runs saved without one."""
     quelle = f"kontakt/{nummer}" if salz is None else f"kontakt/{salz}/{nummer}"
-    return str(uuid.UUID(hashlib.sha256(quelle.encode()).hexdigest()[:32], version=4))
+    h = hashlib.sha256(quelle.encode()).hexdigest()
+    # str(uuid.UUID(h[:32], version=4)) spelled out: importing uuid (and platform with it) cost every run 3 ms
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:32]}"
 
 
 def job_salz(welt_salz, fall_id, lauf):
@@ -2865,8 +2862,7 @@ def bfcl_urteil(fall, nachricht):
     return treffer == len(fall["erwartet"]) and offen == 0
 
 
-@dataclasses.dataclass(frozen=True)
-class Note:
+class Note(typing.NamedTuple):
     """One answer graded, in one walk: what the figures, the diagnosis, the comparison, the reports and the
     picture read, and nothing else (no call is read out of a message after grading). An S7 job is one Note
     too, its steps in job."""
@@ -2905,8 +2901,7 @@ class Note:
         return next(((art, grund) for grund, art, trifft in WESSEN if trifft(self)), ("modell", self.mangel))
 
 
-@dataclasses.dataclass(frozen=True)
-class Job:
+class Job(typing.NamedTuple):
     """What an S7 job's Note holds of its way: its requests, the reference's steps, whether a limit ended it
     (the step limit, or the server's context), and each step graded as it came."""
     schritte: int
@@ -2915,8 +2910,7 @@ class Job:
     gekommen: tuple  # a Note per step
 
 
-@dataclasses.dataclass(frozen=True)
-class Ausgabe:
+class Ausgabe(typing.NamedTuple):
     """One output as it is read back: who it is, its grade, its second turn's, what it cost; zeile is the
     line as saved (what came, never a grade), which only the saved run's own functions read."""
     id: str
@@ -3000,8 +2994,8 @@ def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None):
     fehlt = None if beendet else letzte.mangel
     grenze = "kontext" if voll else not beendet and fehlt is None and len(verlauf) >= schrittgrenze(fall)
     # an S7 job's line sums its steps' tokens: whose an empty last step is, its own count says
-    return dataclasses.replace(
-        letzte, aufrufe=tuple(nativ + [c for c in alle if c["quelle"] != NATIV]),
+    return letzte._replace(
+        aufrufe=tuple(nativ + [c for c in alle if c["quelle"] != NATIV]),
         form=next((c["quelle"] for c in alle if c["quelle"] != NATIV), "nativ" if nativ else None),
         treffer=int(beendet and not teile), offen=0, soll=1, nativ=len(nativ), mangel=fehlt, still=False,
         protokoll=dict(sum((collections.Counter(b.protokoll) for b in schritte), collections.Counter())),
@@ -3125,8 +3119,8 @@ def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=No
         defekte = dict.fromkeys(d for z in fragen for d in (z.get("strom") or {}).get("defekte", []))
         voll = any("fehlt" in z for z in zuege)  # a step refused for its length (frage_ganz)
         salz = job_salz(welt_salz, a["id"], a["lauf"])
-        return Ausgabe(**kopf, note=dataclasses.replace(bewerte_ganz(fall, fragen, umbenennung, voll, salz),
-                                                        defekte=tuple(defekte)), zeile=a, **kosten)
+        note = bewerte_ganz(fall, fragen, umbenennung, voll, salz)._replace(defekte=tuple(defekte))
+        return Ausgabe(**kopf, note=note, zeile=a, **kosten)
     for z in zuege:  # each request with the cross-checks that follow it
         if z["zweck"] in ANFRAGEN:
             teile[z["zweck"]] = vorige = (z, [])
@@ -3145,7 +3139,7 @@ def bewerte_zug(fall, z, pruefungen, umbenennung):
     b = mit_gegenprobe(bewerte_ausgabe(fall, z["nachricht"], z["finish_reason"], umbenennung, z["usage"]),
                        z.get("strom"), pruefungen, umbenennung)
     if z.get("abgelehnt"):  # what the server refused to parse: graded as the text it was, an agent got an error
-        b = dataclasses.replace(b, protokoll=dict(b.protokoll, geparst_abgelehnt=1))
+        b = b._replace(protokoll=dict(b.protokoll, geparst_abgelehnt=1))
     return b
 
 
@@ -3153,7 +3147,7 @@ def mit_gegenprobe(b, strom, pruefungen, umbenennung):
     """The Note with its stream's defects and its cross-check read once (gegenprobe): the calls of the same
     request without stream, and of the stream asked again, each as a multiset beside the streamed answer's,
     and the plain answer's calls for the failed list; None where none was asked (or the output succeeded)."""
-    b = dataclasses.replace(b, gestreamt=strom is not None, defekte=tuple((strom or {}).get("defekte", [])))
+    b = b._replace(gestreamt=strom is not None, defekte=tuple((strom or {}).get("defekte", [])))
     ohne_strom = next((z for z in pruefungen if z["zweck"] == OHNE_STROM), {})
     if "nachricht" not in ohne_strom or gelungen(b):
         return b
@@ -3161,7 +3155,7 @@ def mit_gegenprobe(b, strom, pruefungen, umbenennung):
     ohne = lies(ohne_strom["nachricht"])
     nochmal = next((z for z in pruefungen if z["zweck"] == NOCHMAL), None)  # none before repeats were asked:
     # the stream's own stands in
-    return dataclasses.replace(b, gegenprobe={
+    return b._replace(gegenprobe={
         "gestreamt": als_menge(b.aufrufe), "ohne": als_menge(ohne), "ohne_aufrufe": ohne,
         "nochmal": als_menge(b.aufrufe) if nochmal is None else
         als_menge(lies(nochmal["nachricht"])) if "nachricht" in nochmal else None})
@@ -4413,7 +4407,7 @@ def mit_frueheren(a, alt, klaeren):
     a second turn asked again needs none, since the first turn is the new line's own."""
     if alt is None or not (klaeren and ungeklaert(alt)):
         return a
-    return dataclasses.replace(a, zeile=dict(a.zeile, frueher=[alt.zeile["zuege"]] + alt.zeile.get("frueher", [])))
+    return a._replace(zeile=dict(a.zeile, frueher=[alt.zeile["zuege"]] + alt.zeile.get("frueher", [])))
 
 
 def schreibe(roh, daten):
@@ -5817,7 +5811,7 @@ def pruefen(lauf, faelle):
     """A handful of requests and a checklist, each line printed as its check ends (Ctrl-C keeps those);
     0 when the server is set up for a measurement. A request that times out is not asked again:
     at temperature 0 it would take as long again."""
-    lauf, stand = dataclasses.replace(lauf, timeout_nochmal=False), Pruefstand()
+    lauf, stand = lauf._replace(timeout_nochmal=False), Pruefstand()
     endpunkt, antworten = Endpunkt(lauf, stand), []
     server = []  # the server, once the model check has passed and it is identified
 
@@ -6037,7 +6031,7 @@ def pruef_nachfrage(endpunkt, lauf, faelle):
     fall = next((f for f in faelle if "nachtrag" in f), None)
     if fall is None:
         return None, f"{was}: cannot tell, the case file has no case with a reply (nachtrag)"
-    body = nachfrage_anfrage(fall, dataclasses.replace(lauf, extra={"max_tokens": PRUEF_TOKENS, **lauf.extra}),
+    body = nachfrage_anfrage(fall, lauf._replace(extra={"max_tokens": PRUEF_TOKENS, **lauf.extra}),
                              {"content": PRUEF_RUECKFRAGE})
     return pruef_angenommen(endpunkt, was, {"id": f"{fall['id']}, second turn"}, body, fall["id"], "reply")
 
@@ -6070,7 +6064,7 @@ def pruef_s3(endpunkt, lauf, faelle):
         return [(None, f"{w}: cannot tell, the case file has no S3 case") for w in (was_strom, was_mehr)]
 
     def frage(stream=False, **mehr):
-        lauf_ = dataclasses.replace(lauf, temp=0.0, stream=stream)
+        lauf_ = lauf._replace(temp=0.0, stream=stream)
         body = anfrage(fall, lauf_, {"max_tokens": PRUEF_TOKENS, **lauf.extra, **mehr})
         return lies_aufrufe(endpunkt.frage(fall, body).nachricht)[0]
     try:
@@ -6266,7 +6260,7 @@ def selbsttest(lauf, faelle, sha):
     server, adresse = selbsttest_server(faelle, katalog=lauf.katalog)
     try:
         with tempfile.TemporaryDirectory() as ordner:
-            k = lauf_messen(dataclasses.replace(lauf, url=adresse, modell="selbsttest", tag="selbsttest",
+            k = lauf_messen(lauf._replace(url=adresse, modell="selbsttest", tag="selbsttest",
                                                 ausgabe=Path(ordner), neu=False, ohne_proxy=True), faelle, sha)
     except Abbruch as e:
         if isinstance(e, Unterbrochen):
@@ -6542,7 +6536,7 @@ def lauf_messen(lauf, alle, sha):
     faelle = faelle_fuer(alle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)
     with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
         einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha, alle))
-        lauf = dataclasses.replace(lauf, welt_salz=einstellungen.get("welt_salz"))  # a resumed run's own
+        lauf = lauf._replace(welt_salz=einstellungen.get("welt_salz"))  # a resumed run's own
         gezeigt = fertig(ausgaben, lauf.klaeren) == len(faelle) * lauf.n
         if not gezeigt and not gesperrt:
             raise Eingabefehler(f"{pfad.parent}: cannot write there, so the run cannot go on (its lock file "
@@ -6570,7 +6564,7 @@ def anderswo(lauf, pfad, alt, url):
     if alt.get("url") in (None, url):
         return
     # a run stopped before its end saved no server: the one at the old URL is asked, where it still answers
-    vorher = alt.get("server") or erkenne_server(Endpunkt(dataclasses.replace(lauf, url=alt["url"])))
+    vorher = alt.get("server") or erkenne_server(Endpunkt(lauf._replace(url=alt["url"])))
     jetzt = erkenne_server(Endpunkt(lauf))
     if jetzt and vorher and jetzt["name"] != vorher["name"]:
         raise Eingabefehler(f"{pfad} was measured on {server_wort(vorher)} at {alt['url']}; {url} is "
@@ -6617,7 +6611,7 @@ def gemessen_mit(lauf, tags, faelle_gegeben):
             raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
     katalog = finde_katalog(pfade[0], es[0], lauf.katalog if lauf.katalog.datei else None)
     faelle_pfad, faelle, sha = finde_faelle(pfade, es, faelle_gegeben, katalog)
-    return dataclasses.replace(lauf, katalog=katalog, faelle=faelle_pfad), faelle, sha
+    return lauf._replace(katalog=katalog, faelle=faelle_pfad), faelle, sha
 
 
 def lies_einstellungen(pfad):

@@ -280,3 +280,14 @@ def test_eine_ablehnung_des_parsers_wird_gelesen_oder_ist_keine(body, status):
     if antwort is not None:
         assert antwort.nachricht == {"role": "assistant", "content": meldung.split(": ", 1)[1]}
         assert antwort.abgelehnt == messen.kurz(meldung, 300) and antwort.finish is None
+
+
+@EINSTELLUNG
+@given(st.integers(min_value=1, max_value=10**6), st.none() | st.text(max_size=40))
+def test_eine_neue_id_ist_die_uuid_der_frueheren_versionen(nummer, salz):
+    """A created contact's id, spelled out without importing uuid, is the version-4 UUID earlier versions drew with
+    it: a saved S7 run regrades to the same ids."""
+    import hashlib
+    import uuid
+    quelle = f"kontakt/{nummer}" if salz is None else f"kontakt/{salz}/{nummer}"
+    assert messen.neue_id(nummer, salz) == str(uuid.UUID(hashlib.sha256(quelle.encode()).hexdigest()[:32], version=4))
