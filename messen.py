@@ -3927,8 +3927,9 @@ def _text_oder_nichts(x):
 Einstellung = collections.namedtuple("Einstellung", "pruefe falsch vorgabe verglichen anders",
                                      defaults=(PFLICHT, False, None))
 # pruefe: the check a results file's value must pass, falsch: what is wrong when it fails; vorgabe: the value of a
-# run saved before the field was (PFLICHT: every file has it); verglichen: a run is resumed or compared only under
-# the same value; anders: how the refusal names another value ("another case file"), else by the values
+# run saved before the field was (PFLICHT: every file has it); verglichen: a run is resumed only under the same
+# value (what makes two runs not comparable is nicht_vergleichbar's); anders: how the refusal names another value
+# ("another case file"), else by the values
 EINSTELLUNGEN = {
     "modell": Einstellung(lambda x: isinstance(x, str), "is not a string", verglichen=True),
     "temp": Einstellung(zahl_ist, "is not a number of at least 0", verglichen=True),
@@ -5598,7 +5599,8 @@ EIGENE_GRENZE = {  # without a limit the user set, a server's own may differ bet
 
 
 def vergleich_hinweise(ea, eb):
-    """What the text of a comparison says beside the table: differing n, S6 in one run only."""
+    """What the text of a comparison says beside the table: differing n or stages, a later stage in one run only,
+    another catalogue or system message sent."""
     zeilen = []
     if ea["n"] != eb["n"]:
         zeilen.append(f"The runs have different n ({ea['n']} and {eb['n']}): cases are compared by their success "
@@ -5615,6 +5617,11 @@ def vergleich_hinweise(ea, eb):
         wie = lambda e: f"the variant {e['variante']}" if e.get("variante") else "the catalogue as written"  # noqa
         zeilen.append(f"The catalogues sent differ ({wie(ea)} in {ea['tag']}, {wie(eb)} in {eb['tag']}): the "
                       "difference may be the catalogue's, not the model's; compare models under the same catalogue.")
+    if ea.get("system") != eb.get("system"):  # like a variant: the same model may be asked both ways on purpose
+        wie = lambda e: f"--system {kurz(json.dumps(e['system'], ensure_ascii=False), 60)}" if e.get(  # noqa: E731
+            "system") is not None else "no --system"
+        zeilen.append(f"The system messages sent differ ({wie(ea)} in {ea['tag']}, {wie(eb)} in {eb['tag']}): the "
+                      "difference may be the system message's, not the model's; compare models under the same one.")
     return zeilen + [""] if zeilen else []
 
 

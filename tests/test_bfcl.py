@@ -404,3 +404,20 @@ def test_a_bfcl_file_is_checked_line_by_line_as_a_case_file_is(cli, tmp_path, ze
     datei.write_bytes((BFCL / "BFCL_v4_irrelevance.json").read_bytes().splitlines(keepends=True)[0] + zeile)
     status, out, err = cli("--selbsttest", "--faelle", str(datei))
     assert (status, meldungen(err)) == (2, [f"messen: {datei}:2: {meldung}"])
+
+
+def test_a_comparison_of_runs_sent_other_system_messages_says_so_beside_the_verdict(cli, endpunkt, tmp_path):
+    """As a variant against its base: the same model may be asked with and without a system message on purpose,
+    so the verdict stands, and beside it that the difference may be the system message's."""
+    datei = tmp_path / "BFCL_v4_irrelevance.json"
+    datei.write_text("".join((BFCL / "BFCL_v4_irrelevance.json").read_text().splitlines(keepends=True)[:3]))
+    e = endpunkt(lambda fall, body, nummer: completion({"role": "assistant", "content": "No."}))
+    for tag, mehr in (("ohne", []), ("mit", ["--system", "You are terse."]), ("anders", ["--system", "Be kind."])):
+        vorbereitet(cli, "--url", e.url, "--modell", "m", "--faelle", str(datei), "--tag", tag, *mehr)
+    hinweis = ("The system messages sent differ ({} in {}, {} in {}): the difference may be the system message's, "
+               "not the model's; compare models under the same one.")
+    status, out, _ = cli("--vergleich", "ohne", "mit", "--streng")
+    assert status == 0 and hinweis.format("no --system", "ohne", '--system "You are terse."', "mit") in out.splitlines()
+    out = cli("--vergleich", "mit", "anders", "--markdown")[1]
+    assert hinweis.format('--system "You are terse."', "mit", '--system "Be kind."', "anders") in out.splitlines()
+    assert not [z for z in cli("--vergleich", "mit", "mit")[1].splitlines() if z.startswith("The system messages")]
