@@ -5608,6 +5608,9 @@ def vergleich_hinweise(ea, eb):
     if ea.get("stufen") != eb.get("stufen"):
         zeilen.append(f"The runs asked different stages ({stufen_wort(ea)} in {ea['tag']}, {stufen_wort(eb)} in "
                       f"{eb['tag']}): the test compares the cases both have.")
+    if bool(ea.get("nachfrage")) != bool(eb.get("nachfrage")):
+        zeilen.append(f"Only {(ea if ea.get('nachfrage') else eb)['tag']} asked S5's second turn (--nachfrage): the "
+                      "test compares the first turns, the second stays out of it.")
     for stufe, flagge in SPAETER.items():
         feld = STUFE[stufe].feld
         if ea.get(feld, False) != eb.get(feld, False):

@@ -289,3 +289,18 @@ def test_die_kosten_zaehlen_die_zweiten_zuege(cli, endpunkt):
     # each second turn's usage is added: the loopback endpoint counts 20 completion tokens per answer
     assert mit["tokens"]["completion"] == ohne["tokens"]["completion"] + 8 * 20
     assert mit["tokens"]["prompt"] > ohne["tokens"]["prompt"]
+
+
+def test_ein_vergleich_sagt_wo_nur_ein_lauf_nachfragte(cli, endpunkt):
+    """As for S6 and S7 in one run only: the line beside the table says the second turn stays out of the test."""
+    server = endpunkt(fragt_nach(danach={"S5-1": []}))
+    vorbereitet(cli, *messung(server.url, "--tag", "ohne"))
+    vorbereitet(cli, *messung(server.url, "--nachfrage", "--tag", "mit"))
+    satz = ("Only mit asked S5's second turn (--nachfrage): the test compares the first turns, the second stays out "
+            "of it.")
+    for paar in (("ohne", "mit"), ("mit", "ohne")):
+        status, out, err = cli("--vergleich", *paar)
+        assert (status, satz in out.splitlines()) == (0, True), err
+    assert satz in cli("--vergleich", "ohne", "mit", "--markdown")[1].splitlines()
+    assert "  " + satz in cli("--vergleich", "ohne", "mit", "ohne")[1].splitlines()  # a series, indented
+    assert not [z for z in cli("--vergleich", "mit", "mit")[1].splitlines() if z.startswith("Only ")]
