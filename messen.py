@@ -381,10 +381,9 @@ def umbenannt(katalog):
                                                  **({"description": text(w["function"]["description"])}
                                                     if "description" in w["function"] else {}))}
            for w in katalog.werkzeuge]
-    return katalog._replace(werkzeuge=neu, eroeffnung=text(katalog.eroeffnung), variante="synonyme",
-                               sprache=text,
-                               eroeffnung_ganz=text(katalog.eroeffnung_ganz),
-                               umbenennung={"werkzeuge": dict(werkzeuge), "argumente": dict(argumente)})
+    return katalog._replace(werkzeuge=neu, eroeffnung=text(katalog.eroeffnung), variante="synonyme", sprache=text,
+                            eroeffnung_ganz=text(katalog.eroeffnung_ganz),
+                            umbenennung={"werkzeuge": dict(werkzeuge), "argumente": dict(argumente)})
 
 
 def bezeichner(name):
@@ -403,7 +402,7 @@ def umgeordnet(katalog):
 def abgelenkt(katalog):
     """The decoys first, then the tools: a model that picks by position or by a near name picks a decoy."""
     return katalog._replace(werkzeuge=list(katalog.ablenkung) + list(katalog.werkzeuge),
-                               variante="ablenkung", zusatz=tuple(w["function"]["name"] for w in katalog.ablenkung))
+                            variante="ablenkung", zusatz=tuple(w["function"]["name"] for w in katalog.ablenkung))
 
 # ---------------------------------------------------------------------------
 # Errors: one class per exit status, one boundary in main()
@@ -6271,7 +6270,7 @@ def selbsttest(lauf, faelle, sha):
     try:
         with tempfile.TemporaryDirectory() as ordner:
             k = lauf_messen(lauf._replace(url=adresse, modell="selbsttest", tag="selbsttest",
-                                                ausgabe=Path(ordner), neu=False, ohne_proxy=True), faelle, sha)
+                                          ausgabe=Path(ordner), neu=False, ohne_proxy=True), faelle, sha)
     except Abbruch as e:
         if isinstance(e, Unterbrochen):
             raise
