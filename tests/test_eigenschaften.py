@@ -291,3 +291,19 @@ def test_eine_neue_id_ist_die_uuid_der_frueheren_versionen(nummer, salz):
     import uuid
     quelle = f"kontakt/{nummer}" if salz is None else f"kontakt/{salz}/{nummer}"
     assert messen.neue_id(nummer, salz) == str(uuid.UUID(hashlib.sha256(quelle.encode()).hexdigest()[:32], version=4))
+
+
+@EINSTELLUNG
+@given(st.booleans())
+def test_ein_antwort_zu_bewerten_laesst_den_zyklensammler_wie_er_war(lief):
+    """Grading pauses Python's cycle collector for one answer and leaves it as it found it: running, or paused by
+    whoever paused it."""
+    import gc
+    fall = next(f for f in FAELLE if f["id"] == "S2-7")
+    nachricht = {"role": "assistant", "content": '{"name": "x", "arguments": {}} ' * 50}
+    (gc.enable if lief else gc.disable)()
+    try:
+        b = messen.bewerte_ausgabe(fall, nachricht, "stop")
+        assert (len(b.aufrufe), gc.isenabled()) == (50, lief)
+    finally:
+        gc.enable()
