@@ -3321,6 +3321,64 @@ def anteil(zaehler, nenner):
     return zaehler / nenner if nenner else None
 
 
+class Tokens(typing.NamedTuple):
+    prompt: int
+    completion: int
+
+
+class Anfragen(typing.NamedTuple):  # the requests an S7 job took, the median, beside the reference's
+    median: float
+    referenz: float
+
+
+class BfclZahlen(typing.NamedTuple):  # BFCL's own verdict over a run: all its cases, the ids it failed, by category
+    gesamt: float
+    fehlgeschlagen: list
+    stufen: dict
+
+
+class Kennzahlen(typing.NamedTuple):
+    """A run's figures, as kennzahlen computes them: what every report, the picture and the comparison read,
+    each by its field; the JSON writer alone turns it into keys (als_json), in this order."""
+    faelle: int
+    ausgaben: int
+    formkorrekt: float
+    richtig_je_schritt: float
+    auftraege_gelungen: float
+    schritte_je_auftrag: float
+    stillgehalten: float
+    gelungen_nativ: float
+    nachfrage: float  # None for a run without --nachfrage
+    weiter: float  # None without --weiter
+    erledigt: float  # None without --ganz
+    erledigt_nativ: float
+    anfragen_je_job: Anfragen
+    bfcl: BfclZahlen  # None for a run of no BFCL case
+    stufen: dict  # stage -> share of its outputs done
+    alle_n: float
+    alle_n_stufen: dict
+    gelungen_ki: list  # [low, high], Wilson's
+    erledigt_ki: list
+    unlesbar_geschrieben: list
+    fehlerarten: dict  # failure class -> count, zeros included
+    fehlgeschlagen: list  # ids
+    diagnose: "Diagnose"
+    latenz_s: float
+    tokens: Tokens
+    dauer_s: float
+
+
+def als_json(x):
+    """A record as JSON takes it: each NamedTuple an object of its fields, all the way down."""
+    if hasattr(x, "_asdict"):
+        return {k: als_json(v) for k, v in x._asdict().items()}
+    if isinstance(x, dict):
+        return {k: als_json(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [als_json(v) for v in x]
+    return x
+
+
 def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
     """The five metrics, the stages, and what repeated runs and costs add.
 
@@ -3335,36 +3393,34 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
     stufen = [s for s in STUFEN if s in stufe_von.values()]  # S6 only in a run that asks it
     alle_faelle = erfolge_je_fall(faelle, ausgaben)  # id -> (successes, outputs)
     je_fall = {i: v for i, v in alle_faelle.items() if stufe_von[i] not in SPAETER}
-    k = {
-        "faelle": len(faelle),
-        "ausgaben": fertig(ausgaben),  # a first answer whose second turn is still to be asked is not one yet
-        "formkorrekt": anteil(sum(bool(b.aufrufe) and not b.fehlerhaft for b in mit), len(mit)),
-        "richtig_je_schritt": anteil(sum(b.treffer for b in kapitel), sum(b.soll for b in kapitel)),
-        "auftraege_gelungen": anteil(sum(map(gelungen, kapitel)), len(kapitel)),
-        "gelungen_nativ": anteil(sum(map(gelungen_nativ, kapitel)), len(kapitel)),
-        "schritte_je_auftrag": anteil(sum(len(b.aufrufe) for b in kapitel), len(kapitel)),
-        "stillgehalten": anteil(sum(not b.aufrufe and b.mangel is None for b in still), len(still)),
+    return Kennzahlen(
+        faelle=len(faelle),
+        ausgaben=fertig(ausgaben),  # a first answer whose second turn is still to be asked is not one yet
+        formkorrekt=anteil(sum(bool(b.aufrufe) and not b.fehlerhaft for b in mit), len(mit)),
+        richtig_je_schritt=anteil(sum(b.treffer for b in kapitel), sum(b.soll for b in kapitel)),
+        auftraege_gelungen=anteil(sum(map(gelungen, kapitel)), len(kapitel)),
+        gelungen_nativ=anteil(sum(map(gelungen_nativ, kapitel)), len(kapitel)),
+        schritte_je_auftrag=anteil(sum(len(b.aufrufe) for b in kapitel), len(kapitel)),
+        stillgehalten=anteil(sum(not b.aufrufe and b.mangel is None for b in still), len(still)),
         **{s.figur: stufen_figur(ausgaben, s.name) for s in STUFEN_TABELLE if s.figur},  # weiter, erledigt
-        "erledigt_nativ": stufen_figur(ausgaben, GANZ, gelungen_nativ),  # S7's jobs an agent on the server gets done
-        "anfragen_je_job": anfragen_je_job(ausgaben),
-        "bfcl": bfcl_figuren(ausgaben),
-        "stufen": {s: anteil(sum(gelungen(a.note) for a in ausgaben if a.stufe == s),
-                             sum(a.stufe == s for a in ausgaben)) for s in stufen},
-        "alle_n": anteil(sum(e == m for e, m in je_fall.values()), len(je_fall)),
-        "alle_n_stufen": {s: anteil(sum(e == m for i, (e, m) in alle_faelle.items() if stufe_von[i] == s),
-                                    sum(stufe_von[i] == s for i in alle_faelle)) for s in stufen},
-        "gelungen_ki": wilson_ki(list(je_fall.values())),
-        "erledigt_ki": wilson_ki([v for i, v in alle_faelle.items() if stufe_von[i] == GANZ]),
-        "fehlgeschlagen": [i for i, (e, m) in alle_faelle.items() if e < m],
-        "diagnose": diagnose(ausgaben, katalog.schwelle_s1(faelle), einstellungen),
-        "unlesbar_geschrieben": [{"id": a.id, "lauf": a.lauf, "zug": zug, "form": form, "text": text}
-                                 for a in ausgaben if a.note.job is None
-                                 for zug, b in enumerate(a.noten, 1) for form, text in unlesbar_von(b)],
-        "nachfrage": nachfrage(ausgaben),
-        "fehlerarten": fehlerarten(faelle, ausgaben),
-    }
-    k.update(kosten(ausgaben))
-    return k
+        erledigt_nativ=stufen_figur(ausgaben, GANZ, gelungen_nativ),  # S7's jobs an agent on the server gets done
+        anfragen_je_job=anfragen_je_job(ausgaben),
+        bfcl=bfcl_figuren(ausgaben),
+        stufen={s: anteil(sum(gelungen(a.note) for a in ausgaben if a.stufe == s),
+                          sum(a.stufe == s for a in ausgaben)) for s in stufen},
+        alle_n=anteil(sum(e == m for e, m in je_fall.values()), len(je_fall)),
+        alle_n_stufen={s: anteil(sum(e == m for i, (e, m) in alle_faelle.items() if stufe_von[i] == s),
+                                 sum(stufe_von[i] == s for i in alle_faelle)) for s in stufen},
+        gelungen_ki=wilson_ki(list(je_fall.values())),
+        erledigt_ki=wilson_ki([v for i, v in alle_faelle.items() if stufe_von[i] == GANZ]),
+        fehlgeschlagen=[i for i, (e, m) in alle_faelle.items() if e < m],
+        diagnose=diagnose(ausgaben, katalog.schwelle_s1(faelle), einstellungen),
+        unlesbar_geschrieben=[{"id": a.id, "lauf": a.lauf, "zug": zug, "form": form, "text": text}
+                              for a in ausgaben if a.note.job is None
+                              for zug, b in enumerate(a.noten, 1) for form, text in unlesbar_von(b)],
+        nachfrage=nachfrage(ausgaben),
+        fehlerarten=fehlerarten(faelle, ausgaben),
+        **kosten(ausgaben))
 
 
 def fehlerarten(faelle, ausgaben):
@@ -3388,17 +3444,18 @@ def bfcl_figuren(ausgaben):
     eigene = [a for a in ausgaben if a.note.bfcl is not None]
     if not eigene:
         return None
-    return {"gesamt": anteil(sum(a.note.bfcl for a in eigene), len(eigene)),
-            "fehlgeschlagen": list(dict.fromkeys(a.id for a in eigene if not a.note.bfcl)),
-            "stufen": {s: anteil(sum(a.note.bfcl for a in eigene if a.stufe == s), sum(a.stufe == s for a in eigene))
-                       for s in BFCL_STUFEN if any(a.stufe == s for a in eigene)}}
+    return BfclZahlen(gesamt=anteil(sum(a.note.bfcl for a in eigene), len(eigene)),
+                      fehlgeschlagen=list(dict.fromkeys(a.id for a in eigene if not a.note.bfcl)),
+                      stufen={s: anteil(sum(a.note.bfcl for a in eigene if a.stufe == s),
+                                        sum(a.stufe == s for a in eigene))
+                              for s in BFCL_STUFEN if any(a.stufe == s for a in eigene)})
 
 
 def anfragen_je_job(ausgaben):
     """The median number of requests an S7 job took, beside the reference's; None without --ganz."""
     s7 = [a.note.job for a in ausgaben if a.stufe == GANZ]
-    return {"median": statistics.median(j.schritte for j in s7),
-            "referenz": statistics.median(j.referenz for j in s7)} if s7 else None
+    return Anfragen(statistics.median(j.schritte for j in s7), statistics.median(j.referenz for j in s7)) \
+        if s7 else None
 
 
 def nachfrage(ausgaben):
@@ -3436,27 +3493,50 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     wessen, grund = text_wessen(any(b.nativ for b in alle), server, e.get("probe"))
     protokoll = sum((collections.Counter(b.protokoll) + strom_notizen(b) for b in alle), collections.Counter())
     katalog = katalog_befund(ausgaben, schwelle)
-    return {
-        "leer": sum(b.mangel == "leer" and not sofort_beendet(b) and not b.nur_gedacht for b in alle),
-        "sofort_beendet": sum(map(sofort_beendet, alle)),
-        "abgeschnitten": sum(b.mangel == "abgeschnitten" and not b.schleife for b in alle),
-        "schleife": sum(b.mangel == "abgeschnitten" and b.schleife for b in alle),
-        "aus_text": text if wessen == "server" else 0,
-        "teilweise_geparst": sum(b.form == "teilweise" for b in alle),
-        "protokoll": {art: protokoll[art] for art in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if protokoll[art]},
-        "eigenes_format": sum(heil(b) for b in alle if b.form == "eigen") + (text if wessen == "modell" else 0),
-        "text_ungeklaert": text if wessen == "unklar" else 0,
-        "probe": beleg_text(grund, server, e.get("probe")) if text and grund not in ("vorlage", "tool_calls") else None,
-        "text_form": meistens(textform(b.aufrufe) for b in alle if b.form in ("parser", "eigen")),
-        "unlesbar": dict(collections.Counter(form for b in alle if b.job is None and not b.mangel
-                                             for form, _ in unlesbar_von(b))),  # a cut call is the cut's
-        "im_denken": sum(b.mangel == "im_denken" for b in alle),
-        "leer_ungezaehlt": sum(b.wessen == ("unklar", "leer") for b in alle),  # of leer: no token count tells whose
-        "katalog_fehlt": katalog[0], "katalog_unklar": katalog[1],
-        "verworfen": sum(bool(a.verworfen) for a in ausgaben),
-        "strom_defekt": sum(b.wessen == ("server", "strom_defekt") for b in alle),  # as the verdict weighs it
-        "strom_ungeprueft": sum(b.wessen == ("unklar", "strom_ungeprueft") for b in alle),
-    }
+    return Diagnose(
+        leer=sum(b.mangel == "leer" and not sofort_beendet(b) and not b.nur_gedacht for b in alle),
+        sofort_beendet=sum(map(sofort_beendet, alle)),
+        abgeschnitten=sum(b.mangel == "abgeschnitten" and not b.schleife for b in alle),
+        schleife=sum(b.mangel == "abgeschnitten" and b.schleife for b in alle),
+        aus_text=text if wessen == "server" else 0,
+        teilweise_geparst=sum(b.form == "teilweise" for b in alle),
+        protokoll={art: protokoll[art] for art in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if protokoll[art]},
+        eigenes_format=sum(heil(b) for b in alle if b.form == "eigen") + (text if wessen == "modell" else 0),
+        text_ungeklaert=text if wessen == "unklar" else 0,
+        probe=beleg_text(grund, server, e.get("probe")) if text and grund not in ("vorlage", "tool_calls") else None,
+        text_form=meistens(textform(b.aufrufe) for b in alle if b.form in ("parser", "eigen")),
+        unlesbar=dict(collections.Counter(form for b in alle if b.job is None and not b.mangel
+                                          for form, _ in unlesbar_von(b))),  # a cut call is the cut's
+        im_denken=sum(b.mangel == "im_denken" for b in alle),
+        leer_ungezaehlt=sum(b.wessen == ("unklar", "leer") for b in alle),  # of leer: no token count tells whose
+        katalog_fehlt=katalog[0], katalog_unklar=katalog[1],
+        verworfen=sum(bool(a.verworfen) for a in ausgaben),
+        strom_defekt=sum(b.wessen == ("server", "strom_defekt") for b in alle),  # as the verdict weighs it
+        strom_ungeprueft=sum(b.wessen == ("unklar", "strom_ungeprueft") for b in alle))
+
+
+class Diagnose(typing.NamedTuple):
+    """What diagnose counts, a field per kind: a count, True / False / None (katalog_fehlt), words (probe,
+    text_form, katalog_unklar), or counts by kind (protokoll, unlesbar); read by field, never by key."""
+    leer: int
+    sofort_beendet: int
+    abgeschnitten: int
+    schleife: int
+    aus_text: int
+    teilweise_geparst: int
+    protokoll: dict
+    eigenes_format: int
+    text_ungeklaert: int
+    probe: str
+    text_form: str
+    unlesbar: dict
+    im_denken: int
+    leer_ungezaehlt: int
+    katalog_fehlt: bool
+    katalog_unklar: str
+    verworfen: int
+    strom_defekt: int
+    strom_ungeprueft: int
 
 
 def meistens(werte):
@@ -3661,8 +3741,8 @@ def nicht_nativ(a, d, server):
         return ("server" if familie_von(server).doppelt_kodiert else "unklar"), "argumente_doppelt"
     if a.form == "teilweise":
         return "server", "teilweise_geparst"
-    if a.form != "eigen" and (d["aus_text"] or d["text_ungeklaert"]):
-        return ("server", "aus_text") if d["aus_text"] else ("unklar", "text_ungeklaert")
+    if a.form != "eigen" and (d.aus_text or d.text_ungeklaert):
+        return ("server", "aus_text") if d.aus_text else ("unklar", "text_ungeklaert")
     return "modell", "eigenes_format"
 
 
@@ -3712,8 +3792,8 @@ def kosten(ausgaben):
     anfragen = [x for a in ausgaben for x in a.anfragen]  # (seconds, usage)
     return {
         "latenz_s": statistics.median(s for s, _ in anfragen) if anfragen else None,
-        "tokens": {t: sum(zahl_oder_none(u, f"{t}_tokens") or 0 for _, u in anfragen)
-                   for t in ("prompt", "completion")},
+        "tokens": Tokens(*(sum(zahl_oder_none(u, f"{t}_tokens") or 0 for _, u in anfragen)
+                           for t in ("prompt", "completion"))),
         "dauer_s": sum(ende - anfang for anfang, ende in sitzungen.values()),
     }
 
@@ -4615,10 +4695,10 @@ IM_DENKEN_FOLGE = ("Whether the model answered inside its reasoning or the serve
 def leer_folge(d):
     """The leer line's end, as WESSEN weighs each: the server's for completion tokens it counted and never sent,
     cannot tell for those it gave no count for."""
-    if not d.get("leer_ungezaehlt"):
+    if not d.leer_ungezaehlt:
         return NICHT_DAS_MODELL
-    alle = d["leer_ungezaehlt"] == d["leer"]
-    return (f"{'All' if alle else d['leer_ungezaehlt']} of them came without a token count, so whose "
+    alle = d.leer_ungezaehlt == d.leer
+    return (f"{'All' if alle else d.leer_ungezaehlt} of them came without a token count, so whose "
             f"{'they are' if alle else 'those are'} cannot be told: {KLAERT['leer']}.")
 EIGENES_FORMAT = ("calls were written in a format of the model's own (a ``` block, JSON in prose, or text beside "
                   "other answers' tool_calls), which no tool-call parser turns into tool_calls: an agent on this "
@@ -4719,7 +4799,7 @@ def stufenzeile(stufen, wort="By stage"):
 
 
 def bfcl_zeile(bfcl):
-    return stufenzeile(bfcl["stufen"], BFCL_WORT)[:-1] + f"; over all {prozent(bfcl['gesamt'])}."
+    return stufenzeile(bfcl.stufen, BFCL_WORT)[:-1] + f"; over all {prozent(bfcl.gesamt)}."
 
 
 BFCL_WORT = "BFCL's verdict (tool_calls only, as its FC mode)"
@@ -4732,10 +4812,10 @@ def fehlerarten_zeile(arten):
 
 
 def kopfzeile(e, k):
-    ausgaben = mal(k["ausgaben"], "output") + ("" if vollstaendig(e, k) else
-                                               f" of {k['faelle'] * e['n']} (incomplete)")
+    ausgaben = mal(k.ausgaben, "output") + ("" if vollstaendig(e, k) else
+                                               f" of {k.faelle * e['n']} (incomplete)")
     return (f"Model {e['modell']}, temp {e['temp']}, n {e['n']}, tag {e['tag']}{wie_gesendet(e)}: "
-            f"{mal(k['faelle'], 'case')}, {ausgaben}, measured {e['datum']}")
+            f"{mal(k.faelle, 'case')}, {ausgaben}, measured {e['datum']}")
 
 
 def server_zeile(e):
@@ -4760,7 +4840,7 @@ def wie_gesendet(e):
 
 
 def vollstaendig(e, k):
-    return k["ausgaben"] == k["faelle"] * e["n"]
+    return k.ausgaben == k.faelle * e["n"]
 
 
 def mal(zahl, wort):
@@ -4782,17 +4862,17 @@ def diagnose_zeilen(d, e=None):
     e = e or {}
     server, grenze = e.get("server"), token_grenze(e)
     if not auffaellig(d):
-        unbekannt = f"; whether the catalogue reached the prompt cannot be told: {d['katalog_unklar']}" \
-            if d["katalog_fehlt"] is None else ""
+        unbekannt = f"; whether the catalogue reached the prompt cannot be told: {d.katalog_unklar}" \
+            if d.katalog_fehlt is None else ""
         return [f"Diagnosis: all clear (every output an answer, calls from tool_calls{unbekannt})."]
-    beim_server = [n for n in DIAGNOSE_HINWEISE if d[n]]
+    beim_server = [n for n in DIAGNOSE_HINWEISE if getattr(d, n)]
     des_servers = [n for n in beim_server if grenze is None or n not in GEWAEHLTE_GRENZE]  # under a cap: the model's
     zeilen = [diagnose_kopf(d, des_servers, beim_server)]
     for name in beim_server:
         was, einstellung = DIAGNOSE_HINWEISE[name]
-        einstellung = hinweis(name, server, d["text_form"])
-        zahl = "yes" if d[name] is True else d[name]
-        was += f" ({d['probe']})" if name == "aus_text" and d["probe"] else ""
+        einstellung = hinweis(name, server, d.text_form)
+        zahl = "yes" if getattr(d, name) is True else getattr(d, name)
+        was += f" ({d.probe})" if name == "aus_text" and d.probe else ""
         folge = {"teilweise_geparst": NACH_DEM_GEMEINTEN, "schleife": SCHLEIFE_FOLGE, "im_denken": IM_DENKEN_FOLGE,
                  "leer": leer_folge(d)}.get(name, NICHT_DAS_MODELL)
         if grenze is not None and name in GEWAEHLTE_GRENZE:
@@ -4800,22 +4880,22 @@ def diagnose_zeilen(d, e=None):
         zeilen.append(f"  {name:<14} {zahl}: {was}; {einstellung}. {folge}")
     zeilen += [f"  protokoll {art} {zahl}: {PROTOKOLL_HINWEISE[art][0]}; {protokoll_hinweis(art, server)}. "
                f"{STROM_NOTIZ if art in STROM_NOTIZEN.values() else NACH_DEM_GEMEINTEN}"
-               for art, zahl in d["protokoll"].items()]
-    if d["strom_ungeprueft"]:
-        zeilen.append(f"  strom_ungeprueft {d['strom_ungeprueft']}: {STROM_UNGEPRUEFT}.")
-    if d["text_ungeklaert"]:
-        zeilen.append(f"  text_ungeklaert {d['text_ungeklaert']}: "
-                      f"{ungeklaert_text(d['probe'], server, d['text_form'])}.")
-    if d["sofort_beendet"]:
-        zeilen.append(f"  sofort_beendet {d['sofort_beendet']}: {SOFORT_BEENDET}.")
-    if d["eigenes_format"]:
+               for art, zahl in d.protokoll.items()]
+    if d.strom_ungeprueft:
+        zeilen.append(f"  strom_ungeprueft {d.strom_ungeprueft}: {STROM_UNGEPRUEFT}.")
+    if d.text_ungeklaert:
+        zeilen.append(f"  text_ungeklaert {d.text_ungeklaert}: "
+                      f"{ungeklaert_text(d.probe, server, d.text_form)}.")
+    if d.sofort_beendet:
+        zeilen.append(f"  sofort_beendet {d.sofort_beendet}: {SOFORT_BEENDET}.")
+    if d.eigenes_format:
         beleg = eigen_beleg(d, server, e.get("probe"))
-        zeilen.append(f"  eigenes_format {d['eigenes_format']}: {EIGENES_FORMAT}{beleg}.")
-    if d["unlesbar"]:
-        formen = ", ".join(f"{form} {zahl}" for form, zahl in d["unlesbar"].items())
+        zeilen.append(f"  eigenes_format {d.eigenes_format}: {EIGENES_FORMAT}{beleg}.")
+    if d.unlesbar:
+        formen = ", ".join(f"{form} {zahl}" for form, zahl in d.unlesbar.items())
         wessen_ = (" Those written as functions.NAME: with nothing after it are the model's, or a handler's that "
-                   "lost the arguments: that cannot be told here." if VERSUCH in d["unlesbar"] else "")
-        zeilen.append(f"  unlesbar       {sum(d['unlesbar'].values())}: calls whose arguments do not parse, by the "
+                   "lost the arguments: that cannot be told here." if VERSUCH in d.unlesbar else "")
+        zeilen.append(f"  unlesbar       {sum(d.unlesbar.values())}: calls whose arguments do not parse, by the "
                       f"form they were written in: {formen}; the failed list shows what was written. The model wrote "
                       f"them: train or prompt it on its template's call format.{wessen_}")
     return zeilen
@@ -4831,12 +4911,12 @@ def diagnose_kopf(d, des_servers, beim_server):
     cross-checked, functions.NAME: alone)."""
     # im_denken is WESSEN's cannot-tell, and so is an empty answer without a token count
     server = [n for n in des_servers if n not in ("schleife", "im_denken") and
-              (n != "leer" or d["leer"] > d.get("leer_ungezaehlt", 0))] or d["protokoll"]
-    modell = d["eigenes_format"] or set(d["unlesbar"]) - {VERSUCH} or d["sofort_beendet"] or \
+              (n != "leer" or d.leer > d.leer_ungezaehlt)] or d.protokoll
+    modell = d.eigenes_format or set(d.unlesbar) - {VERSUCH} or d.sofort_beendet or \
         set(beim_server) - set(des_servers)
-    unklar = "schleife" in des_servers or d["text_ungeklaert"] or d["strom_ungeprueft"] or VERSUCH in d["unlesbar"] \
-        or "im_denken" in des_servers or d.get("leer_ungezaehlt")
-    was = "calls" if d["text_ungeklaert"] or VERSUCH in d["unlesbar"] else "outputs"
+    unklar = "schleife" in des_servers or d.text_ungeklaert or d.strom_ungeprueft or VERSUCH in d.unlesbar \
+        or "im_denken" in des_servers or d.leer_ungezaehlt
+    was = "calls" if d.text_ungeklaert or VERSUCH in d.unlesbar else "outputs"
     arten = [w for w, da in (("what the server did", server), ("what the model did", modell),
                              ("what cannot be told", unklar)) if da]
     if len(arten) > 1:
@@ -4872,7 +4952,7 @@ NUR_ANGABEN = ("text_form", "katalog_unklar")  # diagnosis keys that say how, ne
 
 def auffaellig(d):
     """Does the diagnosis find anything (not all clear)?"""
-    return any(x for n, x in d.items() if n not in NUR_ANGABEN)
+    return any(x for n, x in d._asdict().items() if n not in NUR_ANGABEN)
 
 
 def ungeklaert_text(probe, server, form):
@@ -4888,7 +4968,7 @@ def ungeklaert_text(probe, server, form):
 def eigen_beleg(d, server, probe):
     """Why calls left as text are the model's: what shows the parser on (TEXT_WESSEN's evidence), and the form
     the template asks for."""
-    form = f"; it wrote {d['text_form']}" if d["text_form"] else ""
+    form = f"; it wrote {d.text_form}" if d.text_form else ""
     grund = text_wessen(False, server, probe)[1]
     if grund == "vorlage":
         gefragt = f", which asks for {server['vorlage']['form']}" if server["vorlage"]["form"] else ""
@@ -4901,43 +4981,43 @@ def eigen_beleg(d, server, probe):
 def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     zeilen = [kopfzeile(e, k)] + ([gezeigt_zeile(e, ausgaben)] if gezeigt else []) + server_zeile(e) + [""]
     for name in METRIKEN:
-        zeile = f"{name:<20} {wert(name, k[name])}"
-        if name == "auftraege_gelungen" and k["gelungen_ki"]:
-            lo, hi = k["gelungen_ki"]
+        zeile = f"{name:<20} {wert(name, getattr(k, name))}"
+        if name == "auftraege_gelungen" and k.gelungen_ki:
+            lo, hi = k.gelungen_ki
             zeile += f"   (95 % interval {prozent(lo)} to {prozent(hi)})"
         zeilen.append(zeile)
-        if name == "auftraege_gelungen" and k["gelungen_nativ"] != k["auftraege_gelungen"]:
-            zeilen.append(f"{'gelungen_nativ':<20} {prozent(k['gelungen_nativ'])}   (with every call from "
+        if name == "auftraege_gelungen" and k.gelungen_nativ != k.auftraege_gelungen:
+            zeilen.append(f"{'gelungen_nativ':<20} {prozent(k.gelungen_nativ)}   (with every call from "
                           "tool_calls: what an agent on this server gets done)")
-    if k["nachfrage"] is not None:
-        zeilen.append(f"{'nachfrage':<20} {prozent(k['nachfrage'])}   (S5 outputs that held still, then hit every "
+    if k.nachfrage is not None:
+        zeilen.append(f"{'nachfrage':<20} {prozent(k.nachfrage)}   (S5 outputs that held still, then hit every "
                       "call after the reply)")
-    if k["weiter"] is not None:
-        zeilen.append(f"{'weiter':<20} {prozent(k['weiter'])}   (S6 outputs that went on right after the tools' "
+    if k.weiter is not None:
+        zeilen.append(f"{'weiter':<20} {prozent(k.weiter)}   (S6 outputs that went on right after the tools' "
                       "results)")
-    if k["erledigt"] is not None:
-        j = k["anfragen_je_job"]
-        lo, hi = k["erledigt_ki"]
-        zeilen.append(f"{'erledigt':<20} {prozent(k['erledigt'])}   (95 % interval {prozent(lo)} to {prozent(hi)}; S7 "
-                      f"jobs done: the reference's end state, then an answer; {j['median']:g} "
-                      f"request{'s' * (j['median'] != 1)} per job, the reference {j['referenz']:g}, medians)")
-        if k["erledigt_nativ"] != k["erledigt"]:
-            zeilen.append(f"{'erledigt_nativ':<20} {prozent(k['erledigt_nativ'])}   (with every call from "
+    if k.erledigt is not None:
+        j = k.anfragen_je_job
+        lo, hi = k.erledigt_ki
+        zeilen.append(f"{'erledigt':<20} {prozent(k.erledigt)}   (95 % interval {prozent(lo)} to {prozent(hi)}; S7 "
+                      f"jobs done: the reference's end state, then an answer; {j.median:g} "
+                      f"request{'s' * (j.median != 1)} per job, the reference {j.referenz:g}, medians)")
+        if k.erledigt_nativ != k.erledigt:
+            zeilen.append(f"{'erledigt_nativ':<20} {prozent(k.erledigt_nativ)}   (with every call from "
                           "tool_calls: the jobs an agent on this server gets done)")
     if e["n"] > 1:
-        zeilen.append(f"{'alle_n':<20} {prozent(k['alle_n'])}   (cases whose {e['n']} outputs all succeeded)")
-    zeilen += ["", stufenzeile(k["stufen"])]
-    if k["bfcl"]:
-        zeilen.append(bfcl_zeile(k["bfcl"]))
+        zeilen.append(f"{'alle_n':<20} {prozent(k.alle_n)}   (cases whose {e['n']} outputs all succeeded)")
+    zeilen += ["", stufenzeile(k.stufen)]
+    if k.bfcl:
+        zeilen.append(bfcl_zeile(k.bfcl))
     if e["n"] > 1:
-        zeilen.append(stufenzeile(k["alle_n_stufen"], f"All {e['n']} by stage"))
-    zeilen.append(fehlerarten_zeile(k["fehlerarten"]))
+        zeilen.append(stufenzeile(k.alle_n_stufen, f"All {e['n']} by stage"))
+    zeilen.append(fehlerarten_zeile(k.fehlerarten))
     sitzungen = len({a.sitzung for a in ausgaben})
-    zeilen += ["", f"Latency {k['latenz_s']:.2f} s median per request; tokens {k['tokens']['prompt']} prompt, "
-               f"{k['tokens']['completion']} completion; wall time {k['dauer_s']:.1f} s" +
+    zeilen += ["", f"Latency {k.latenz_s:.2f} s median per request; tokens {k.tokens.prompt} prompt, "
+               f"{k.tokens.completion} completion; wall time {k.dauer_s:.1f} s" +
                (f" (the {sitzungen} sittings' own, each from its first request to its last answer, added up; the "
                 "time between them left out)" if sitzungen > 1 else "")]
-    zeilen += [""] + diagnose_zeilen(k["diagnose"], e)
+    zeilen += [""] + diagnose_zeilen(k.diagnose, e)
     zeilen += fehllisten(faelle, ausgaben, hoechstens)
     return "\n".join(zeilen)
 
@@ -5048,42 +5128,38 @@ def gruende_von(b):
 def bericht_json(e, k, gezeigt=False):
     return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
             "variante": e.get("variante"), "katalog": e.get("katalog_datei"), "stream": e.get("stream", False),
-            **{f: k[f] for f in ("faelle", "ausgaben") + METRIKEN + JSON_FELDER},
+            **als_json(k),
             "nur_gezeigt": gezeigt}
 
-
-JSON_FELDER = ("gelungen_nativ", "nachfrage", "weiter", "erledigt", "erledigt_nativ", "anfragen_je_job", "bfcl",
-               "stufen", "alle_n", "alle_n_stufen", "gelungen_ki", "erledigt_ki", "unlesbar_geschrieben",
-               "fehlerarten", "fehlgeschlagen", "diagnose", "latenz_s", "tokens", "dauer_s")  # beside the five metrics
 
 
 def nativ_anders(k):
     """Did calls written as text change what succeeded (the chapter's tasks, S7's jobs): then what an agent
     gets done is shown, and paired in a comparison."""
-    return k["gelungen_nativ"] != k["auftraege_gelungen"] or k["erledigt_nativ"] != k["erledigt"]
+    return k.gelungen_nativ != k.auftraege_gelungen or k.erledigt_nativ != k.erledigt
 
 
 def metriken(*ks):
     """The five metrics, gelungen_nativ where text calls made a difference, nachfrage, weiter and erledigt
     where a run measured them, and erledigt_nativ where text calls made a difference to it."""
-    anders = lambda nativ, wie_gemeint: any(k[nativ] != k[wie_gemeint] for k in ks)  # noqa: E731
+    anders = lambda nativ, wie_gemeint: any(getattr(k, nativ) != getattr(k, wie_gemeint) for k in ks)  # noqa: E731
     return METRIKEN + ("gelungen_nativ",) * anders("gelungen_nativ", "auftraege_gelungen") + \
-        tuple(m for m in ("nachfrage", "weiter", "erledigt") if any(k[m] is not None for k in ks)) + \
+        tuple(m for m in ("nachfrage", "weiter", "erledigt") if any(getattr(k, m) is not None for k in ks)) + \
         ("erledigt_nativ",) * anders("erledigt_nativ", "erledigt")
 
 
 def stufen_von(*ks):
     """The stages any of the runs has outputs in: S6 only where a run measured it."""
-    return [s for s in STUFEN if any(k["stufen"].get(s) is not None for k in ks)]
+    return [s for s in STUFEN if any(k.stufen.get(s) is not None for k in ks)]
 
 
 def bericht_markdown(e, k, *_):
-    halb = "" if vollstaendig(e, k) else f", {k['ausgaben']} of {k['faelle'] * e['n']} outputs: incomplete"
+    halb = "" if vollstaendig(e, k) else f", {k.ausgaben} of {k.faelle * e['n']} outputs: incomplete"
     kopf = f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}{wie_gesendet(e)}, " \
-           f"{mal(k['faelle'], 'case')}{halb})"
-    kosten = [("latency, median per request", [f"{k['latenz_s']:.2f} s"], False),
-              ("tokens, prompt / completion", [f"{k['tokens']['prompt']} / {k['tokens']['completion']}"], False),
-              ("failed", [", ".join(k["fehlgeschlagen"]) or "none"], False)]
+           f"{mal(k.faelle, 'case')}{halb})"
+    kosten = [("latency, median per request", [f"{k.latenz_s:.2f} s"], False),
+              ("tokens, prompt / completion", [f"{k.tokens.prompt} / {k.tokens.completion}"], False),
+              ("failed", [", ".join(k.fehlgeschlagen) or "none"], False)]
     return "\n".join([kopf, ""] + tabelle_markdown(zahlen_zeilen([(e, k)]) + kosten, ["metric", "value"]))
 
 
@@ -5135,11 +5211,12 @@ def vergleiche(a, b):
              stufen_kurz(sorted({stufe[i] for i in gemeinsam if art[i] == g == gruppe(stufe[i])})),
              "S5's second turns" * any(art[i] == g != gruppe(stufe[i]) for i in gemeinsam)])) for g in GRUPPEN},
          "nicht_vergleichbar": nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam),
-         "mit_weiter": ka["weiter"] is not None and kb["weiter"] is not None,  # S6 cases are in the test
-         "mit_ganz": ka["erledigt"] is not None and kb["erledigt"] is not None,  # and S7's
-         "mit_kapitel": ka["auftraege_gelungen"] is not None and kb["auftraege_gelungen"] is not None,
+         "mit_weiter": ka.weiter is not None and kb.weiter is not None,  # S6 cases are in the test
+         "mit_ganz": ka.erledigt is not None and kb.erledigt is not None,  # and S7's
+         "mit_kapitel": ka.auftraege_gelungen is not None and kb.auftraege_gelungen is not None,
          "mit_nachfrage": nachfrage,  # and S5's second turns
-         "differenz": {m: None if ka[m] is None or kb[m] is None else kb[m] - ka[m] for m in metriken(ka, kb)}}
+         "differenz": {m: None if None in (x, y) else y - x for m in metriken(ka, kb)
+                       for x, y in [(getattr(ka, m), getattr(kb, m))]}}
     v["nativ"] = nativ_test(a, b, nachfrage, gemeinsam, einzeln)
     v["bfcl"] = bfcl_test(aa, ab, gemeinsam, einzeln)
     # a kind that moved the other way (in either count): a gain in one kind never reads as "better" alone
@@ -5301,9 +5378,9 @@ def nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam):
                f"{wer} was not identified: whether both are one server cannot be told; measure both on one " \
                "identified server, or at one URL"
     for e, k, anderer in ((ea, ka, kb), (eb, kb, ka)):
-        if k["diagnose"]["katalog_fehlt"] is True and anderer["diagnose"]["katalog_fehlt"] is not True:
+        if k.diagnose.katalog_fehlt is True and anderer.diagnose.katalog_fehlt is not True:
             return f"the catalogue never reached the prompt in {e['tag']} (katalog_fehlt), in the other run it did"
-        if k["diagnose"]["aus_text"] and not anderer["diagnose"]["aus_text"]:
+        if k.diagnose.aus_text and not anderer.diagnose.aus_text:
             return f"the server's tool-call parser was off in {e['tag']} (aus_text), in the other run it was on"
     return prompt_anders(ea, aa, eb, ab, gemeinsam)
 
@@ -5367,7 +5444,7 @@ def nativ_test(a, b, nachfrage, gemeinsam, einzeln):
     test is, counted for B and against B (nicht_nativ says whose each such output is); else None."""
     if not (nativ_anders(a[1]) or nativ_anders(b[1])):
         return None
-    xa, xb = (ausgaenge_je_fall(f, aus, token_grenze(e), nachfrage, (k["diagnose"], e.get("server")))
+    xa, xb = (ausgaenge_je_fall(f, aus, token_grenze(e), nachfrage, (k.diagnose, e.get("server")))
               for e, k, f, aus in (a, b))
     je = {s: {i: differenz_je_fall(xa[i], xb[i], s) for i in gemeinsam} for s in ("fuer_b", "gegen_b")}
     tests = {s: paartest(d, einzeln) for s, d in je.items()}
@@ -5501,7 +5578,7 @@ def vergleich_text(a, b, v, faelle):
     (ea, ka), (eb, kb) = a[:2], b[:2]
     zeilen = [f"A: {kopfzeile(ea, ka)}", f"B: {kopfzeile(eb, kb)}", ""]
     zeilen += tabelle_text(zahlen_zeilen([a[:2], b[:2]], differenz_spalte=True), ["A", "B", "B - A"]) + [""]
-    zeilen += [f"{x} {z}" for x, e, k in (("A", ea, ka), ("B", eb, kb)) for z in diagnose_zeilen(k["diagnose"], e)]
+    zeilen += [f"{x} {z}" for x, e, k in (("A", ea, ka), ("B", eb, kb)) for z in diagnose_zeilen(k.diagnose, e)]
     zeilen += vergleich_hinweise(ea, eb)[:-1]
     for titel, ids in (("Better in B", v["besser"]), ("Worse in B", v["schlechter"])):
         if ids:
@@ -5536,22 +5613,23 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
     ks = [k for _, k in laeufe]
     unterschied = lambda name, x, y: differenz(name, None if None in (x, y) else y - x)  # noqa: E731
     zeilen = [] if all(komplett(laeufe, True)) else [("complete", komplett(laeufe), "", False)]
-    zeilen += [(m, [wert(m, k[m]) for k in ks], unterschied(m, ks[0][m], ks[-1][m]), False) for m in metriken(*ks)]
+    zeilen += [(m, [wert(m, getattr(k, m)) for k in ks], unterschied(m, getattr(ks[0], m), getattr(ks[-1], m)), False)
+               for m in metriken(*ks)]
     if any(e["n"] > 1 for e, _ in laeufe):
-        zeilen.append(("alle_n", [prozent(k["alle_n"]) if e["n"] > 1 else "-" for e, k in laeufe], "", False))
+        zeilen.append(("alle_n", [prozent(k.alle_n) if e["n"] > 1 else "-" for e, k in laeufe], "", False))
     zeilen.append(("95 % interval", [intervall_kurz(kopfzahl(k)[1]) for k in ks], "", False))
-    if any(k["anfragen_je_job"] for k in ks):  # S7: a job's requests, the median, beside the reference's
-        zeilen.append(("requests per job", [f"{j['median']:g} (ref. {j['referenz']:g})" if j else "-"
-                                            for j in (k["anfragen_je_job"] for k in ks)], "", False))
-    zeilen += [(s, [prozent(k["stufen"].get(s)) for k in ks],
-                unterschied(s, ks[0]["stufen"].get(s), ks[-1]["stufen"].get(s)), False) for s in stufen_von(*ks)]
+    if any(k.anfragen_je_job for k in ks):  # S7: a job's requests, the median, beside the reference's
+        zeilen.append(("requests per job", [f"{j.median:g} (ref. {j.referenz:g})" if j else "-"
+                                            for j in (k.anfragen_je_job for k in ks)], "", False))
+    zeilen += [(s, [prozent(k.stufen.get(s)) for k in ks],
+                unterschied(s, ks[0].stufen.get(s), ks[-1].stufen.get(s)), False) for s in stufen_von(*ks)]
     bfcl = [bfcl_zellen(k) for k in ks]
     zeilen += [(n, [prozent(b.get(n)) for b in bfcl], unterschied(n, bfcl[0].get(n), bfcl[-1].get(n)), False)
                for n in dict.fromkeys(n for b in bfcl for n in b)]
-    zeilen += [(art, [str(k["fehlerarten"][art]) for k in ks],
-                f"{ks[-1]['fehlerarten'][art] - ks[0]['fehlerarten'][art]:+d}", False) for art in FEHLERARTEN
-               if any(k["fehlerarten"][art] for k in ks)]
-    flach = [dict(diagnose_flach(k["diagnose"])) for k in ks]
+    zeilen += [(art, [str(k.fehlerarten[art]) for k in ks],
+                f"{ks[-1].fehlerarten[art] - ks[0].fehlerarten[art]:+d}", False) for art in FEHLERARTEN
+               if any(k.fehlerarten[art] for k in ks)]
+    flach = [dict(diagnose_flach(k.diagnose)) for k in ks]
     zeilen += [(f"diagnosis: {n}", [ja_nein(d.get(n, 0)) for d in flach], "", True)
                for n in dict.fromkeys(n for d in flach for n in d) if any(d.get(n) for d in flach)]
     return [(name, zellen + [anders] * differenz_spalte, nur_md) for name, zellen, anders, nur_md in zeilen]
@@ -5559,8 +5637,8 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
 
 def bfcl_zellen(k):
     """A run's BFCL figures by row: each category's, then all its cases'; {} for a run of none."""
-    b = k["bfcl"]
-    return {**{f"BFCL {s}": x for s, x in b["stufen"].items()}, "BFCL all": b["gesamt"]} if b else {}
+    b = k.bfcl
+    return {**{f"BFCL {s}": x for s, x in b.stufen.items()}, "BFCL all": b.gesamt} if b else {}
 
 
 def tabelle_markdown(zeilen, kopf):
@@ -5584,7 +5662,7 @@ def diagnose_kurz(d):
 
 def diagnose_flach(d):
     """The diagnosis as (name, value) rows: protokoll's kinds each a row of its own (protokoll.id_fehlt)."""
-    return [zeile for n, x in d.items()
+    return [zeile for n, x in d._asdict().items()
             for zeile in ([(f"protokoll.{art}", z) for art, z in x.items()] if n == "protokoll" else [(n, x)])]
 
 
@@ -5669,8 +5747,8 @@ def reihe_markdown(laeufe, vs):
 
 def komplett(laeufe, nur_ob=False):
     """Per run of a series: 'yes', or how many of its outputs are saved."""
-    return [vollstaendig(e, k) if nur_ob else "yes" if vollstaendig(e, k) else f"{k['ausgaben']} of "
-            f"{k['faelle'] * e['n']}" for e, k in laeufe]
+    return [vollstaendig(e, k) if nur_ob else "yes" if vollstaendig(e, k) else f"{k.ausgaben} of "
+            f"{k.faelle * e['n']}" for e, k in laeufe]
 
 
 def intervall_kurz(ki):
@@ -5742,21 +5820,21 @@ def pyplot():
 
 def kopfzahl(k):
     """The headline a picture shows with its interval: auftraege_gelungen, or in a run of S7 alone erledigt."""
-    if k["auftraege_gelungen"] is not None:
-        return k["auftraege_gelungen"], k["gelungen_ki"]
-    return k["erledigt"], k["erledigt_ki"]
+    if k.auftraege_gelungen is not None:
+        return k.auftraege_gelungen, k.gelungen_ki
+    return k.erledigt, k.erledigt_ki
 
 
 def kopf_nativ(k):
     """The headline's figure with every call from tool_calls: gelungen_nativ, or in a run of S7 alone erledigt_nativ."""
-    return k["gelungen_nativ"] if k["auftraege_gelungen"] is not None else k["erledigt_nativ"]
+    return k.gelungen_nativ if k.auftraege_gelungen is not None else k.erledigt_nativ
 
 
 def bfcl_balken(achse, k, gezeigte_stufen, versatz, breite, label):
     """BFCL's own verdict per category, an outline over the bar as meant: where the two differ, it shows."""
-    if k["bfcl"]:
-        gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if s in k["bfcl"]["stufen"]]
-        achse.bar([j + versatz for j, _ in gemessen], [100 * k["bfcl"]["stufen"][s] for _, s in gemessen], breite,
+    if k.bfcl:
+        gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if s in k.bfcl.stufen]
+        achse.bar([j + versatz for j, _ in gemessen], [100 * k.bfcl.stufen[s] for _, s in gemessen], breite,
                   hatch="//", fill=False, label=label)
 
 
@@ -5766,13 +5844,13 @@ def zeichne(pfad, laeufe):
     plt = pyplot()
     fig, (stufen, kopf, arten) = plt.subplots(1, 3, figsize=(13, 4.6), gridspec_kw={"width_ratios": [3, 1.3, 3]})
     breite = 0.8 / len(laeufe)
-    gezeigt = [a for a in FEHLERARTEN if any(k["fehlerarten"][a] for _, k in laeufe)] or ["kein_aufruf"]
+    gezeigt = [a for a in FEHLERARTEN if any(k.fehlerarten[a] for _, k in laeufe)] or ["kein_aufruf"]
     gezeigte_stufen = stufen_von(*(k for _, k in laeufe))
     nativ = any(kopf_nativ(k) != kopfzahl(k)[0] for _, k in laeufe)
     for i, (e, k) in enumerate(laeufe):
         versatz = (i - (len(laeufe) - 1) / 2) * breite
-        gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if k["stufen"].get(s) is not None]  # no bar at 0
-        balken = stufen.bar([j + versatz for j, _ in gemessen], [100 * k["stufen"][s] for _, s in gemessen], breite,
+        gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if k.stufen.get(s) is not None]  # no bar at 0
+        balken = stufen.bar([j + versatz for j, _ in gemessen], [100 * k.stufen[s] for _, s in gemessen], breite,
                             label=e["tag"])
         stufen.bar_label(balken, fmt="%.0f", fontsize=7)
         bfcl_balken(stufen, k, gezeigte_stufen, versatz, breite, "BFCL's verdict (hatched)" if i == 0 else None)
@@ -5786,7 +5864,7 @@ def zeichne(pfad, laeufe):
             if nativ:  # what an agent on the server gets done, beside the figure as meant, where they differ
                 kopf.bar_label(kopf.bar(i + 0.2, 100 * kopf_nativ(k), 0.25, hatch="//", fill=False), fmt="%.1f",
                                fontsize=7)
-        anteile = [100 * k["fehlerarten"][a] / max(1, k["ausgaben"]) for a in gezeigt]
+        anteile = [100 * k.fehlerarten[a] / max(1, k.ausgaben) for a in gezeigt]
         arten.bar_label(arten.bar([j + versatz for j in range(len(gezeigt))], anteile, breite), fmt="%.0f",
                         fontsize=7)
     stufen.set(xticks=range(len(gezeigte_stufen)), ylim=(0, 112),
@@ -5799,7 +5877,7 @@ def zeichne(pfad, laeufe):
         stufen.set_xticklabels([f"{s}\n{STUFE[s].was}" for s in gezeigte_stufen])
     stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 0.1 * any(STUFE[s].bfcl for s in gezeigte_stufen)),
                   ncol=len(laeufe), frameon=False)
-    nur_s7 = all(k["auftraege_gelungen"] is None and k["erledigt"] is not None for _, k in laeufe)
+    nur_s7 = all(k.auftraege_gelungen is None and k.erledigt is not None for _, k in laeufe)
     kopf.set(xticks=range(len(laeufe)), xticklabels=[e["tag"] for e, _ in laeufe], ylim=(0, 112),
              ylabel="%", title=("S7 jobs done, 95 % interval" if nur_s7 else "All cases, 95 % interval") +
              (f"\nhatched: {'erledigt_nativ' if nur_s7 else 'gelungen_nativ'}, every call from tool_calls" * nativ))
@@ -5808,8 +5886,8 @@ def zeichne(pfad, laeufe):
     fig.suptitle(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" + ("" if vollstaendig(e, k) else
                                                                           f", incomplete ({komplett([(e, k)])[0]})")
                             for e, k in laeufe), fontsize=10)
-    notizen = [f"{e['tag']}: diagnosis: {diagnose_kurz(k['diagnose'])}" for e, k in laeufe
-               if diagnose_kurz(k["diagnose"])]
+    notizen = [f"{e['tag']}: diagnosis: {diagnose_kurz(k.diagnose)}" for e, k in laeufe
+               if diagnose_kurz(k.diagnose)]
     if notizen:  # what the server did stands beside the bars, so that a fixed template never reads as a regression
         fig.text(0.01, 0.005, "\n".join(notizen), fontsize=7, va="bottom")
     fig.tight_layout(rect=(0, 0.03 * len(notizen), 1, 1))
@@ -6300,9 +6378,9 @@ def selbsttest(lauf, faelle, sha):
     finally:
         server.shutdown()
         server.server_close()
-    anteile = [k[m] for m in metriken(k) if m != "schritte_je_auftrag" and k[m] is not None] + \
-        [x for x in k["stufen"].values() if x is not None]  # None: a case file without that stage
-    if any(x != 1 for x in anteile) or auffaellig(k["diagnose"]):
+    anteile = [getattr(k, m) for m in metriken(k) if m != "schritte_je_auftrag" and getattr(k, m) is not None] + \
+        [x for x in k.stufen.values() if x is not None]  # None: a case file without that stage
+    if any(x != 1 for x in anteile) or auffaellig(k.diagnose):
         raise Abbruch(f"the self-test did not score 100 % everywhere: {selbsttest_schuld(lauf.faelle, faelle)}")
     return 0
 

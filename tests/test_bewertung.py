@@ -256,7 +256,7 @@ def test_nach_der_bewertung_reisen_nur_noten():
     zeigen = lambda aus: (messen.kennzahlen(faelle, aus), messen.fehllisten(faelle, aus, None),  # noqa: E731
                           messen.was_geschah(aus))
     k, listen, geschah = zeigen(ausgaben)
-    assert (k["auftraege_gelungen"], len(k["fehlgeschlagen"])) == (28 / 42, 14)
+    assert (k.auftraege_gelungen, len(k.fehlgeschlagen)) == (28 / 42, 14)
     assert zeigen(ohne_zeilen) == (k, listen, geschah)
     with pytest.raises(AttributeError):  # a frozen record: no field can be set
         ausgaben[0].note.treffer = 1

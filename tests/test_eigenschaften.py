@@ -206,7 +206,7 @@ def koerper_gelesen(body, fall, erreicht):
         b = messen.bewerte_ausgabe(fall, antwort.nachricht, antwort.finish)
         pruefe_bewertung(fall, b)
         a = messen.bewerte_gespeichert(fall, gespeichert(fall, antwort.nachricht, antwort.usage, antwort.finish))
-        assert messen.kennzahlen(FAELLE, [a])["ausgaben"] == 1
+        assert messen.kennzahlen(FAELLE, [a]).ausgaben == 1
     messen.servermeldung(body.decode("utf-8", "replace"), 400)
 
 

@@ -213,7 +213,7 @@ def test_eine_neue_form_ist_eine_zeile(cli, endpunkt, monkeypatch):
     """A form of the summary is one row of FORMEN: its flag, a run, a pair and a series follow from it alone."""
     monkeypatch.setitem(messen.FORMEN, "tsv", messen.Form(
         "print the summary as tab-separated rows",
-        lambda e, k, *_: f"{e['tag']}\t{k['auftraege_gelungen']}",
+        lambda e, k, *_: f"{e['tag']}\t{k.auftraege_gelungen}",
         lambda a, b, v, _: f"{v['a']}\t{v['b']}\t{len(v['schlechter'])}",
         lambda laeufe, vs: "\t".join(e["tag"] for e, _ in laeufe)))
     server = endpunkt(mit_fehlern(KAPITEL_FEHLER))
