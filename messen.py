@@ -3371,7 +3371,7 @@ class Kennzahlen(typing.NamedTuple):
 def als_json(x):
     """A record as JSON takes it: each NamedTuple an object of its fields, all the way down."""
     if hasattr(x, "_asdict"):
-        return {k: als_json(v) for k, v in x._asdict().items()}
+        return {k.removesuffix("_"): als_json(v) for k, v in x._asdict().items()}  # Flip.in_ is the JSON's "in"
     if isinstance(x, dict):
         return {k: als_json(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -3858,11 +3858,19 @@ def permutationstest_mc(differenzen, runden=MONTE_CARLO):
     return (1 + extrem) / (1 + runden)
 
 
-def aufloesung(faelle_verglichen, stufe=0.05):
+NIVEAU = 0.05  # the one level a comparison reads every test at: beyond chance is p below it
+NIVEAU_WORT = f"{NIVEAU * 100:g} %"
+
+
+def jenseits_zufall(p):
+    return p < NIVEAU
+
+
+def aufloesung(faelle_verglichen):
     """The fewest cases flipping one way, none back, that the test calls beyond chance; None if none can.
 
     The same for both tests: k cases whose every output flips give p = 2 / 2^k in each."""
-    k = next((k for k in range(1, faelle_verglichen + 1) if vorzeichentest(k, 0) < stufe), None)
+    k = next((k for k in range(1, faelle_verglichen + 1) if jenseits_zufall(vorzeichentest(k, 0))), None)
     return k and (k, vorzeichentest(k, 0))
 
 
@@ -5153,14 +5161,15 @@ def stufen_von(*ks):
     return [s for s in STUFEN if any(k.stufen.get(s) is not None for k in ks)]
 
 
-def bericht_markdown(e, k, *_):
+def bericht_markdown(e, k, faelle, ausgaben, *_):
     halb = "" if vollstaendig(e, k) else f", {k.ausgaben} of {k.faelle * e['n']} outputs: incomplete"
     kopf = f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}{wie_gesendet(e)}, " \
            f"{mal(k.faelle, 'case')}{halb})"
     kosten = [("latency, median per request", [f"{k.latenz_s:.2f} s"], False),
               ("tokens, prompt / completion", [f"{k.tokens.prompt} / {k.tokens.completion}"], False),
               ("failed", [", ".join(k.fehlgeschlagen) or "none"], False)]
-    return "\n".join([kopf, ""] + tabelle_markdown(zahlen_zeilen([(e, k)]) + kosten, ["metric", "value"]))
+    zeilen = zahlen_zeilen([Gemessen(e, k, faelle, ausgaben)]) + kosten
+    return "\n".join([kopf, ""] + tabelle_markdown(zeilen, ["metric", "value"]))
 
 
 # ---------------------------------------------------------------------------
@@ -5176,20 +5185,132 @@ def gruppe(stufe):
     return "stillhalten" if stufe in STILL else "aufrufen"
 
 
-def vergleiche(a, b):
-    """The paired test of two runs as their outputs stand, then the verdict on the model.
+class Gemessen(typing.NamedTuple):
+    """One saved run as a comparison takes it: its settings, figures, cases and outputs, and what it did in each
+    case, one line (was_geschah)."""
+    einstellungen: dict
+    kennzahlen: Kennzahlen
+    faelle: list
+    ausgaben: list
+    was: dict = None
 
-    a, b: (settings, figures, cases, outputs). Each failed output is the model's, the server's or
-    cannot-tell (see wessen). The model's test leaves out a case whose server outputs could turn its
-    direction, and is taken twice: with every cannot-tell output counted for B, and against B; only
-    what both say is a verdict. It is taken over all cases and, Holm-corrected for the two, over the
-    calling and the holding-still cases apart."""
-    (ea, ka, fa, aa), (eb, kb, fb, ab) = a, b
+    @property
+    def tag(self):
+        return self.einstellungen["tag"]
+
+
+class Test(typing.NamedTuple):
+    """One paired test: the cases better and worse in B, its p, which test, the cases compared, the mean per-case
+    change and its direction; for a group, p Holm-corrected; the verdict read at NIVEAU (urteil_von)."""
+    besser: list
+    schlechter: list
+    p: float
+    test: str
+    faelle: int
+    aenderung: float
+    richtung: str  # besser, schlechter, gleich: the summed per-case differences, never a count of cases
+    p_holm: float = None
+    urteil: str = None  # besser, schlechter, offen
+
+    @property
+    def p_urteil(self):
+        """The p its verdict is read at: Holm's for a group, its own over all cases."""
+        return self.p if self.p_holm is None else self.p_holm
+
+    @property
+    def geflippt(self):
+        return len(self.besser) + len(self.schlechter)
+
+
+class Teil(typing.NamedTuple):
+    """A part of the verdict (over all cases, calling, holding still, what an agent gets done), taken twice: with
+    every output that is no evidence on the model counted for B, and against B; urteil is what both say (robust)."""
+    urteil: str  # besser, schlechter, offen; unklar where the two differ
+    fuer_b: Test
+    gegen_b: Test
+
+    @property
+    def p(self):
+        return max(self.fuer_b.p_urteil, self.gegen_b.p_urteil)
+
+    @property
+    def beide_gleich(self):
+        return (self.fuer_b.besser, self.fuer_b.schlechter) == (self.gegen_b.besser, self.gegen_b.schlechter)
+
+
+class Flip(typing.NamedTuple):
+    """Whose a flipped case (or one that could flip) is: the kind, its reasons from both runs, the runs whose
+    outputs they are (in_: A, B; the JSON's 'in'), the turn that failed (2: S5's second)."""
+    art: str  # modell, server, unklar
+    gruende: list
+    in_: list
+    zug: int
+
+
+class ServerAllein(typing.NamedTuple):  # the server's flips alone, by the sign test
+    besser: int
+    schlechter: int
+    p: float
+    jenseits_zufall: bool
+
+
+class Vergleich(typing.NamedTuple):
+    """A comparison of two runs, made once by vergleiche: the test as the outputs stand, each part's test both ways,
+    the flips and whose they are, what makes the runs not comparable, and the end (ergebnis) with its exit
+    status; every form, --streng and the verdict's words read it by field."""
+    a: str
+    b: str
+    besser: list
+    schlechter: list
+    p: float
+    test: str
+    aufloesung: tuple  # (cases, p): the least the test can call beyond chance, or None
+    faelle_verglichen: int
+    aenderung: float
+    jenseits_zufall: bool
+    richtung: str
+    wessen: dict  # id -> Flip
+    serverseitig: list
+    unklar: list
+    server_allein: ServerAllein
+    modell: dict  # part (TEILE) -> Teil
+    grenze: int  # the token limit both runs were asked with, or None
+    gruppen_stufen: dict
+    nicht_vergleichbar: str
+    mit_weiter: bool  # S6 cases are in the test
+    mit_ganz: bool  # and S7's
+    mit_kapitel: bool
+    mit_nachfrage: bool  # and S5's second turns
+    differenz: dict  # figure -> B minus A
+    nativ: Teil = None  # gelungen_nativ paired, where text calls changed what an agent gets done
+    bfcl: Test = None  # BFCL's verdict paired, for BFCL runs
+    rueck: list = ()  # kinds that moved the other way in either count
+    ergebnis: str = None
+
+    @property
+    def teile(self):
+        """Every part a verdict folds over: the model's three, and what an agent gets done where it was tested."""
+        return dict(self.modell, **({"nativ": self.nativ} if self.nativ else {}))
+
+    @property
+    def status(self):
+        """--streng's exit status: 2 or 3 by STRENG, else 0."""
+        return STRENG.get(self.ergebnis, 0)
+
+
+def vergleiche(a, b):
+    """The paired test of two runs (Gemessen) as their outputs stand, then the verdict on the model.
+
+    Each failed output is the model's, the server's or cannot-tell (see wessen). The model's test leaves out a
+    case whose server outputs could turn its direction, and is taken twice: with every cannot-tell output counted
+    for B, and against B; only what both say is a verdict. It is taken over all cases and, Holm-corrected for the
+    two, over the calling and the holding-still cases apart."""
+    ea, ka, eb, kb = a.einstellungen, a.kennzahlen, b.einstellungen, b.kennzahlen
     nachfrage = bool(ea.get("nachfrage") and eb.get("nachfrage"))
-    xa, xb = (ausgaenge_je_fall(f, aus, token_grenze(e), nachfrage) for e, f, aus in ((ea, fa, aa), (eb, fb, ab)))
+    xa, xb = (ausgaenge_je_fall(r.faelle, r.ausgaben, token_grenze(r.einstellungen), nachfrage) for r in (a, b))
     gemeinsam = [i for i in xa if i in xb]  # an incomplete run: only cases both have answered are compared
     einzeln = all(len(xa[i]) == len(xb[i]) == 1 for i in gemeinsam)
-    stufe = {f["id"]: f["stufe"] for f in fa}
+    stufe = {f["id"]: f["stufe"] for f in a.faelle}
     # a case that failed only after the user's reply (S5's second turn) failed in calling, not in holding still
     art = {i: "aufrufen" if nach_der_antwort(xa[i] + xb[i]) else gruppe(stufe[i]) for i in gemeinsam}
     stand = {i: differenz_je_fall(xa[i], xb[i]) for i in gemeinsam}
@@ -5198,31 +5319,30 @@ def vergleiche(a, b):
     modell = {s: modelltests(d, art, einzeln) for s, d in je.items()}
     wer = {i: wessen_flip(xa[i], xb[i], je["fuer_b"][i], je["gegen_b"][i]) for i in gemeinsam
            if stand[i] or vorzeichen(je["fuer_b"][i]) != vorzeichen(je["gegen_b"][i])}
-    server = [i for i in wer if wer[i]["art"] == "server"]
-    v = {"a": ea["tag"], "b": eb["tag"], **{f: alle[f] for f in ("besser", "schlechter", "p", "test")},
-         "aufloesung": aufloesung(alle["faelle"]), "faelle_verglichen": alle["faelle"],
-         "aenderung": alle["aenderung"], "jenseits_zufall": alle["p"] < 0.05, "richtung": alle["richtung"],
-         "wessen": wer, "serverseitig": server, "unklar": [i for i in wer if wer[i]["art"] == "unklar"],
-         "server_allein": server_allein(server, alle),
-         "modell": {t: {"urteil": robust(modell["fuer_b"][t], modell["gegen_b"][t]), "fuer_b": modell["fuer_b"][t],
-                        "gegen_b": modell["gegen_b"][t]} for t in TEILE},
-         "grenze": token_grenze(ea),
-         "gruppen_stufen": {g: ", ".join(filter(None, [
-             stufen_kurz(sorted({stufe[i] for i in gemeinsam if art[i] == g == gruppe(stufe[i])})),
-             "S5's second turns" * any(art[i] == g != gruppe(stufe[i]) for i in gemeinsam)])) for g in GRUPPEN},
-         "nicht_vergleichbar": nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam),
-         "mit_weiter": ka.weiter is not None and kb.weiter is not None,  # S6 cases are in the test
-         "mit_ganz": ka.erledigt is not None and kb.erledigt is not None,  # and S7's
-         "mit_kapitel": ka.auftraege_gelungen is not None and kb.auftraege_gelungen is not None,
-         "mit_nachfrage": nachfrage,  # and S5's second turns
-         "differenz": {m: None if None in (x, y) else y - x for m in metriken(ka, kb)
-                       for x, y in [(getattr(ka, m), getattr(kb, m))]}}
-    v["nativ"] = nativ_test(a, b, nachfrage, gemeinsam, einzeln)
-    v["bfcl"] = bfcl_test(aa, ab, gemeinsam, einzeln)
-    # a kind that moved the other way (in either count): a gain in one kind never reads as "better" alone
-    v["rueck"] = [g for g in GRUPPEN if "schlechter" in (v["modell"][g][s]["richtung"] for s in ("fuer_b", "gegen_b"))]
-    v["ergebnis"] = ergebnis(v)
-    return v
+    server = [i for i in wer if wer[i].art == "server"]
+    teile = {t: Teil(robust(modell["fuer_b"][t], modell["gegen_b"][t]), modell["fuer_b"][t], modell["gegen_b"][t])
+             for t in TEILE}
+    v = Vergleich(
+        a=ea["tag"], b=eb["tag"], besser=alle.besser, schlechter=alle.schlechter, p=alle.p, test=alle.test,
+        aufloesung=aufloesung(alle.faelle), faelle_verglichen=alle.faelle, aenderung=alle.aenderung,
+        jenseits_zufall=jenseits_zufall(alle.p), richtung=alle.richtung,
+        wessen=wer, serverseitig=server, unklar=[i for i in wer if wer[i].art == "unklar"],
+        server_allein=server_allein(server, alle), modell=teile, grenze=token_grenze(ea),
+        gruppen_stufen={g: ", ".join(filter(None, [
+            stufen_kurz(sorted({stufe[i] for i in gemeinsam if art[i] == g == gruppe(stufe[i])})),
+            "S5's second turns" * any(art[i] == g != gruppe(stufe[i]) for i in gemeinsam)])) for g in GRUPPEN},
+        nicht_vergleichbar=nicht_vergleichbar(ea, ka, a.ausgaben, eb, kb, b.ausgaben, gemeinsam),
+        mit_weiter=ka.weiter is not None and kb.weiter is not None,
+        mit_ganz=ka.erledigt is not None and kb.erledigt is not None,
+        mit_kapitel=ka.auftraege_gelungen is not None and kb.auftraege_gelungen is not None,
+        mit_nachfrage=nachfrage,
+        differenz={m: None if None in (x, y) else y - x for m in metriken(ka, kb)
+                   for x, y in [(getattr(ka, m), getattr(kb, m))]},
+        nativ=nativ_test(a, b, nachfrage, gemeinsam, einzeln),
+        bfcl=bfcl_test(a.ausgaben, b.ausgaben, gemeinsam, einzeln),
+        # a kind that moved the other way (in either count): a gain in one kind never reads as "better" alone
+        rueck=[g for g in GRUPPEN if "schlechter" in (teile[g].fuer_b.richtung, teile[g].gegen_b.richtung)])
+    return v._replace(ergebnis=ergebnis(v))
 
 
 def stufen_kurz(stufen):
@@ -5259,14 +5379,13 @@ def vorzeichen(d):
 def wessen_flip(xa, xb, fuer, gegen):
     """Whose a flip (or a case that could flip) is: where the outputs that are no evidence on the model decide
     its direction (counted for B and against B, it differs), the server's where it spoiled one, else cannot
-    tell; else the model's; with the reasons of that kind from both runs, once, the runs whose outputs they are
-    (in: A, B), and the turn that failed (2: the second turn of S5)."""
+    tell; else the model's (a Flip)."""
     offen = vorzeichen(fuer) != vorzeichen(gegen)
     art = "modell" if not offen else "server" if any(o and o[0] == "server" for o in xa + xb) else "unklar"
     fehl = [o for o in xa + xb if o is not None and o[0] == art]
-    return {"art": art, "gruende": list(dict.fromkeys(o[1] for o in fehl if o[1])),
-            "in": [lauf for lauf, x in (("A", xa), ("B", xb)) if any(o is not None and o[0] == art for o in x)],
-            "zug": max((o[2] for o in fehl), default=1)}
+    return Flip(art, list(dict.fromkeys(o[1] for o in fehl if o[1])),
+                [lauf for lauf, x in (("A", xa), ("B", xb)) if any(o is not None and o[0] == art for o in x)],
+                max((o[2] for o in fehl), default=1))
 
 
 def nach_der_antwort(ausgaenge):
@@ -5277,47 +5396,47 @@ def nach_der_antwort(ausgaenge):
 
 def modelltests(d, art, einzeln):
     """The model's test over all cases compared and over each group of GRUPPEN (art: each case's),
-    Holm-corrected for the groups that have cases (p_holm)."""
+    Holm-corrected for the groups that have cases (p_holm), each with its verdict."""
     tests = {"gesamt": paartest(d, einzeln)}
     tests.update({g: paartest({i: x for i, x in d.items() if art[i] == g}, einzeln) for g in GRUPPEN})
-    mit = sorted((tests[g]["p"], g) for g in GRUPPEN if tests[g]["faelle"])
-    schranke = 0.0
+    mit = sorted((tests[g].p, g) for g in GRUPPEN if tests[g].faelle)
+    holm, schranke = {g: 1.0 for g in GRUPPEN}, 0.0
     for rang, (p, g) in enumerate(mit):  # Holm: the k-th smallest p times (m - k + 1), never below the one before
         schranke = max(schranke, min(1.0, p * (len(mit) - rang)))
-        tests[g]["p_holm"] = schranke
-    for g in GRUPPEN:
-        tests[g].setdefault("p_holm", 1.0)
-    for t, x in tests.items():
-        x["urteil"] = x["richtung"] if x["p_holm" if t in GRUPPEN else "p"] < 0.05 else "offen"
-    return tests
+        holm[g] = schranke
+    tests.update({g: tests[g]._replace(p_holm=holm[g]) for g in GRUPPEN})
+    return {t: urteil_von(x) for t, x in tests.items()}
+
+
+def urteil_von(t):
+    """A test with its verdict, read at NIVEAU on the p it is read at: its direction, else offen."""
+    return t._replace(urteil=t.richtung if jenseits_zufall(t.p_urteil) else "offen")
 
 
 def robust(fuer, gegen):
     """What both ways of counting the cannot-tell outputs say: besser, schlechter, offen; else unklar."""
-    return fuer["urteil"] if fuer["urteil"] == gegen["urteil"] else "unklar"
+    return fuer.urteil if fuer.urteil == gegen.urteil else "unklar"
 
 
 def server_allein(server, alle):
     """The server's flips as they stand, by the sign test: beyond chance, they alone could carry a verdict."""
-    b, s = sum(i in alle["besser"] for i in server), sum(i in alle["schlechter"] for i in server)
+    b, s = sum(i in alle.besser for i in server), sum(i in alle.schlechter for i in server)
     p = vorzeichentest(b, s)
-    return {"besser": b, "schlechter": s, "p": p, "jenseits_zufall": p < 0.05}
+    return ServerAllein(b, s, p, jenseits_zufall(p))
 
 
 def ergebnis(v):
-    """The comparison's end: nicht_vergleichbar, schlechter (in any part, beyond chance both ways),
-    unklar (worse one way only), server (its flips alone beyond chance), besser, or offen."""
-    teile = dict(v["modell"], **({"nativ": v["nativ"]} if v.get("nativ") else {}))
-    urteile = {t: x["urteil"] for t, x in teile.items()}
-    if v["nicht_vergleichbar"]:
+    """The comparison's end, folded over its parts: nicht_vergleichbar, schlechter (in any part, beyond chance
+    both ways), unklar (worse one way only), server (its flips alone beyond chance), besser, or offen."""
+    if v.nicht_vergleichbar:
         return "nicht_vergleichbar"
-    if "schlechter" in urteile.values():
+    if any(t.urteil == "schlechter" for t in v.teile.values()):
         return "schlechter"
-    if any(x[s]["urteil"] == "schlechter" for x in teile.values() for s in ("fuer_b", "gegen_b")):
+    if any(x.urteil == "schlechter" for t in v.teile.values() for x in (t.fuer_b, t.gegen_b)):
         return "unklar"
-    if v["server_allein"]["jenseits_zufall"]:
+    if v.server_allein.jenseits_zufall:
         return "server"
-    return "besser" if urteile["gesamt"] == "besser" and not v["rueck"] else "offen"
+    return "besser" if v.modell["gesamt"].urteil == "besser" and not v.rueck else "offen"
 
 
 STRENG = {"nicht_vergleichbar": 2, "schlechter": 3, "unklar": 2, "server": 2}  # --streng's exit; else 0
@@ -5333,11 +5452,9 @@ def paartest(differenzen, einzeln):
     p = {"sign": lambda: vorzeichentest(len(besser), len(schlechter)),
          "permutation": lambda: permutationstest(d.values()),
          "monte-carlo": lambda: permutationstest_mc(list(d.values()))}[test]()
-    # the direction is the test's statistic, the summed per-case differences, never a count of cases
     aenderung = float(sum(d.values()) / len(d)) if d else 0.0
-    return {"besser": besser, "schlechter": schlechter, "p": p, "test": test, "faelle": len(d),
-            "aenderung": aenderung,
-            "richtung": "besser" if aenderung > 0 else "schlechter" if aenderung < 0 else "gleich"}
+    return Test(besser, schlechter, p, test, len(d), aenderung,
+                "besser" if aenderung > 0 else "schlechter" if aenderung < 0 else "gleich")
 
 
 def token_grenze(e):
@@ -5417,40 +5534,36 @@ def urteil(v):
     """The verdict in one line: what flipped as the outputs stand, and the test; whose the flips are and
     the model's test over all cases; the same by kind, calling and holding still apart; and where the
     evidence cannot settle it, why. Where a whole run measured a setting, that no verdict can be given."""
-    b, s = len(v["besser"]), len(v["schlechter"])
-    satz = (f"{b} case{'s' * (b != 1)} better and {s} worse in {v['b']} than in {v['a']} "
-            f"({figur(v)} over the {mal(v['faelle_verglichen'], 'case')} compared: "
-            f"{differenz('auftraege_gelungen', v['aenderung'])}); {TESTS[v['test']][1]} p = {v['p']:.3g}")
-    if v["nicht_vergleichbar"]:
-        return satz + f". Cannot tell whether the model changed: {v['nicht_vergleichbar']}."
-    m = v["modell"]["gesamt"]
-    if v["serverseitig"] or v["unklar"]:
-        beide = [(m[s]["besser"], m[s]["schlechter"]) for s in ("fuer_b", "gegen_b")]
-        beide = beide[0] != beide[1]
-        satz += f". {herkunft(v)}; " + ("counting the outputs that are no evidence on the model for B and against B: "
-                                        if beide else "on the model's ") + modell_zahlen(m)
-    ganz = " as a whole, not in every kind (below)" if m["urteil"] == "besser" and v["rueck"] else ""
-    satz += ": " + schluss(m, v["b"], ganz) + " By kind, Holm-corrected for the two: " + "; ".join(
+    b, s = len(v.besser), len(v.schlechter)
+    satz = (f"{b} case{'s' * (b != 1)} better and {s} worse in {v.b} than in {v.a} "
+            f"({figur(v)} over the {mal(v.faelle_verglichen, 'case')} compared: "
+            f"{differenz('auftraege_gelungen', v.aenderung)}); {TESTS[v.test][1]} p = {v.p:.3g}")
+    if v.nicht_vergleichbar:
+        return satz + f". Cannot tell whether the model changed: {v.nicht_vergleichbar}."
+    m = v.modell["gesamt"]
+    if v.serverseitig or v.unklar:
+        satz += f". {herkunft(v)}; " + ("on the model's " if m.beide_gleich else "counting the outputs that are no "
+                                        "evidence on the model for B and against B: ") + modell_zahlen(m)
+    ganz = " as a whole, not in every kind (below)" if m.urteil == "besser" and v.rueck else ""
+    satz += ": " + schluss(m, v.b, ganz) + " By kind, Holm-corrected for the two: " + "; ".join(
         gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v) + nativ_satz(v) + bfcl_satz(v)
-    if v["ergebnis"] == "server":
-        a = v["server_allein"]
-        satz += (f" The server's {a['besser'] + a['schlechter']} flips alone are beyond chance (sign test p = "
-                 f"{a['p']:.3g}): fix the server and measure again.")
+    if v.ergebnis == "server":
+        a = v.server_allein
+        satz += (f" The server's {a.besser + a.schlechter} flips alone are beyond chance (sign test p = "
+                 f"{a.p:.3g}): fix the server and measure again.")
     return satz
 
 
 def nativ_test(a, b, nachfrage, gemeinsam, einzeln):
     """Where text calls changed what an agent gets done in either run, gelungen_nativ paired as the model's
     test is, counted for B and against B (nicht_nativ says whose each such output is); else None."""
-    if not (nativ_anders(a[1]) or nativ_anders(b[1])):
+    if not (nativ_anders(a.kennzahlen) or nativ_anders(b.kennzahlen)):
         return None
-    xa, xb = (ausgaenge_je_fall(f, aus, token_grenze(e), nachfrage, (k.diagnose, e.get("server")))
-              for e, k, f, aus in (a, b))
-    je = {s: {i: differenz_je_fall(xa[i], xb[i], s) for i in gemeinsam} for s in ("fuer_b", "gegen_b")}
-    tests = {s: paartest(d, einzeln) for s, d in je.items()}
-    for x in tests.values():
-        x["urteil"] = x["richtung"] if x["p"] < 0.05 else "offen"
-    return {"urteil": robust(tests["fuer_b"], tests["gegen_b"]), **tests}
+    xa, xb = (ausgaenge_je_fall(r.faelle, r.ausgaben, token_grenze(r.einstellungen), nachfrage,
+                                (r.kennzahlen.diagnose, r.einstellungen.get("server"))) for r in (a, b))
+    fuer, gegen = (urteil_von(paartest({i: differenz_je_fall(xa[i], xb[i], s) for i in gemeinsam}, einzeln))
+                   for s in ("fuer_b", "gegen_b"))
+    return Teil(robust(fuer, gegen), fuer, gegen)
 
 
 def bfcl_test(aa, ab, gemeinsam, einzeln):
@@ -5462,42 +5575,41 @@ def bfcl_test(aa, ab, gemeinsam, einzeln):
             if a.id in x:
                 x[a.id].append(a.note.bfcl)
     beide = [i for i in gemeinsam if i in xa and i in xb]
-    return paartest({i: fractions.Fraction(sum(xb[i]), len(xb[i])) - fractions.Fraction(sum(xa[i]), len(xa[i]))
-                     for i in beide}, einzeln) if beide else None
+    return urteil_von(paartest({i: fractions.Fraction(sum(xb[i]), len(xb[i])) - fractions.Fraction(sum(xa[i]),
+                                                                                                   len(xa[i]))
+                                for i in beide}, einzeln)) if beide else None
 
 
 def bfcl_satz(v):
     """BFCL's verdict, paired: told, never a reason for --streng to stop (it counts the server's faults too)."""
-    t = v.get("bfcl")
+    t = v.bfcl
     if not t:
         return ""
-    richtung = {"besser": "better", "schlechter": "worse"}.get(t["richtung"])
-    schluss_ = f"{v['b']} is {richtung} beyond chance at 5 %" if t["p"] < 0.05 and richtung else \
-        "the difference is not beyond chance at 5 %"
-    return (f" BFCL's verdict (tool_calls only), paired: {len(t['besser']) + len(t['schlechter'])} "
-            f"({len(t['besser'])} better, {len(t['schlechter'])} worse): {TESTS[t['test']][1]} p = {t['p']:.3g}: "
-            f"{schluss_}; it counts what the server broke as the model's, so --streng never stops on it alone.")
+    return (f" BFCL's verdict (tool_calls only), paired: {t.geflippt} "
+            f"({len(t.besser)} better, {len(t.schlechter)} worse): {TESTS[t.test][1]} p = {t.p:.3g}: "
+            f"{schluss(t, v.b)[:-1]}; it counts what the server broke as the model's, so --streng never stops on it "
+            "alone.")
 
 
 def nativ_satz(v):
     """What an agent gets done, paired: gelungen_nativ's test, both ways where cannot-tell outputs decide."""
-    n = v.get("nativ")
+    n = v.nativ
     if not n:
         return ""
     satz = f" What an agent gets done (gelungen_nativ, every call from tool_calls): {modell_zahlen(n)}: "
-    if n["urteil"] == "schlechter":
-        return satz + f"{v['b']} is worse beyond chance at 5 %: its calls reach an agent less often."
-    return satz + schluss(n, v["b"])
+    if n.urteil == "schlechter":
+        return satz + f"{v.b} is worse beyond chance at {NIVEAU_WORT}: its calls reach an agent less often."
+    return satz + schluss(n, v.b)
 
 
 def herkunft(v):
     """'3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3)', and the cases that cannot be told."""
     teile = []
-    for art, ids in (("server", v["serverseitig"]), ("unklar", v["unklar"])):
+    for art, ids in (("server", v.serverseitig), ("unklar", v.unklar)):
         if ids:
-            gruende = "; ".join(f"{g}: {', '.join(i for i in ids if g in v['wessen'][i]['gruende'])}"
-                                for g in dict.fromkeys(g for i in ids for g in v["wessen"][i]["gruende"]))
-            wie = f"of the {len(v['besser']) + len(v['schlechter'])} flips are the server's" if art == "server" else \
+            gruende = "; ".join(f"{g}: {', '.join(i for i in ids if g in v.wessen[i].gruende)}"
+                                for g in dict.fromkeys(g for i in ids for g in v.wessen[i].gruende))
+            wie = f"of the {len(v.besser) + len(v.schlechter)} flips are the server's" if art == "server" else \
                 f"case{'s' * (len(ids) != 1)} could go either way, whose output{'s' * (len(ids) != 1)} cannot be told"
             teile.append(f"{len(ids)} {wie} ({gruende})")
     return "; ".join(teile)
@@ -5506,30 +5618,30 @@ def herkunft(v):
 def modell_zahlen(t):
     """'3 (0 better, 3 worse): exact sign test p = 0.25', both ways where the cannot-tell ones decide."""
     def zahlen(x):
-        return f"{len(x['besser']) + len(x['schlechter'])} ({len(x['besser'])} better, {len(x['schlechter'])} worse)"
-    f, g = t["fuer_b"], t["gegen_b"]
-    if (f["besser"], f["schlechter"]) == (g["besser"], g["schlechter"]):
-        return f"{zahlen(f)}: {TESTS[f['test']][1]} p = {f['p']:.3g}"
-    return f"{zahlen(f)} counted for B: p = {f['p']:.3g}, {zahlen(g)} counted against B: p = {g['p']:.3g}"
+        return f"{x.geflippt} ({len(x.besser)} better, {len(x.schlechter)} worse)"
+    f, g = t.fuer_b, t.gegen_b
+    if t.beide_gleich:
+        return f"{zahlen(f)}: {TESTS[f.test][1]} p = {f.p:.3g}"
+    return f"{zahlen(f)} counted for B: p = {f.p:.3g}, {zahlen(g)} counted against B: p = {g.p:.3g}"
 
 
 def schluss(t, b, ganz=""):
-    """The end of a verdict: better or worse beyond chance, not, or cannot tell (t: a part of v['modell'])."""
-    if t["urteil"] == "unklar":
+    """The end of a verdict: better or worse beyond chance, not, or cannot tell (t: a part of v.modell)."""
+    if t.urteil == "unklar":
         return "cannot tell: counted for B and against B, the cases that could go either way give different verdicts."
-    if t["urteil"] in ("besser", "schlechter"):
-        return f"{b} is {'better' if t['urteil'] == 'besser' else 'worse'} beyond chance at 5 %{ganz}."
-    return "the difference is not beyond chance at 5 %."
+    if t.urteil in ("besser", "schlechter"):
+        return f"{b} is {'better' if t.urteil == 'besser' else 'worse'} beyond chance at {NIVEAU_WORT}{ganz}."
+    return f"the difference is not beyond chance at {NIVEAU_WORT}."
 
 
 def gruppe_text(v, g):
     """'calling (S1-S3) 0 better, 3 worse, p = 0.5' (p Holm-corrected), both ways where they differ."""
-    f, w = v["modell"][g]["fuer_b"], v["modell"][g]["gegen_b"]
-    if not f["faelle"] and not w["faelle"]:
+    f, w = v.modell[g].fuer_b, v.modell[g].gegen_b
+    if not f.faelle and not w.faelle:
         return f"{GRUPPEN[g]}: no case compared"
-    name = f"{GRUPPEN[g]} ({v['gruppen_stufen'][g]})"
-    zahlen = lambda x: f"{len(x['besser'])} better, {len(x['schlechter'])} worse, p = {x['p_holm']:.3g}"  # noqa
-    if (f["besser"], f["schlechter"]) == (w["besser"], w["schlechter"]):
+    name = f"{GRUPPEN[g]} ({v.gruppen_stufen[g]})"
+    zahlen = lambda x: f"{len(x.besser)} better, {len(x.schlechter)} worse, p = {x.p_holm:.3g}"  # noqa
+    if v.modell[g].beide_gleich:
         return f"{name} {zahlen(f)}"
     return f"{name} {zahlen(f)} counted for B, {zahlen(w)} counted against B"
 
@@ -5537,32 +5649,34 @@ def gruppe_text(v, g):
 def gruppen_schluss(v):
     """What the groups add to the verdict: a group worse or better beyond chance, one that cannot be
     told, or a whole that reads better while one kind moved the other way."""
-    urteile = {g: v["modell"][g]["urteil"] for g in GRUPPEN}
-    teile = [f"{v['b']} is {'better' if u == 'besser' else 'worse'} beyond chance at 5 % in {GRUPPEN[g]}"
+    urteile = {g: v.modell[g].urteil for g in GRUPPEN}
+    teile = [f"{v.b} is {'better' if u == 'besser' else 'worse'} beyond chance at {NIVEAU_WORT} in {GRUPPEN[g]}"
              for g, u in urteile.items() if u in ("besser", "schlechter")]
     teile += [f"In {GRUPPEN[g]}, cannot tell: counted for B and against B, the verdicts differ"
               for g, u in urteile.items() if u == "unklar"]
-    if v["modell"]["gesamt"]["urteil"] == "besser" and v["rueck"]:
-        teile.append(f"{v['b']} is worse in {' and '.join(GRUPPEN[g] for g in v['rueck'])}: not better in both kinds")
+    if v.modell["gesamt"].urteil == "besser" and v.rueck:
+        teile.append(f"{v.b} is worse in {' and '.join(GRUPPEN[g] for g in v.rueck)}: not better in both kinds")
     return "".join(f" {t}." for t in teile)
 
 
 def figur(v):
     """What the per-case test of a comparison counts: the chapter's tasks, S6's and S7's where both runs have them."""
-    return " and ".join(["auftraege_gelungen"] * v.get("mit_kapitel", True) +
-                        ["nachfrage"] * bool(v.get("mit_nachfrage")) + ["weiter"] * bool(v.get("mit_weiter")) +
-                        ["erledigt"] * bool(v.get("mit_ganz")))
+    return " and ".join(["auftraege_gelungen"] * v.mit_kapitel +
+                        ["nachfrage"] * bool(v.mit_nachfrage) + ["weiter"] * bool(v.mit_weiter) +
+                        ["erledigt"] * bool(v.mit_ganz))
 
 
 def aufloesung_satz(v):
     """What this comparison could resolve at all: so that a small difference is read as a question."""
-    if v["aufloesung"] is None:
-        return f"With {mal(v['faelle_verglichen'], 'case')} compared, no difference can be called beyond chance at 5 %."
-    k, p = v["aufloesung"]
-    ganz = "cases" if v["test"] == "sign" else "cases whose every output flips"
-    return (f"Resolution: with {mal(v['faelle_verglichen'], 'case')} compared, the least the "
-            f"{TESTS[v['test']][0]} calls beyond chance at 5 % is {k} {ganz} one way and none back (p = {p:.3g}), "
-            f"{differenz('auftraege_gelungen', k / v['faelle_verglichen']).lstrip('+')} of {figur(v)}; a "
+    if v.aufloesung is None:
+        return (f"With {mal(v.faelle_verglichen, 'case')} compared, no difference can be called beyond chance at "
+                f"{NIVEAU_WORT}.")
+    k, p = v.aufloesung
+    ganz = "cases" if v.test == "sign" else "cases whose every output flips"
+    return (f"Resolution: with {mal(v.faelle_verglichen, 'case')} compared, the least the "
+            f"{TESTS[v.test][0]} calls beyond chance at {NIVEAU_WORT} is {k} {ganz} one way and none back "
+            f"(p = {p:.3g}), "
+            f"{differenz('auftraege_gelungen', k / v.faelle_verglichen).lstrip('+')} of {figur(v)}; a "
             "smaller difference is a question for more repeats (--n), not a verdict.")
 
 
@@ -5575,32 +5689,32 @@ def differenz(name, d):
 
 
 def vergleich_text(a, b, v, faelle):
-    (ea, ka), (eb, kb) = a[:2], b[:2]
-    zeilen = [f"A: {kopfzeile(ea, ka)}", f"B: {kopfzeile(eb, kb)}", ""]
-    zeilen += tabelle_text(zahlen_zeilen([a[:2], b[:2]], differenz_spalte=True), ["A", "B", "B - A"]) + [""]
-    zeilen += [f"{x} {z}" for x, e, k in (("A", ea, ka), ("B", eb, kb)) for z in diagnose_zeilen(k.diagnose, e)]
-    zeilen += vergleich_hinweise(ea, eb)[:-1]
-    for titel, ids in (("Better in B", v["besser"]), ("Worse in B", v["schlechter"])):
+    zeilen = [f"A: {kopfzeile(a.einstellungen, a.kennzahlen)}", f"B: {kopfzeile(b.einstellungen, b.kennzahlen)}", ""]
+    zeilen += tabelle_text(zahlen_zeilen([a, b], differenz_spalte=True), ["A", "B", "B - A"]) + [""]
+    zeilen += [f"{x} {z}" for x, r in (("A", a), ("B", b))
+               for z in diagnose_zeilen(r.kennzahlen.diagnose, r.einstellungen)]
+    zeilen += vergleich_hinweise(a.einstellungen, b.einstellungen)[:-1]
+    for titel, ids in (("Better in B", v.besser), ("Worse in B", v.schlechter)):
         if ids:
             zeilen += ["", f"{titel} ({len(ids)}):"]
             zeilen += [f"  {i}  {kurz(faelle[i]['frage'], 240)}{server_vermerk(v, i)}\n"  # a BFCL question: a paragraph
-                       f"      A: {a[4][i]}\n      B: {b[4][i]}" for i in ids]
-    zeilen += [""] + halb_satz([a[:2], b[:2]]) + [urteil(v), aufloesung_satz(v)]
+                       f"      A: {a.was[i]}\n      B: {b.was[i]}" for i in ids]
+    zeilen += [""] + halb_satz([a, b]) + [urteil(v), aufloesung_satz(v)]
     return "\n".join(zeilen)
 
 
 def vergleich_markdown(a, b, v, _faelle=None):
     """The pair as a table, headed by the two runs (model, settings, date, complete or not), then the verdict."""
-    kopf = [f"A: {kopfzeile(*a[:2])}  ", f"B: {kopfzeile(*b[:2])}", ""]
-    zeilen = tabelle_markdown(zahlen_zeilen([a[:2], b[:2]], differenz_spalte=True), ["metric", a[0]["tag"],
-                                                                                     b[0]["tag"], "difference"])
-    return "\n".join(kopf + zeilen + [""] + vergleich_hinweise(a[0], b[0]) + halb_satz([a[:2], b[:2]]) +
+    kopf = [f"A: {kopfzeile(a.einstellungen, a.kennzahlen)}  ", f"B: {kopfzeile(b.einstellungen, b.kennzahlen)}", ""]
+    zeilen = tabelle_markdown(zahlen_zeilen([a, b], differenz_spalte=True), ["metric", a.tag, b.tag, "difference"])
+    return "\n".join(kopf + zeilen + [""] + vergleich_hinweise(a.einstellungen, b.einstellungen) + halb_satz([a, b]) +
                      [urteil(v), aufloesung_satz(v)])
 
 
 def halb_satz(laeufe):
     """Where a run is incomplete, that beside the verdict: 'Incomplete: b holds 12 of 42 outputs; ...'."""
-    halb = [f"{e['tag']} holds {komplett([(e, k)])[0]} outputs" for e, k in laeufe if not vollstaendig(e, k)]
+    halb = [f"{r.tag} holds {komplett([r])[0]} outputs" for r in laeufe
+            if not vollstaendig(r.einstellungen, r.kennzahlen)]
     return [f"Incomplete: {' and '.join(halb)}; the test compares only the cases the runs share, and the figures are "
             "those of the outputs saved."] if halb else []
 
@@ -5610,13 +5724,14 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
     whether each is complete, the figures, the headline's interval, the stages, the failure classes, and in
     Markdown the diagnosis; with differenz_spalte, the last run's difference from the first beside them.
     Each row is (label, cells, difference, Markdown only)."""
-    ks = [k for _, k in laeufe]
+    ks = [r.kennzahlen for r in laeufe]
     unterschied = lambda name, x, y: differenz(name, None if None in (x, y) else y - x)  # noqa: E731
     zeilen = [] if all(komplett(laeufe, True)) else [("complete", komplett(laeufe), "", False)]
     zeilen += [(m, [wert(m, getattr(k, m)) for k in ks], unterschied(m, getattr(ks[0], m), getattr(ks[-1], m)), False)
                for m in metriken(*ks)]
-    if any(e["n"] > 1 for e, _ in laeufe):
-        zeilen.append(("alle_n", [prozent(k.alle_n) if e["n"] > 1 else "-" for e, k in laeufe], "", False))
+    if any(r.einstellungen["n"] > 1 for r in laeufe):
+        zeilen.append(("alle_n", [prozent(r.kennzahlen.alle_n) if r.einstellungen["n"] > 1 else "-" for r in laeufe],
+                       "", False))
     zeilen.append(("95 % interval", [intervall_kurz(kopfzahl(k)[1]) for k in ks], "", False))
     if any(k.anfragen_je_job for k in ks):  # S7: a job's requests, the median, beside the reference's
         zeilen.append(("requests per job", [f"{j.median:g} (ref. {j.referenz:g})" if j else "-"
@@ -5675,16 +5790,16 @@ def server_vermerk(v, i):
     """Whose a flipped case is, beside it, and in which run: '  (the server's, in B: leer)', '  (cannot tell, in
     A: strom_ungeprueft)', '  (the model's, in A: cut off at the token limit 256 in both runs)'; and '(second turn)'
     where that flipped."""
-    w = v["wessen"].get(i)
+    w = v.wessen.get(i)
     if w is None:
         return ""
-    zug = " (second turn)" if w["zug"] == 2 else ""
-    gruende = [GRENZE_TEXT.format(grenze=v["grenze"]) if g in ("abgeschnitten", "schleife") and v["grenze"] else
-               EIGENE_GRENZE[g] if g in EIGENE_GRENZE else g for g in w["gruende"]]
+    zug = " (second turn)" if w.zug == 2 else ""
+    gruende = [GRENZE_TEXT.format(grenze=v.grenze) if g in ("abgeschnitten", "schleife") and v.grenze else
+               EIGENE_GRENZE[g] if g in EIGENE_GRENZE else g for g in w.gruende]
     if not gruende:
         return zug
-    wer = {"server": "the server's", "unklar": "cannot tell", "modell": "the model's"}[w["art"]]
-    return f"{zug}  ({wer}, in {' and '.join(w['in'])}: {', '.join(dict.fromkeys(gruende))})"
+    wer = {"server": "the server's", "unklar": "cannot tell", "modell": "the model's"}[w.art]
+    return f"{zug}  ({wer}, in {' and '.join(w.in_)}: {', '.join(dict.fromkeys(gruende))})"
 
 
 GRENZE_TEXT = "cut off at the token limit {grenze} in both runs"
@@ -5730,25 +5845,25 @@ def stufen_wort(e):
 
 def reihe_text(laeufe, vs):
     """A series: one column per run, the first the baseline; each later run compared with it."""
-    zeilen = [f"{i + 1}: {kopfzeile(e, k)}" for i, (e, k) in enumerate(laeufe)]
-    zeilen += [""] + tabelle_text(zahlen_zeilen(laeufe), [e["tag"] for e, _ in laeufe])
+    zeilen = [f"{i + 1}: {kopfzeile(r.einstellungen, r.kennzahlen)}" for i, r in enumerate(laeufe)]
+    zeilen += [""] + tabelle_text(zahlen_zeilen(laeufe), [r.tag for r in laeufe])
     zeilen += ["", "Each run against the first:"] + [f"  {z}" for z in halb_satz(laeufe)]
-    for (e, _), v in zip(laeufe[1:], vs):
-        zeilen += [f"  {z}" for z in vergleich_hinweise(laeufe[0][0], e)[:-1]] + [f"  {urteil(v)}"]
+    for r, v in zip(laeufe[1:], vs):
+        zeilen += [f"  {z}" for z in vergleich_hinweise(laeufe[0].einstellungen, r.einstellungen)[:-1] + [urteil(v)]]
     return "\n".join(zeilen + [""] + list(dict.fromkeys(map(aufloesung_satz, vs))))
 
 
 def reihe_markdown(laeufe, vs):
-    zeilen = tabelle_markdown(zahlen_zeilen(laeufe), [""] + [e["tag"] for e, _ in laeufe]) + [""] + halb_satz(laeufe)
-    for (e, _), v in zip(laeufe[1:], vs):
-        zeilen += vergleich_hinweise(laeufe[0][0], e)[:-1] + [urteil(v)]
+    zeilen = tabelle_markdown(zahlen_zeilen(laeufe), [""] + [r.tag for r in laeufe]) + [""] + halb_satz(laeufe)
+    for r, v in zip(laeufe[1:], vs):
+        zeilen += vergleich_hinweise(laeufe[0].einstellungen, r.einstellungen)[:-1] + [urteil(v)]
     return "\n".join(zeilen + list(dict.fromkeys(map(aufloesung_satz, vs))))
 
 
 def komplett(laeufe, nur_ob=False):
     """Per run of a series: 'yes', or how many of its outputs are saved."""
     return [vollstaendig(e, k) if nur_ob else "yes" if vollstaendig(e, k) else f"{k.ausgaben} of "
-            f"{k.faelle * e['n']}" for e, k in laeufe]
+            f"{k.faelle * e['n']}" for e, k in ((r.einstellungen, r.kennzahlen) for r in laeufe)]
 
 
 def intervall_kurz(ki):
@@ -5782,11 +5897,13 @@ def lauf_json(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
 
 
 def paar_json(a, b, v, _faelle=None):
-    return json.dumps(dict(v, a_kennzahlen=bericht_json(*a[:2]), b_kennzahlen=bericht_json(*b[:2])), ensure_ascii=False)
+    return json.dumps(dict(als_json(v), a_kennzahlen=bericht_json(a.einstellungen, a.kennzahlen),
+                           b_kennzahlen=bericht_json(b.einstellungen, b.kennzahlen)), ensure_ascii=False)
 
 
 def reihe_json(laeufe, vs):
-    return json.dumps({"laeufe": [bericht_json(e, k) for e, k in laeufe], "vergleiche": vs}, ensure_ascii=False)
+    return json.dumps({"laeufe": [bericht_json(r.einstellungen, r.kennzahlen) for r in laeufe],
+                       "vergleiche": als_json(vs)}, ensure_ascii=False)
 
 
 Form = collections.namedtuple("Form", "hilfe lauf paar reihe")
@@ -5843,11 +5960,12 @@ def zeichne(pfad, laeufe):
     (shares, so that runs with different --n compare), side by side, each bar with its value."""
     plt = pyplot()
     fig, (stufen, kopf, arten) = plt.subplots(1, 3, figsize=(13, 4.6), gridspec_kw={"width_ratios": [3, 1.3, 3]})
+    ks = [r.kennzahlen for r in laeufe]
     breite = 0.8 / len(laeufe)
-    gezeigt = [a for a in FEHLERARTEN if any(k.fehlerarten[a] for _, k in laeufe)] or ["kein_aufruf"]
-    gezeigte_stufen = stufen_von(*(k for _, k in laeufe))
-    nativ = any(kopf_nativ(k) != kopfzahl(k)[0] for _, k in laeufe)
-    for i, (e, k) in enumerate(laeufe):
+    gezeigt = [a for a in FEHLERARTEN if any(k.fehlerarten[a] for k in ks)] or ["kein_aufruf"]
+    gezeigte_stufen = stufen_von(*ks)
+    nativ = any(kopf_nativ(k) != kopfzahl(k)[0] for k in ks)
+    for i, (e, k) in enumerate((r.einstellungen, r.kennzahlen) for r in laeufe):
         versatz = (i - (len(laeufe) - 1) / 2) * breite
         gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if k.stufen.get(s) is not None]  # no bar at 0
         balken = stufen.bar([j + versatz for j, _ in gemessen], [100 * k.stufen[s] for _, s in gemessen], breite,
@@ -5877,17 +5995,17 @@ def zeichne(pfad, laeufe):
         stufen.set_xticklabels([f"{s}\n{STUFE[s].was}" for s in gezeigte_stufen])
     stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 0.1 * any(STUFE[s].bfcl for s in gezeigte_stufen)),
                   ncol=len(laeufe), frameon=False)
-    nur_s7 = all(k.auftraege_gelungen is None and k.erledigt is not None for _, k in laeufe)
-    kopf.set(xticks=range(len(laeufe)), xticklabels=[e["tag"] for e, _ in laeufe], ylim=(0, 112),
+    nur_s7 = all(k.auftraege_gelungen is None and k.erledigt is not None for k in ks)
+    kopf.set(xticks=range(len(laeufe)), xticklabels=[r.tag for r in laeufe], ylim=(0, 112),
              ylabel="%", title=("S7 jobs done, 95 % interval" if nur_s7 else "All cases, 95 % interval") +
              (f"\nhatched: {'erledigt_nativ' if nur_s7 else 'gelungen_nativ'}, every call from tool_calls" * nativ))
     arten.set(xticks=range(len(gezeigt)), ylabel="per 100 outputs", title="Failure classes")
     arten.set_xticklabels(gezeigt, rotation=30, ha="right")
-    fig.suptitle(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" + ("" if vollstaendig(e, k) else
-                                                                          f", incomplete ({komplett([(e, k)])[0]})")
-                            for e, k in laeufe), fontsize=10)
-    notizen = [f"{e['tag']}: diagnosis: {diagnose_kurz(k.diagnose)}" for e, k in laeufe
-               if diagnose_kurz(k.diagnose)]
+    fig.suptitle(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" + ("" if vollstaendig(e, r.kennzahlen) else
+                                                                          f", incomplete ({komplett([r])[0]})")
+                            for r in laeufe for e in [r.einstellungen]), fontsize=10)
+    notizen = [f"{r.tag}: diagnosis: {diagnose_kurz(r.kennzahlen.diagnose)}" for r in laeufe
+               if diagnose_kurz(r.kennzahlen.diagnose)]
     if notizen:  # what the server did stands beside the bars, so that a fixed template never reads as a regression
         fig.text(0.01, 0.005, "\n".join(notizen), fontsize=7, va="bottom")
     fig.tight_layout(rect=(0, 0.03 * len(notizen), 1, 1))
@@ -6555,7 +6673,7 @@ def parser():
                    help="compare saved runs: A B, or a series A B C ... (each against the first)")
     p.add_argument("--streng", action="store_true",
                    help="with --vergleich: exit 3 when the last run's model is worse than the first's beyond chance "
-                        "at 5 %%, 2 when the runs are not comparable or the evidence cannot settle it")
+                        f"at {NIVEAU_WORT}%, 2 when the runs are not comparable or the evidence cannot settle it")
     p.add_argument("--bild", type=bild_arg, metavar="FILE",
                    help="with --bewerten or --vergleich: draw the run(s) as FILE.svg or FILE.png (matplotlib)")
     p.add_argument("--nachfrage", action="store_true", help="S5: after an answer that held still, send the "
@@ -6796,7 +6914,7 @@ def bewerten(lauf, faelle, tag_name, bild=None):
     e, faelle, ausgaben = pruefe_gespeichert(lauf, faelle, pfad, *lies_lauf(pfad, faelle)[:2])
     k = zeige(lauf, e, faelle, ausgaben)
     if bild:
-        zeichne(bild, [(e, k)])
+        zeichne(bild, [Gemessen(e, k, faelle, ausgaben)])
     return 0
 
 
@@ -6805,47 +6923,44 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
     per-case successes, what it did). With --streng, exit 3 when the last is worse beyond chance."""
     pfade = [gespeichert_pfad(lauf, t) for t in tags]
     gelesen = [lies_lauf(pfad, faelle)[:2] for pfad in pfade]  # (settings, outputs), each file read once
-    laeufe = [(e, kennzahlen(eigene, aus, lauf.katalog, e), eigene, aus, was_geschah(aus))
+    laeufe = [Gemessen(e, kennzahlen(eigene, aus, lauf.katalog, e), eigene, aus, was_geschah(aus))
               for e, eigene, aus in (pruefe_gespeichert(lauf, faelle, p, *g) for p, g in zip(pfade, gelesen))]
-    halb = [e["tag"] for e, k, *_ in laeufe if not vollstaendig(e, k)]
+    halb = [r.tag for r in laeufe if not vollstaendig(r.einstellungen, r.kennzahlen)]
     if streng and halb:
         raise Eingabefehler(f"--streng needs complete runs; {' and '.join(halb)} {'is' if len(halb) == 1 else 'are'} "
                             "incomplete: finish measuring first")
-    vs = [vergleiche(laeufe[0][:4], spaeter[:4]) for spaeter in laeufe[1:]]
+    vs = [vergleiche(laeufe[0], spaeter) for spaeter in laeufe[1:]]
     zeige_vergleich(lauf.form, laeufe, vs, {f["id"]: f for f in faelle})
     if bild:
-        zeichne(bild, [lf[:2] for lf in laeufe])
-    status = STRENG.get(vs[-1]["ergebnis"], 0) if streng else 0
+        zeichne(bild, laeufe)
+    status = vs[-1].status if streng else 0
     if status:
         print(f"messen: {streng_satz(vs[-1])}; --streng exits {status}", file=sys.stderr)
     return status
 
 
+TEIL_WORT = {"gesamt": "over all cases (p = {p})", "nativ": "in what an agent gets done (gelungen_nativ, p = {p})",
+             **{g: f"in {wort} (p = {{p}}, Holm-corrected)" for g, wort in GRUPPEN.items()}}  # where --streng stops
+
+
 def streng_satz(v):
-    """Why --streng stops, in one line."""
-    a, b = v["a"], v["b"]
-    if v["ergebnis"] == "nicht_vergleichbar":
-        return f"cannot tell whether the model of {b} is worse than {a}'s: {v['nicht_vergleichbar']}"
-    if v["ergebnis"] == "server":
+    """Why --streng stops, in one line: the parts worse beyond chance, each with the p its verdict was read at."""
+    a, b = v.a, v.b
+    if v.ergebnis == "nicht_vergleichbar":
+        return f"cannot tell whether the model of {b} is worse than {a}'s: {v.nicht_vergleichbar}"
+    if v.ergebnis == "server":
         return (f"cannot tell whether the model of {b} is worse than {a}'s: the server's flips alone are beyond "
-                f"chance (p = {v['server_allein']['p']:.3g}); fix the server and measure again")
-    teile = [t for t in TEILE if v["modell"][t]["urteil"] == "schlechter"]
-    n = v.get("nativ") or {"urteil": None}
-    if v["ergebnis"] == "schlechter":
-        p = {t: max(v["modell"][t][s]["p_holm" if t in GRUPPEN else "p"] for s in ("fuer_b", "gegen_b")) for t in teile}
-        wo = [f"over all cases (p = {p[t]:.3g})" if t == "gesamt" else
-              f"in {GRUPPEN[t]} (p = {p[t]:.3g}, Holm-corrected)" for t in teile]
-        if n["urteil"] == "schlechter":
-            p_nativ = max(n["fuer_b"]["p"], n["gegen_b"]["p"])
-            wo.append(f"in what an agent gets done (gelungen_nativ, p = {p_nativ:.3g})")
-        eigene = ", on the flips the server does not explain" if v["serverseitig"] else ""
-        return f"{b} is worse than {a} beyond chance at 5 % {' and '.join(wo)}{eigene}"
-    if n["urteil"] == "unklar" and not v["unklar"]:
+                f"chance (p = {v.server_allein.p:.3g}); fix the server and measure again")
+    if v.ergebnis == "schlechter":
+        wo = [TEIL_WORT[t].format(p=f"{x.p:.3g}") for t, x in v.teile.items() if x.urteil == "schlechter"]
+        eigene = ", on the flips the server does not explain" if v.serverseitig else ""
+        return f"{b} is worse than {a} beyond chance at {NIVEAU_WORT} {' and '.join(wo)}{eigene}"
+    if v.nativ and v.nativ.urteil == "unklar" and not v.unklar:
         return (f"cannot tell whether {b} is worse than {a} in what an agent gets done (gelungen_nativ): counted "
                 "against B only, its text calls, whose owner cannot be told (the diagnosis names them), make it "
                 "worse beyond chance; settle that and measure again")
-    ids = v["unklar"] + v["serverseitig"]
-    gruende = {art: dict.fromkeys(g for i in ids if v["wessen"][i]["art"] == art for g in v["wessen"][i]["gruende"])
+    ids = v.unklar + v.serverseitig
+    gruende = {art: dict.fromkeys(g for i in ids if v.wessen[i].art == art for g in v.wessen[i].gruende)
                for art in ("unklar", "server")}
     klaert = [f"{g}: {KLAERT[g]}" for g in gruende["unklar"] if g in KLAERT] + [
         f"the server's {', '.join(gruende['server'])}: fix the server (the diagnosis says how)"
@@ -6861,7 +6976,7 @@ def zeige_vergleich(form, laeufe, vs, faelle_by_id):
     if len(laeufe) == 2:
         print(FORMEN[form].paar(laeufe[0], laeufe[1], vs[0], faelle_by_id))
     else:
-        print(FORMEN[form].reihe([lf[:2] for lf in laeufe], vs))
+        print(FORMEN[form].reihe(laeufe, vs))
 
 
 def ausfuehren(args, lauf):

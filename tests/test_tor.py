@@ -318,7 +318,7 @@ def gezogener_lauf(zufall, p, n, tag):
                 "usage": {"prompt_tokens": 10, "completion_tokens": 20}}]}
             ausgaben.append(messen.bewerte_gespeichert(f, a))
     e = {"tag": tag, "n": n, "temp": 0.7, "extra": {}, "modell": "m"}
-    return e, messen.kennzahlen(FAELLE, ausgaben), FAELLE, ausgaben
+    return messen.Gemessen(e, messen.kennzahlen(FAELLE, ausgaben), FAELLE, ausgaben)
 
 
 @pytest.mark.parametrize("n", [1, 3])
@@ -328,5 +328,5 @@ def test_ein_modell_gegen_sich_selbst_ist_selten_schlechter(n):
     for _ in range(paare):
         p = {f["id"]: zufall.choice([0.2, 0.5, 0.8, 0.95]) for f in FAELLE}  # cases easy and hard alike
         v = messen.vergleiche(gezogener_lauf(zufall, p, n, "a"), gezogener_lauf(zufall, p, n, "b"))
-        schlechter += v["ergebnis"] == "schlechter"
+        schlechter += v.ergebnis == "schlechter"
     assert schlechter <= 0.05 * paare  # measured: 1 of 200 at n 1, 4 of 200 at n 3

@@ -214,8 +214,8 @@ def test_eine_neue_form_ist_eine_zeile(cli, endpunkt, monkeypatch):
     monkeypatch.setitem(messen.FORMEN, "tsv", messen.Form(
         "print the summary as tab-separated rows",
         lambda e, k, *_: f"{e['tag']}\t{k.auftraege_gelungen}",
-        lambda a, b, v, _: f"{v['a']}\t{v['b']}\t{len(v['schlechter'])}",
-        lambda laeufe, vs: "\t".join(e["tag"] for e, _ in laeufe)))
+        lambda a, b, v, _: f"{v.a}\t{v.b}\t{len(v.schlechter)}",
+        lambda laeufe, vs: "\t".join(r.tag for r in laeufe)))
     server = endpunkt(mit_fehlern(KAPITEL_FEHLER))
     status, out, err = cli(*messung(server.url, "--tag", "a", "--tsv"))
     assert (status, out) == (0, f"a\t{40 / 42}\n"), err
