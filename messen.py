@@ -3321,51 +3321,16 @@ def anteil(zaehler, nenner):
     return zaehler / nenner if nenner else None
 
 
-class Tokens(typing.NamedTuple):
-    prompt: int
-    completion: int
-
-
-class Anfragen(typing.NamedTuple):  # the requests an S7 job took, the median, beside the reference's
-    median: float
-    referenz: float
-
-
-class BfclZahlen(typing.NamedTuple):  # BFCL's own verdict over a run: all its cases, the ids it failed, by category
-    gesamt: float
-    fehlgeschlagen: list
-    stufen: dict
-
-
-class Kennzahlen(typing.NamedTuple):
-    """A run's figures, as kennzahlen computes them: what every report, the picture and the comparison read,
-    each by its field; the JSON writer alone turns it into keys (als_json), in this order."""
-    faelle: int
-    ausgaben: int
-    formkorrekt: float
-    richtig_je_schritt: float
-    auftraege_gelungen: float
-    schritte_je_auftrag: float
-    stillgehalten: float
-    gelungen_nativ: float
-    nachfrage: float  # None for a run without --nachfrage
-    weiter: float  # None without --weiter
-    erledigt: float  # None without --ganz
-    erledigt_nativ: float
-    anfragen_je_job: Anfragen
-    bfcl: BfclZahlen  # None for a run of no BFCL case
-    stufen: dict  # stage -> share of its outputs done
-    alle_n: float
-    alle_n_stufen: dict
-    gelungen_ki: list  # [low, high], Wilson's
-    erledigt_ki: list
-    unlesbar_geschrieben: list
-    fehlerarten: dict  # failure class -> count, zeros included
-    fehlgeschlagen: list  # ids
-    diagnose: "Diagnose"
-    latenz_s: float
-    tokens: Tokens
-    dauer_s: float
+Tokens = collections.namedtuple("Tokens", "prompt completion")  # a run's tokens, added up
+Anfragen = collections.namedtuple("Anfragen", "median referenz")  # the requests an S7 job took, and the reference's
+BfclZahlen = collections.namedtuple("BfclZahlen", "gesamt fehlgeschlagen stufen")  # BFCL's verdict: all, failed ids,
+# by category
+Kennzahlen = collections.namedtuple("Kennzahlen", (  # a run's figures, read by field; only als_json makes them keys
+    "faelle ausgaben formkorrekt richtig_je_schritt auftraege_gelungen schritte_je_auftrag stillgehalten "
+    "gelungen_nativ nachfrage weiter erledigt erledigt_nativ anfragen_je_job bfcl stufen alle_n alle_n_stufen "
+    "gelungen_ki erledigt_ki unlesbar_geschrieben fehlerarten fehlgeschlagen diagnose latenz_s tokens dauer_s"))
+# nachfrage, weiter, erledigt (and its _nativ, _ki, anfragen_je_job), bfcl: None for a run that did not ask them;
+# stufen, alle_n_stufen: stage -> share; fehlerarten: class -> count, zeros included; *_ki: [low, high], Wilson's
 
 
 def als_json(x):
@@ -3475,6 +3440,14 @@ WENIGER_TOKENS = 50
 TOKENS_HOECHSTENS = 10 ** 9  # a count above this is no count a server measured
 
 
+Diagnose = collections.namedtuple("Diagnose", (  # what diagnose counts, a field per kind, read by field
+    "leer sofort_beendet abgeschnitten schleife aus_text teilweise_geparst protokoll eigenes_format text_ungeklaert "
+    "probe text_form unlesbar im_denken leer_ungezaehlt katalog_fehlt katalog_unklar verworfen strom_defekt "
+    "strom_ungeprueft"))
+# a count each, but katalog_fehlt (True, False, None: cannot tell), words (probe, text_form, katalog_unklar) and
+# counts by kind (protokoll, unlesbar)
+
+
 def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     """What the server did, counted apart from the model's skill; all zero / False / empty when clear.
 
@@ -3513,30 +3486,6 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
         verworfen=sum(bool(a.verworfen) for a in ausgaben),
         strom_defekt=sum(b.wessen == ("server", "strom_defekt") for b in alle),  # as the verdict weighs it
         strom_ungeprueft=sum(b.wessen == ("unklar", "strom_ungeprueft") for b in alle))
-
-
-class Diagnose(typing.NamedTuple):
-    """What diagnose counts, a field per kind: a count, True / False / None (katalog_fehlt), words (probe,
-    text_form, katalog_unklar), or counts by kind (protokoll, unlesbar); read by field, never by key."""
-    leer: int
-    sofort_beendet: int
-    abgeschnitten: int
-    schleife: int
-    aus_text: int
-    teilweise_geparst: int
-    protokoll: dict
-    eigenes_format: int
-    text_ungeklaert: int
-    probe: str
-    text_form: str
-    unlesbar: dict
-    im_denken: int
-    leer_ungezaehlt: int
-    katalog_fehlt: bool
-    katalog_unklar: str
-    verworfen: int
-    strom_defekt: int
-    strom_ungeprueft: int
 
 
 def meistens(werte):
@@ -5238,20 +5187,9 @@ class Teil(typing.NamedTuple):
         return (self.fuer_b.besser, self.fuer_b.schlechter) == (self.gegen_b.besser, self.gegen_b.schlechter)
 
 
-class Flip(typing.NamedTuple):
-    """Whose a flipped case (or one that could flip) is: the kind, its reasons from both runs, the runs whose
-    outputs they are (in_: A, B; the JSON's 'in'), the turn that failed (2: S5's second)."""
-    art: str  # modell, server, unklar
-    gruende: list
-    in_: list
-    zug: int
-
-
-class ServerAllein(typing.NamedTuple):  # the server's flips alone, by the sign test
-    besser: int
-    schlechter: int
-    p: float
-    jenseits_zufall: bool
+Flip = collections.namedtuple("Flip", "art gruende in_ zug")  # whose a flipped case is (modell, server, unklar),
+# its reasons from both runs, the runs whose outputs they are (A, B: the JSON's "in"), the turn that failed (2: S5's)
+ServerAllein = collections.namedtuple("ServerAllein", "besser schlechter p jenseits_zufall")  # its flips alone
 
 
 class Vergleich(typing.NamedTuple):
