@@ -1349,15 +1349,15 @@ class Endpunkt:
     def frage(self, fall, body=None):
         """Ask one case; return the Antwort or raise Serverfehler. The run's Fortschritt, where there is one,
         is told the request is in flight until it ends."""
-        schluessel, antwort = self.bericht and self.bericht.gefragt(fall["id"]), None
+        schluessel, antwort = self.bericht and self.bericht.gesendet(fall["id"]), None
         try:
-            antwort = self.gefragt(fall, body or anfrage(fall, self.lauf))
+            antwort = self.versucht(fall, body or anfrage(fall, self.lauf))
             return antwort
         finally:
             if self.bericht:
                 self.bericht.zurueck(schluessel, antwort and antwort.latenz)
 
-    def gefragt(self, fall, body):
+    def versucht(self, fall, body):
         """The attempts of one request, each fault asked again by urllib3's Retry rules (and said so)."""
         retry = Retry(total=self.lauf.versuche - 1, allowed_methods=None, status_forcelist=RETRY_STATUS,
                       backoff_factor=BACKOFF, respect_retry_after_header=True)
@@ -2968,11 +2968,12 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None):
     fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or fall.get("stufe") == GANZ)
     schleife = finish == "length" and schleift(nachricht)
     gedacht = fehlt == "leer" and "<think>" in inhalt(nachricht)
-    return Note(tuple(aufrufe), form, treffer, offen, len(soll), fehlt, still, len(native_rohe(nachricht)),
-                protokoll_von(nachricht, finish), erste_zeile(nachricht), schleife, inhalt(nachricht) != "",
-                finish, zahl_oder_none(usage, "completion_tokens"), gedacht,
-                tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else
-                      [] if vollstaendig or not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
+    return Note(aufrufe=tuple(aufrufe), form=form, treffer=treffer, offen=offen, soll=len(soll), mangel=fehlt,
+                still=still, nativ=len(native_rohe(nachricht)), protokoll=protokoll_von(nachricht, finish),
+                text=erste_zeile(nachricht), schleife=schleife, inhalt_da=inhalt(nachricht) != "", finish=finish,
+                completion_tokens=zahl_oder_none(usage, "completion_tokens"), nur_gedacht=gedacht,
+                befunde=tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else [] if vollstaendig or
+                              not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
                 bfcl=bfcl_urteil(fall, nachricht) if "_werkzeuge" in fall else None)
 
 
@@ -3987,6 +3988,7 @@ Einstellung = collections.namedtuple("Einstellung", "pruefe falsch vorgabe vergl
 # ("another case file"), else by the values
 EINSTELLUNGEN = {
     "modell": Einstellung(lambda x: isinstance(x, str), "is not a string", verglichen=True),
+    "url": Einstellung(_text_oder_nichts, "is not a string", None),  # which server: nicht_vergleichbar reads it
     "temp": Einstellung(zahl_ist, "is not a number of at least 0", verglichen=True),
     "n": Einstellung(lambda x: zahl_ist(x, True) and x >= 1, "is not a whole number of at least 1", verglichen=True),
     "extra": Einstellung(lambda x: isinstance(x, dict), "is not an object", verglichen=True),
@@ -4507,7 +4509,7 @@ class Anzeige:
         while not self.halt.wait(TAKT[self.terminal]):
             self.zeige(takt=True)
 
-    def gefragt(self, wer):
+    def gesendet(self, wer):
         """A request sent; the key its end is reported with."""
         schluessel = object()
         with self.sperre:

@@ -201,6 +201,7 @@ def test_zeilen_einer_stufe_ohne_ihren_schalter():
     ("faelle_datei", 5, "faelle_datei is not a path"),
     ("katalog_datei", ["k.json"], "katalog_datei is not a path"),
     ("katalog_sha256", None, "katalog_sha256 is not a string"),
+    ("url", ["http://127.0.0.1:1/v1"], "url is not a string"),  # the comparison reads which server it was
 ])
 def test_eine_beschaedigte_einstellung_beim_suchen_der_dateien(feld, wert, warum):
     status, out, err = bewerten_mit(geaendert(0, feld, wert))

@@ -252,7 +252,7 @@ def test_in_eine_datei_eine_zeile_je_minute(capsys):
     """Into a file or pipe, between the plain line of every tenth output, the ticker's line once a minute says the
     time so far and what is in flight."""
     anzeige = messen.Fortschritt(0, 42, 42, terminal=False)
-    schluessel = anzeige.gefragt("S1-1")
+    schluessel = anzeige.gesendet("S1-1")
     anzeige.zeige(takt=True)
     anzeige.zurueck(schluessel, 0.5)
     anzeige.ende()
