@@ -3669,31 +3669,30 @@ def ausgaenge_je_fall(faelle, ausgaben, grenze, mit_nachfrage=False, nativ=None)
     on the model reads. grenze: the token limit the user set (token_grenze), without which a cut answer
     cannot be told from a server's own smaller limit. mit_nachfrage: an S5 output whose second turn failed
     fails in turn 2. nativ: the run's (diagnosis, server): an output done as meant whose calls an agent does
-    not receive as calls fails too, whose by what kept them from tool_calls (see nicht_nativ)."""
+    not receive as calls fails too, whose by what kept them from tool_calls (NICHT_NATIV)."""
     je_fall = {f["id"]: {} for f in faelle}
     for a in ausgaben:
         x = ausgang(a, mit_nachfrage)
         x = ("unklar",) + x[1:] if x and grenze is None and x[:2] == ("modell", "abgeschnitten") else x
-        je_fall[a.id][a.lauf] = x if x or not nativ or gelungen_nativ(a.note) else nicht_nativ(a.note, *nativ) + (1,)
+        je_fall[a.id][a.lauf] = x if x or not nativ or gelungen_nativ(a.note) else \
+            next((art, grund, 1) for grund, art, trifft in NICHT_NATIV if trifft(a.note, *nativ))
     return {i: [v[k] for k in sorted(v)] for i, v in je_fall.items() if v}
 
 
-def nicht_nativ(a, d, server):
-    """Whose it is that an output done as meant reached an agent as no calls, or calls it cannot json.loads:
-    an object or a string for arguments is the server's shape (twice-encoded only on a server shown to do it);
-    the first call alone parsed, the server's; a form of the model's own, the model's; a parser's form, as the
-    run's diagnosis weighs it (the parser off, cannot tell, or the model's format)."""
-    if "geparst_abgelehnt" in a.protokoll:
-        return "unklar", "geparst_abgelehnt"
-    if "argumente_objekt" in a.protokoll:
-        return "server", "argumente_objekt"
-    if "argumente_doppelt" in a.protokoll:
-        return ("server" if familie_von(server).doppelt_kodiert else "unklar"), "argumente_doppelt"
-    if a.form == "teilweise":
-        return "server", "teilweise_geparst"
-    if a.form != "eigen" and (d.aus_text or d.text_ungeklaert):
-        return ("server", "aus_text") if d.aus_text else ("unklar", "text_ungeklaert")
-    return "modell", "eigenes_format"
+NICHT_NATIV = (  # whose it is that an output done as meant reached an agent as no calls, or as calls it cannot
+    # json.loads, weighed in this order: (reason, kind, test of its Note, the run's diagnosis and its server)
+    ("geparst_abgelehnt", "unklar", lambda a, d, s: "geparst_abgelehnt" in a.protokoll),
+    ("argumente_objekt", "server", lambda a, d, s: "argumente_objekt" in a.protokoll),  # an object, not a string
+    # twice-encoded: the server's only on a server shown to do it
+    ("argumente_doppelt", "server", lambda a, d, s: "argumente_doppelt" in a.protokoll and
+     familie_von(s).doppelt_kodiert),
+    ("argumente_doppelt", "unklar", lambda a, d, s: "argumente_doppelt" in a.protokoll),
+    ("teilweise_geparst", "server", lambda a, d, s: a.form == "teilweise"),  # the first call alone parsed
+    # a parser's form, as the run's diagnosis weighs it: the parser off, or cannot tell; else the model's format
+    ("aus_text", "server", lambda a, d, s: a.form != "eigen" and d.aus_text),
+    ("text_ungeklaert", "unklar", lambda a, d, s: a.form != "eigen" and d.text_ungeklaert),
+    ("eigenes_format", "modell", lambda a, d, s: True),
+)
 
 
 def ausgang(a, mit_nachfrage):
@@ -4667,33 +4666,43 @@ EIGENES_FORMAT = ("calls were written in a format of the model's own (a ``` bloc
 SOFORT_BEENDET = ("answers that ended at once: nothing but the end of the turn (completion_tokens 0 or 1, "
                   "finish_reason stop). The model ends its turn before it answers, as a fine-tune does whose "
                   "end-of-turn token was trained at every position; not the server")
-DIAGNOSE_HINWEISE = {  # what each count means, and which server setting to look at
-    "katalog_fehlt": ("the catalogue never reached the prompt: outputs sent the whole catalogue cost no more "
-                      "prompt_tokens than S1's, sent a few of its tools",
-                      "the chat template ignores `tools`: {vorlage}"),
-    "leer": ("outputs with neither a call nor text", "the server returned nothing: check its chat template "
-             "and stop tokens"),
-    "abgeschnitten": ("outputs cut off by the token limit without a complete call",
-                      "raise max_tokens with --extra '{\"max_tokens\": 4096}', or the server's own limit; "
-                      "for thinking models, the thinking budget"),
-    "teilweise_geparst": ("outputs with calls in tool_calls and further calls left as text in the content beside "
-                          "them", "the server's tool-call parser stopped after the first call (llama.cpp #14101 "
-                          "and SGLang #18102 left <tool_call> blocks so): an agent receives only what came as "
-                          "tool_calls; update the server or report it"),
-    "schleife": ("outputs cut off by the token limit while their text repeated one piece over and over",
-                 "the model loops: more max_tokens only makes it longer; cap it (--extra '{\"max_tokens\": 256}') "
-                 "and check the chat template, since a wrong one makes small models loop"),
-    "aus_text": ("calls were read from the answer text, not from tool_calls",
-                 "the server's tool-call parser is off or reads another form: {parser}"),
-    "im_denken": ("outputs whose whole answer (calls or text) stands in a reasoning field, graded as no answer",
-                  "check {denken}"),
-    "verworfen": ("outputs held several choices: the one with index 0 was graded, the others dropped",
-                  "the server or a proxy set n"),
-    "strom_defekt": ("failed outputs whose same request without stream, at temperature 0, gave other calls "
-                      "(both stand in the failed-case list)",
-                      "the server's streamed tool-call parser is at fault, not the model: measure without "
-                      "--stream to see the model, and update the server or report it (vLLM, SGLang, Ollama "
-                      "and llama.cpp have each had such bugs)"),
+SCHLEIFE_FOLGE = "No answer came: whether the model loops or its chat template makes it loop cannot be told here."
+NACH_DEM_GEMEINTEN = ("The figures grade the calls as the model wrote them; gelungen_nativ is what an agent on "
+                      "this server gets done.")
+Hinweis = collections.namedtuple("Hinweis", "was abhilfe wessen folge")
+# a diagnosis count's line: what it counts, the fix (in the identified server's options), whose it is (a tuple of
+# server, modell, unklar; or a function of the diagnosis), and what follows for the figures (the same so)
+DIAGNOSE_HINWEISE = {
+    "katalog_fehlt": Hinweis("the catalogue never reached the prompt: outputs sent the whole catalogue cost no more "
+                             "prompt_tokens than S1's, sent a few of its tools",
+                             "the chat template ignores `tools`: {vorlage}", ("server",), NICHT_DAS_MODELL),
+    "leer": Hinweis("outputs with neither a call nor text", "the server returned nothing: check its chat template "
+                    "and stop tokens", lambda d: ("server",) * (d.leer > d.leer_ungezaehlt) +
+                    ("unklar",) * bool(d.leer_ungezaehlt), leer_folge),
+    "abgeschnitten": Hinweis("outputs cut off by the token limit without a complete call",
+                             "raise max_tokens with --extra '{\"max_tokens\": 4096}', or the server's own limit; "
+                             "for thinking models, the thinking budget", ("server",), NICHT_DAS_MODELL),
+    "teilweise_geparst": Hinweis("outputs with calls in tool_calls and further calls left as text in the content "
+                                 "beside them", "the server's tool-call parser stopped after the first call "
+                                 "(llama.cpp #14101 and SGLang #18102 left <tool_call> blocks so): an agent receives "
+                                 "only what came as tool_calls; update the server or report it", ("server",),
+                                 NACH_DEM_GEMEINTEN),
+    "schleife": Hinweis("outputs cut off by the token limit while their text repeated one piece over and over",
+                        "the model loops: more max_tokens only makes it longer; cap it (--extra '{\"max_tokens\": "
+                        "256}') and check the chat template, since a wrong one makes small models loop", ("unklar",),
+                        SCHLEIFE_FOLGE),
+    "aus_text": Hinweis("calls were read from the answer text, not from tool_calls",
+                        "the server's tool-call parser is off or reads another form: {parser}", ("server",),
+                        NICHT_DAS_MODELL),
+    "im_denken": Hinweis("outputs whose whole answer (calls or text) stands in a reasoning field, graded as no answer",
+                         "check {denken}", ("unklar",), IM_DENKEN_FOLGE),
+    "verworfen": Hinweis("outputs held several choices: the one with index 0 was graded, the others dropped",
+                         "the server or a proxy set n", ("server",), NICHT_DAS_MODELL),
+    "strom_defekt": Hinweis("failed outputs whose same request without stream, at temperature 0, gave other calls "
+                            "(both stand in the failed-case list)",
+                            "the server's streamed tool-call parser is at fault, not the model: measure without "
+                            "--stream to see the model, and update the server or report it (vLLM, SGLang, Ollama "
+                            "and llama.cpp have each had such bugs)", ("server",), NICHT_DAS_MODELL),
 }
 
 
@@ -4732,9 +4741,6 @@ GEWAEHLTE_GRENZE = {  # the hint where the user capped max_tokens: never "raise 
                 "it longer; check the chat template, since a wrong one makes small models loop"}
 GRENZE_FOLGE = ("A comparison with another run under the same cap counts these outputs as the model's.")
 STROM_NOTIZ = ("A note on the stream: it changed what was graded only where strom_defekt counts an output.")
-SCHLEIFE_FOLGE = "No answer came: whether the model loops or its chat template makes it loop cannot be told here."
-NACH_DEM_GEMEINTEN = ("The figures grade the calls as the model wrote them; gelungen_nativ is what an agent on "
-                      "this server gets done.")
 STROM_UNGEPRUEFT = ("failed streamed outputs whose stream's part cannot be told: at a temperature above 0 no plain "
                     "request is asked, since its answer can differ by sampling alone; where one was asked and "
                     "failed, its fault stands in the results file; where the stream asked again gave calls of its "
@@ -4814,70 +4820,71 @@ def gezeigt_zeile(e, ausgaben):
             "(--neu measures anew).")
 
 
-def diagnose_zeilen(d, e=None):
-    """The diagnosis block: what the server did, each count with its hint in the identified server's own
-    options, then the model's own call format; one line when all is clear. e: the run's settings (the
-    server, and the max_tokens the user chose, under which a cut or looping answer is the model's)."""
+Diagnosezeile = collections.namedtuple("Diagnosezeile", "name wessen zahl text einheit")
+# one line of a diagnosis: its key (a protocol note's as protokoll.KIND), whose it is (a tuple of server, modell,
+# unklar), its count ("yes" where it is one), what it means with the fix, and whether it counts outputs or calls
+
+
+def diagnose_befunde(d, e=None):
+    """The diagnosis as its lines, built once: each count's, in DIAGNOSE_HINWEISE's order, then the protocol's notes,
+    then the counts whose words depend on the run (the heading, the text, the Markdown rows and the picture's note
+    are all read from these). e: the run's settings (the server, and the max_tokens the user chose, under which a
+    cut or looping answer is the model's)."""
     e = e or {}
-    server, grenze = e.get("server"), token_grenze(e)
-    if not auffaellig(d):
+    server, grenze, zeilen = e.get("server"), token_grenze(e), []
+    for name, h in DIAGNOSE_HINWEISE.items():
+        if not getattr(d, name):
+            continue
+        was = h.was + (f" ({d.probe})" if name == "aus_text" and d.probe else "")
+        wessen, abhilfe, folge = (h.wessen(d) if callable(h.wessen) else h.wessen), hinweis(name, server, d.text_form), \
+            (h.folge(d) if callable(h.folge) else h.folge)
+        if grenze is not None and name in GEWAEHLTE_GRENZE:
+            wessen, abhilfe, folge = ("modell",), GEWAEHLTE_GRENZE[name].format(grenze=grenze), GRENZE_FOLGE
+        zahl = "yes" if getattr(d, name) is True else getattr(d, name)
+        zeilen.append(Diagnosezeile(name, wessen, zahl, f"{was}; {abhilfe}. {folge}", "outputs"))
+    zeilen += [Diagnosezeile(f"protokoll.{art}", ("server",), zahl, f"{PROTOKOLL_HINWEISE[art][0]}; "
+                      f"{protokoll_hinweis(art, server)}. "
+                      f"{STROM_NOTIZ if art in STROM_NOTIZEN.values() else NACH_DEM_GEMEINTEN}", "outputs")
+               for art, zahl in d.protokoll.items()]
+    versuch = VERSUCH in d.unlesbar
+    zeilen += [Diagnosezeile(name, wessen, zahl, text(), einheit) for name, wessen, zahl, text, einheit in (
+        ("strom_ungeprueft", ("unklar",), d.strom_ungeprueft, lambda: f"{STROM_UNGEPRUEFT}.", "outputs"),
+        ("text_ungeklaert", ("unklar",), d.text_ungeklaert,
+         lambda: f"{ungeklaert_text(d.probe, server, d.text_form)}.", "calls"),
+        ("sofort_beendet", ("modell",), d.sofort_beendet, lambda: f"{SOFORT_BEENDET}.", "outputs"),
+        ("eigenes_format", ("modell",), d.eigenes_format,
+         lambda: f"{EIGENES_FORMAT}{eigen_beleg(d, server, e.get('probe'))}.", "outputs"),
+        ("unlesbar", ("modell",) * bool(set(d.unlesbar) - {VERSUCH}) + ("unklar",) * versuch, sum(d.unlesbar.values()),
+         lambda: unlesbar_text(d.unlesbar), "calls" if versuch else "outputs")) if zahl]
+    return zeilen
+
+
+def diagnose_zeilen(d, e=None):
+    """The diagnosis block: its heading, then each of its lines (diagnose_befunde); one line when all is clear."""
+    zeilen = diagnose_befunde(d, e)
+    if not zeilen:
         unbekannt = f"; whether the catalogue reached the prompt cannot be told: {d.katalog_unklar}" \
             if d.katalog_fehlt is None else ""
         return [f"Diagnosis: all clear (every output an answer, calls from tool_calls{unbekannt})."]
-    beim_server = [n for n in DIAGNOSE_HINWEISE if getattr(d, n)]
-    des_servers = [n for n in beim_server if grenze is None or n not in GEWAEHLTE_GRENZE]  # under a cap: the model's
-    zeilen = [diagnose_kopf(d, des_servers, beim_server)]
-    for name in beim_server:
-        was, einstellung = DIAGNOSE_HINWEISE[name]
-        einstellung = hinweis(name, server, d.text_form)
-        zahl = "yes" if getattr(d, name) is True else getattr(d, name)
-        was += f" ({d.probe})" if name == "aus_text" and d.probe else ""
-        folge = {"teilweise_geparst": NACH_DEM_GEMEINTEN, "schleife": SCHLEIFE_FOLGE, "im_denken": IM_DENKEN_FOLGE,
-                 "leer": leer_folge(d)}.get(name, NICHT_DAS_MODELL)
-        if grenze is not None and name in GEWAEHLTE_GRENZE:
-            einstellung, folge = GEWAEHLTE_GRENZE[name].format(grenze=grenze), GRENZE_FOLGE
-        zeilen.append(f"  {name:<14} {zahl}: {was}; {einstellung}. {folge}")
-    zeilen += [f"  protokoll {art} {zahl}: {PROTOKOLL_HINWEISE[art][0]}; {protokoll_hinweis(art, server)}. "
-               f"{STROM_NOTIZ if art in STROM_NOTIZEN.values() else NACH_DEM_GEMEINTEN}"
-               for art, zahl in d.protokoll.items()]
-    if d.strom_ungeprueft:
-        zeilen.append(f"  strom_ungeprueft {d.strom_ungeprueft}: {STROM_UNGEPRUEFT}.")
-    if d.text_ungeklaert:
-        zeilen.append(f"  text_ungeklaert {d.text_ungeklaert}: "
-                      f"{ungeklaert_text(d.probe, server, d.text_form)}.")
-    if d.sofort_beendet:
-        zeilen.append(f"  sofort_beendet {d.sofort_beendet}: {SOFORT_BEENDET}.")
-    if d.eigenes_format:
-        beleg = eigen_beleg(d, server, e.get("probe"))
-        zeilen.append(f"  eigenes_format {d.eigenes_format}: {EIGENES_FORMAT}{beleg}.")
-    if d.unlesbar:
-        formen = ", ".join(f"{form} {zahl}" for form, zahl in d.unlesbar.items())
-        wessen_ = (" Those written as functions.NAME: with nothing after it are the model's, or a handler's that "
-                   "lost the arguments: that cannot be told here." if VERSUCH in d.unlesbar else "")
-        zeilen.append(f"  unlesbar       {sum(d.unlesbar.values())}: calls whose arguments do not parse, by the "
-                      f"form they were written in: {formen}; the failed list shows what was written. The model wrote "
-                      f"them: train or prompt it on its template's call format.{wessen_}")
-    return zeilen
+    return [diagnose_kopf(zeilen)] + [f"  {b.name.replace('.', ' '):<14} {b.zahl}: {b.text}" for b in zeilen]
+
+
+def unlesbar_text(unlesbar):
+    formen = ", ".join(f"{form} {zahl}" for form, zahl in unlesbar.items())
+    wessen_ = (" Those written as functions.NAME: with nothing after it are the model's, or a handler's that "
+               "lost the arguments: that cannot be told here." if VERSUCH in unlesbar else "")
+    return (f"calls whose arguments do not parse, by the form they were written in: {formen}; the failed list shows "
+            "what was written. The model wrote them: train or prompt it on its template's call format." + wessen_)
 
 
 VERSUCH = "functions.NAME: with nothing after it"
 
 
-def diagnose_kopf(d, des_servers, beim_server):
-    """The diagnosis's heading, naming every kind its lines are of, so that none contradicts it: the server's
-    (its counts, protocol notes), the model's (its own format, calls that do not parse, answers ended at once,
-    a cut under the user's cap), what cannot be told (looping, text calls of unsettled owner, a stream not
-    cross-checked, functions.NAME: alone)."""
-    # im_denken is WESSEN's cannot-tell, and so is an empty answer without a token count
-    server = [n for n in des_servers if n not in ("schleife", "im_denken") and
-              (n != "leer" or d.leer > d.leer_ungezaehlt)] or d.protokoll
-    modell = d.eigenes_format or set(d.unlesbar) - {VERSUCH} or d.sofort_beendet or \
-        set(beim_server) - set(des_servers)
-    unklar = "schleife" in des_servers or d.text_ungeklaert or d.strom_ungeprueft or VERSUCH in d.unlesbar \
-        or "im_denken" in des_servers or d.leer_ungezaehlt
-    was = "calls" if d.text_ungeklaert or VERSUCH in d.unlesbar else "outputs"
-    arten = [w for w, da in (("what the server did", server), ("what the model did", modell),
-                             ("what cannot be told", unklar)) if da]
+def diagnose_kopf(zeilen):
+    """The diagnosis's heading, naming every kind its lines are of (whose each is), so that none contradicts it."""
+    arten = [w for art, w in (("server", "what the server did"), ("modell", "what the model did"),
+                              ("unklar", "what cannot be told")) if any(art in b.wessen for b in zeilen)]
+    was = "calls" if any("unklar" in b.wessen and b.einheit == "calls" for b in zeilen) else "outputs"
     if len(arten) > 1:
         return f"Diagnosis: {', '.join(arten[:-1])} and {arten[-1]}"
     return {"what the server did": "Diagnosis: what the server did, not the model",
@@ -4906,12 +4913,9 @@ def hinweis(name, server, form=None):
     return text
 
 
-NUR_ANGABEN = ("text_form", "katalog_unklar")  # diagnosis keys that say how, never that something is wrong
-
-
 def auffaellig(d):
     """Does the diagnosis find anything (not all clear)?"""
-    return any(x for n, x in d._asdict().items() if n not in NUR_ANGABEN)
+    return bool(diagnose_befunde(d))
 
 
 def ungeklaert_text(probe, server, form):
@@ -5496,7 +5500,7 @@ def urteil(v):
 
 def nativ_test(a, b, nachfrage, gemeinsam, einzeln):
     """Where text calls changed what an agent gets done in either run, gelungen_nativ paired as the model's
-    test is, counted for B and against B (nicht_nativ says whose each such output is); else None."""
+    test is, counted for B and against B (NICHT_NATIV says whose each such output is); else None."""
     if not (nativ_anders(a.kennzahlen) or nativ_anders(b.kennzahlen)):
         return None
     xa, xb = (ausgaenge_je_fall(r.faelle, r.ausgaben, token_grenze(r.einstellungen), nachfrage,
@@ -5684,9 +5688,10 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
     zeilen += [(art, [str(k.fehlerarten[art]) for k in ks],
                 f"{ks[-1].fehlerarten[art] - ks[0].fehlerarten[art]:+d}", False) for art in FEHLERARTEN
                if any(k.fehlerarten[art] for k in ks)]
-    flach = [dict(diagnose_flach(k.diagnose)) for k in ks]
-    zeilen += [(f"diagnosis: {n}", [ja_nein(d.get(n, 0)) for d in flach], "", True)
-               for n in dict.fromkeys(n for d in flach for n in d) if any(d.get(n) for d in flach)]
+    je_lauf = [{b.name: b.zahl for b in diagnose_befunde(k.diagnose)} for k in ks]
+    for n in dict.fromkeys(n for d in je_lauf for n in d):  # a run without the line: no, or none counted
+        nein = "no" if "yes" in (d.get(n) for d in je_lauf) else "0"
+        zeilen.append((f"diagnosis: {n}", [str(d.get(n, nein)) for d in je_lauf], "", True))
     return [(name, zellen + [anders] * differenz_spalte, nur_md) for name, zellen, anders, nur_md in zeilen]
 
 
@@ -5710,20 +5715,8 @@ def tabelle_text(zeilen, kopf):
 
 
 def diagnose_kurz(d):
-    """'katalog_fehlt yes, leer 3': the diagnosis in a few words; "" when all is clear."""
-    return ", ".join(f"{n} {'yes' if x is True else x}" for n, x in diagnose_flach(d)
-                     if x and n != "probe" and n not in NUR_ANGABEN)
-
-
-def diagnose_flach(d):
-    """The diagnosis as (name, value) rows: protokoll's kinds each a row of its own (protokoll.id_fehlt)."""
-    return [zeile for n, x in d._asdict().items()
-            for zeile in ([(f"protokoll.{art}", z) for art, z in x.items()] if n == "protokoll" else [(n, x)])]
-
-
-def ja_nein(x):
-    """A diagnosis value as a table shows it: yes, no, unknown, or the count."""
-    return {True: "yes", False: "no", None: "unknown"}[x] if x is None or isinstance(x, bool) else str(x)
+    """'katalog_fehlt yes, leer 3': the diagnosis's lines in a few words; "" when all is clear."""
+    return ", ".join(f"{b.name} {b.zahl}" for b in diagnose_befunde(d))
 
 
 def server_vermerk(v, i):

@@ -106,6 +106,9 @@ def test_ein_kaputter_aufruf_im_zaun_zeigt_seinen_text(cli, endpunkt):
                                           '```json {"name": "get_contact", "arguments": {"contact_id": get("5b2c")}} '
                                           '```'}]
     assert k["diagnose"]["unlesbar"] == {"a ``` fence": 1}
+    # the Markdown rows are the diagnosis's lines, counts only: no words of the form, no dict of forms
+    md = [z for z in cli("--bewerten", "m", "--markdown")[1].splitlines() if z.startswith("| diagnosis: ")]
+    assert md == ["| diagnosis: unlesbar | 1 |"]
 
 
 # ---------------------------------------------------------------------------
