@@ -215,6 +215,26 @@ Rules:
 
 
 
+class Figur(typing.NamedTuple):
+    """A figure the text report and every table show: its field of Kennzahlen, whether runs show it (a test of
+    their Kennzahlen), and the words the text report puts beside it (a function of one run's settings and
+    Kennzahlen, or None). The chapter's five stand first; a stage's own figures are rows of its stage."""
+    name: str
+    gezeigt: typing.Callable = lambda ks: True
+    worte: typing.Callable = None
+
+
+def gemessen_in(name):
+    return lambda ks: any(getattr(k, name) is not None for k in ks)  # a figure a run asked for
+
+
+def anders_als(name, gemeint):
+    return lambda ks: any(getattr(k, name) != getattr(k, gemeint) for k in ks)  # where text calls made a difference
+
+
+NATIV_WORTE = "with every call from tool_calls: what an agent on this server gets done"
+
+
 class Stufe(typing.NamedTuple):
     """One stage, a row that every stage-dependent part reads: the case check, the settings and their hashes,
     asking, grading, the figures, the lists, the comparison, the picture and --pruefen."""
@@ -225,7 +245,7 @@ class Stufe(typing.NamedTuple):
     feld: str = None  # a stage beyond the chapter's: Lauf's field and the settings key that ask it (--FELD);
     # its cases have a hash of their own (FELD_sha256), and the chapter's five figures leave it out
     neben: str = None  # what the case file gives after the first step: the user's reply, or the tools' results
-    figur: str = None  # its own figure beside the chapter's five
+    figuren: tuple = ()  # the figures it adds to the report and the tables (Figur): a later stage's own first
     liste: str = None  # the title of its failed list (the chapter's stages share "Failed")
 
     @property
@@ -238,11 +258,18 @@ STUFEN_TABELLE = (
     Stufe("S2", "one call"),  # one call from all the tools
     Stufe("S3", "several"),  # several calls in one answer
     Stufe("S4", "no tool fits", still=True),
-    Stufe("S5", "value missing", still=True, neben="nachtrag"),  # a mandatory value missing: ask back
+    Stufe("S5", "value missing", still=True, neben="nachtrag", figuren=(  # a mandatory value missing: ask back
+        Figur("nachfrage", gemessen_in("nachfrage"),
+              lambda e, k: "S5 outputs that held still, then hit every call after the reply"),)),
     # after the tool's result: its first step is given as done, not asked
-    Stufe("S6", "after result", feld="weiter", neben="ergebnis", figur="weiter", liste="After the tool's result"),
+    Stufe("S6", "after result", feld="weiter", neben="ergebnis", liste="After the tool's result",
+          figuren=(Figur("weiter", gemessen_in("weiter"),
+                         lambda e, k: "S6 outputs that went on right after the tools' results"),)),
     # the whole job, in a loop against its case's simulated CRM
-    Stufe("S7", "whole job", feld="ganz", figur="erledigt", liste="The whole job"),
+    Stufe("S7", "whole job", feld="ganz", liste="The whole job", figuren=(
+        Figur("erledigt", gemessen_in("erledigt"), lambda e, k: erledigt_worte(k)),
+        Figur("erledigt_nativ", anders_als("erledigt_nativ", "erledigt"),
+              lambda e, k: "with every call from tool_calls: the jobs an agent on this server gets done"))),
     # BFCL's single-turn Python categories, read from its files (--faelle): each case brings its functions
     Stufe("simple_python", "BFCL simple", bfcl=True), Stufe("multiple", "BFCL multiple", bfcl=True),
     Stufe("parallel", "BFCL parallel", bfcl=True), Stufe("parallel_multiple", "BFCL par. mult.", bfcl=True),
@@ -258,6 +285,11 @@ SPAETER = {s.name: s.flagge for s in STUFEN_TABELLE if s.feld}  # stages beyond 
 SPAETER_FELDER = {s.name: s.feld for s in STUFEN_TABELLE if s.feld}  # and the field and settings key of each
 DANACH_NEBEN = {s.name: s.neben for s in STUFEN_TABELLE if s.neben}  # what precedes the calls after the first step
 BFCL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if s.bfcl)
+FIGUREN = (  # every figure beside the per-stage line, in the order the report and the tables show them
+    Figur("formkorrekt"), Figur("richtig_je_schritt"),
+    Figur("auftraege_gelungen", worte=lambda e, k: k.gelungen_ki and f"95 % interval {intervall_worte(k.gelungen_ki)}"),
+    Figur("gelungen_nativ", anders_als("gelungen_nativ", "auftraege_gelungen"), lambda e, k: NATIV_WORTE),
+    Figur("schritte_je_auftrag"), Figur("stillgehalten")) + tuple(f for s in STUFEN_TABELLE for f in s.figuren)
 KAPITEL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if not s.bfcl)  # the stages a case file of ours may name
 WEITER, GANZ = "S6", "S7"  # the two stages asked another way: after given results, and in a loop
 
@@ -3368,7 +3400,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         gelungen_nativ=anteil(sum(map(gelungen_nativ, kapitel)), len(kapitel)),
         schritte_je_auftrag=anteil(sum(len(b.aufrufe) for b in kapitel), len(kapitel)),
         stillgehalten=anteil(sum(not b.aufrufe and b.mangel is None for b in still), len(still)),
-        **{s.figur: stufen_figur(ausgaben, s.name) for s in STUFEN_TABELLE if s.figur},  # weiter, erledigt
+        **{s.figuren[0].name: stufen_figur(ausgaben, s.name) for s in STUFEN_TABELLE if s.feld},  # weiter, erledigt
         erledigt_nativ=stufen_figur(ausgaben, GANZ, gelungen_nativ),  # S7's jobs an agent on the server gets done
         anfragen_je_job=anfragen_je_job(ausgaben),
         bfcl=bfcl_figuren(ausgaben),
@@ -4644,7 +4676,6 @@ def uhrzeit(sekunden):
 # Report: text, JSON, Markdown
 # ---------------------------------------------------------------------------
 
-METRIKEN = ("formkorrekt", "richtig_je_schritt", "auftraege_gelungen", "schritte_je_auftrag", "stillgehalten")
 NICHT_DAS_MODELL = "The figures above measure that setting, not the model."
 IM_DENKEN_FOLGE = ("Whether the model answered inside its reasoning or the server's reasoning parser took its answer "
                    "cannot be told here.")
@@ -4836,8 +4867,8 @@ def diagnose_befunde(d, e=None):
         if not getattr(d, name):
             continue
         was = h.was + (f" ({d.probe})" if name == "aus_text" and d.probe else "")
-        wessen, abhilfe, folge = (h.wessen(d) if callable(h.wessen) else h.wessen), hinweis(name, server, d.text_form), \
-            (h.folge(d) if callable(h.folge) else h.folge)
+        wessen, folge = [x(d) if callable(x) else x for x in (h.wessen, h.folge)]  # leer's depend on the counts
+        abhilfe = hinweis(name, server, d.text_form)
         if grenze is not None and name in GEWAEHLTE_GRENZE:
             wessen, abhilfe, folge = ("modell",), GEWAEHLTE_GRENZE[name].format(grenze=grenze), GRENZE_FOLGE
         zahl = "yes" if getattr(d, name) is True else getattr(d, name)
@@ -4943,30 +4974,9 @@ def eigen_beleg(d, server, probe):
 
 def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     zeilen = [kopfzeile(e, k)] + ([gezeigt_zeile(e, ausgaben)] if gezeigt else []) + server_zeile(e) + [""]
-    for name in METRIKEN:
-        zeile = f"{name:<20} {wert(name, getattr(k, name))}"
-        if name == "auftraege_gelungen" and k.gelungen_ki:
-            lo, hi = k.gelungen_ki
-            zeile += f"   (95 % interval {prozent(lo)} to {prozent(hi)})"
-        zeilen.append(zeile)
-        if name == "auftraege_gelungen" and k.gelungen_nativ != k.auftraege_gelungen:
-            zeilen.append(f"{'gelungen_nativ':<20} {prozent(k.gelungen_nativ)}   (with every call from "
-                          "tool_calls: what an agent on this server gets done)")
-    if k.nachfrage is not None:
-        zeilen.append(f"{'nachfrage':<20} {prozent(k.nachfrage)}   (S5 outputs that held still, then hit every "
-                      "call after the reply)")
-    if k.weiter is not None:
-        zeilen.append(f"{'weiter':<20} {prozent(k.weiter)}   (S6 outputs that went on right after the tools' "
-                      "results)")
-    if k.erledigt is not None:
-        j = k.anfragen_je_job
-        lo, hi = k.erledigt_ki
-        zeilen.append(f"{'erledigt':<20} {prozent(k.erledigt)}   (95 % interval {prozent(lo)} to {prozent(hi)}; S7 "
-                      f"jobs done: the reference's end state, then an answer; {j.median:g} "
-                      f"request{'s' * (j.median != 1)} per job, the reference {j.referenz:g}, medians)")
-        if k.erledigt_nativ != k.erledigt:
-            zeilen.append(f"{'erledigt_nativ':<20} {prozent(k.erledigt_nativ)}   (with every call from "
-                          "tool_calls: the jobs an agent on this server gets done)")
+    for f in figuren(k):
+        worte = f.worte and f.worte(e, k)
+        zeilen.append(f"{f.name:<20} {wert(f.name, getattr(k, f.name))}" + (f"   ({worte})" if worte else ""))
     if e["n"] > 1:
         zeilen.append(f"{'alle_n':<20} {prozent(k.alle_n)}   (cases whose {e['n']} outputs all succeeded)")
     zeilen += ["", stufenzeile(k.stufen)]
@@ -5102,13 +5112,19 @@ def nativ_anders(k):
     return k.gelungen_nativ != k.auftraege_gelungen or k.erledigt_nativ != k.erledigt
 
 
-def metriken(*ks):
-    """The five metrics, gelungen_nativ where text calls made a difference, nachfrage, weiter and erledigt
-    where a run measured them, and erledigt_nativ where text calls made a difference to it."""
-    anders = lambda nativ, wie_gemeint: any(getattr(k, nativ) != getattr(k, wie_gemeint) for k in ks)  # noqa: E731
-    return METRIKEN + ("gelungen_nativ",) * anders("gelungen_nativ", "auftraege_gelungen") + \
-        tuple(m for m in ("nachfrage", "weiter", "erledigt") if any(getattr(k, m) is not None for k in ks)) + \
-        ("erledigt_nativ",) * anders("erledigt_nativ", "erledigt")
+def figuren(*ks):
+    """The figures the runs show (FIGUREN): the chapter's five, and each other where it tells something."""
+    return [f for f in FIGUREN if f.gezeigt(ks)]
+
+
+def erledigt_worte(k):
+    j = k.anfragen_je_job
+    return (f"95 % interval {intervall_worte(k.erledigt_ki)}; S7 jobs done: the reference's end state, then an "
+            f"answer; {j.median:g} request{'s' * (j.median != 1)} per job, the reference {j.referenz:g}, medians")
+
+
+def intervall_worte(ki):
+    return f"{prozent(ki[0])} to {prozent(ki[1])}"
 
 
 def stufen_von(*ks):
@@ -5198,38 +5214,20 @@ Flip = collections.namedtuple("Flip", "art gruende in_ zug")  # whose a flipped 
 ServerAllein = collections.namedtuple("ServerAllein", "besser schlechter p jenseits_zufall")  # its flips alone
 
 
-class Vergleich(typing.NamedTuple):
+class Vergleich(collections.namedtuple("Vergleich", (
+        "a b besser schlechter p test aufloesung faelle_verglichen aenderung jenseits_zufall richtung wessen "
+        "serverseitig unklar server_allein modell grenze gruppen_stufen nicht_vergleichbar mit_weiter mit_ganz "
+        "mit_kapitel mit_nachfrage differenz nativ bfcl rueck ergebnis"), defaults=(None, None, (), None))):
     """A comparison of two runs, made once by vergleiche: the test as the outputs stand, each part's test both ways,
     the flips and whose they are, what makes the runs not comparable, and the end (ergebnis) with its exit
-    status; every form, --streng and the verdict's words read it by field."""
-    a: str
-    b: str
-    besser: list
-    schlechter: list
-    p: float
-    test: str
-    aufloesung: tuple  # (cases, p): the least the test can call beyond chance, or None
-    faelle_verglichen: int
-    aenderung: float
-    jenseits_zufall: bool
-    richtung: str
-    wessen: dict  # id -> Flip
-    serverseitig: list
-    unklar: list
-    server_allein: ServerAllein
-    modell: dict  # part (TEILE) -> Teil
-    grenze: int  # the token limit both runs were asked with, or None
-    gruppen_stufen: dict
-    nicht_vergleichbar: str
-    mit_weiter: bool  # S6 cases are in the test
-    mit_ganz: bool  # and S7's
-    mit_kapitel: bool
-    mit_nachfrage: bool  # and S5's second turns
-    differenz: dict  # figure -> B minus A
-    nativ: Teil = None  # gelungen_nativ paired, where text calls changed what an agent gets done
-    bfcl: Test = None  # BFCL's verdict paired, for BFCL runs
-    rueck: list = ()  # kinds that moved the other way in either count
-    ergebnis: str = None
+    status; every form, --streng and the verdict's words read it by field.
+
+    aufloesung: (cases, p), the least the test can call beyond chance, or None; wessen: id -> Flip; modell: part
+    (TEILE) -> Teil; grenze: the token limit both runs were asked with, or None; mit_weiter, mit_ganz and
+    mit_nachfrage: S6's cases, S7's, S5's second turns are in the test; differenz: figure -> B minus A; nativ (a
+    Teil): gelungen_nativ paired, where text calls changed what an agent gets done; bfcl (a Test): BFCL's verdict
+    paired, for BFCL runs; rueck: kinds that moved the other way in either count."""
+    __slots__ = ()
 
     @property
     def teile(self):
@@ -5280,7 +5278,7 @@ def vergleiche(a, b):
         mit_ganz=ka.erledigt is not None and kb.erledigt is not None,
         mit_kapitel=ka.auftraege_gelungen is not None and kb.auftraege_gelungen is not None,
         mit_nachfrage=nachfrage,
-        differenz={m: None if None in (x, y) else y - x for m in metriken(ka, kb)
+        differenz={m: None if None in (x, y) else y - x for m in (f.name for f in figuren(ka, kb))
                    for x, y in [(getattr(ka, m), getattr(kb, m))]},
         nativ=nativ_test(a, b, nachfrage, gemeinsam, einzeln),
         bfcl=bfcl_test(a.ausgaben, b.ausgaben, gemeinsam, einzeln),
@@ -5672,7 +5670,7 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
     unterschied = lambda name, x, y: differenz(name, None if None in (x, y) else y - x)  # noqa: E731
     zeilen = [] if all(komplett(laeufe, True)) else [("complete", komplett(laeufe), "", False)]
     zeilen += [(m, [wert(m, getattr(k, m)) for k in ks], unterschied(m, getattr(ks[0], m), getattr(ks[-1], m)), False)
-               for m in metriken(*ks)]
+               for m in (f.name for f in figuren(*ks))]
     if any(r.einstellungen["n"] > 1 for r in laeufe):
         zeilen.append(("alle_n", [prozent(r.kennzahlen.alle_n) if r.einstellungen["n"] > 1 else "-" for r in laeufe],
                        "", False))
@@ -6429,7 +6427,7 @@ def selbsttest(lauf, faelle, sha):
     finally:
         server.shutdown()
         server.server_close()
-    anteile = [getattr(k, m) for m in metriken(k) if m != "schritte_je_auftrag" and getattr(k, m) is not None] + \
+    anteile = [x for f in figuren(k) if f.name != "schritte_je_auftrag" and (x := getattr(k, f.name)) is not None] + \
         [x for x in k.stufen.values() if x is not None]  # None: a case file without that stage
     if any(x != 1 for x in anteile) or auffaellig(k.diagnose):
         raise Abbruch(f"the self-test did not score 100 % everywhere: {selbsttest_schuld(lauf.faelle, faelle)}")

@@ -77,7 +77,7 @@ def test_ein_gesunder_strom_wie_ohne(cli, endpunkt, tmp_path):
     k = json_lauf(cli, "--bewerten", "s")  # regraded from the assembled messages
     assert (k["auftraege_gelungen"], k["stream"], k["diagnose"]["strom_defekt"]) == (42 / 42, True, 0)
     plain = json_lauf(cli, *messung(endpunkt().url, "--tag", "p"))
-    assert {m: plain[m] for m in messen.METRIKEN} == {m: k[m] for m in messen.METRIKEN}
+    assert {f.name: plain[f.name] for f in messen.FIGUREN} == {f.name: k[f.name] for f in messen.FIGUREN}
 
 
 # ---------------------------------------------------------------------------
