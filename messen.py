@@ -3179,9 +3179,10 @@ def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=No
             vorige[1].append(z)
     mit_nachfrage = bool(nachfrage and "nachtrag" in fall)
     z, pruefungen = teile.get(NACHFRAGE, ({"fehlt": None}, []))
-    return Ausgabe(**kopf, note=bewerte_zug(fall, *teile[FRAGE], umbenennung), zeile=a, **kosten,
+    note = bewerte_zug(fall, *teile[FRAGE], umbenennung)
+    return Ausgabe(**kopf, note=note, zeile=a, **kosten,
                    mit_nachfrage=mit_nachfrage, nachfrage_fehlt=z.get("fehlt") is not None,
-                   nachfrage=None if not mit_nachfrage or "fehlt" in z else
+                   nachfrage=None if not mit_nachfrage or "fehlt" in z or not gelungen(note) else  # held still
                    bewerte_zug({"erwartet": fall["danach"]}, z, pruefungen, umbenennung))
 
 
@@ -4054,6 +4055,7 @@ EINSTELLUNGEN = {
     "probe": Einstellung(lambda x: x is None or ist_probe(x), "is not a probe's record", None),
     "welt_salz": Einstellung(_text_oder_nichts, "is not a string", None),  # S7's created ids; none before it was
     "server": Einstellung(lambda x: x is None or ist_server(x), "is not a server's record", None),
+    "frageregel": Einstellung(lambda x: x is None or zahl_ist(x, True), "is not a whole number", None),  # FRAGEREGEL
 }
 
 
@@ -4201,21 +4203,18 @@ def allein(pfad):
 def frage_fall(endpunkt, fall, erste=None, k=0):
     """One output: (its turns, the second turn's fault or None).
 
-    With --nachfrage, an S5 answer that held still (no call, and an answer) gets its
+    With --nachfrage, an S5 answer that may have held still (still_roh) gets its
     second turn at once, so both are saved in one line. When the second turn fails,
     the first answer is kept and only the second is asked again later (erste: the
     turns saved before it); an output killed between the turns is asked again whole."""
     if fall["stufe"] == GANZ:
         return frage_ganz(endpunkt, fall, k), None
-    zuege = erste or gefragt(endpunkt, fall, fall, anfrage(fall, endpunkt.lauf), FRAGE)
-    if not endpunkt.lauf.nachfrage or "nachtrag" not in fall:
-        return zuege, None
-    nachricht, finish = zuege[0]["nachricht"], zuege[0]["finish_reason"]
-    aufrufe, _ = lies_aufrufe(nachricht)
-    if aufrufe or mangel(nachricht, aufrufe, finish):
+    zuege = erste or gefragt(endpunkt, fall, anfrage(fall, endpunkt.lauf), FRAGE)
+    nachricht = zuege[0]["nachricht"]
+    if not endpunkt.lauf.nachfrage or "nachtrag" not in fall or not still_roh(nachricht, zuege[0]["finish_reason"]):
         return zuege, None  # no second turn: not done
     try:
-        return zuege + gefragt(endpunkt, {"id": f"{fall['id']}, second turn"}, {"erwartet": fall["danach"]},
+        return zuege + gefragt(endpunkt, {"id": f"{fall['id']}, second turn"},
                                nachfrage_anfrage(fall, endpunkt.lauf, nachricht), NACHFRAGE), None
     except Serverfehler as e:
         return zuege + [{"zweck": NACHFRAGE, "fehlt": str(e)}], e
@@ -4278,27 +4277,41 @@ def summe_usage(usages):
     return summe
 
 
-def gefragt(endpunkt, wer, fall, body, zweck):
-    """Ask one request: its turn, and its cross-check's. With --stream at temperature 0, a streamed answer
-    that fails its case (fall: what it is graded against) is asked once more without stream, a turn
-    (OHNE_STROM) after it. Where that gives other calls, the stream is asked once more too (NOCHMAL): the
-    same calls again put the fault on the stream; the plain answer's calls say the first was the model's noise.
+FRAGEREGEL = 1  # the rule, saved with the run, by which its further requests were asked from the raw answers:
+# an S5 second turn where still_roh holds, a stream's plain twin at temperature 0 for every streamed answer, the
+# stream again where the twin's raw answer differs (roh_kern); None in a file saved before, asked by its grade
+
+
+def gefragt(endpunkt, wer, body, zweck):
+    """Ask one request: its turn, and its cross-check's. With --stream at temperature 0, every streamed answer
+    is asked once more without stream, a turn (OHNE_STROM) after it. Where that answer differs, the stream is
+    asked once more too (NOCHMAL): the same calls again put a difference on the stream; the plain answer's calls
+    say the first was the model's noise. What is asked follows from the raw answers alone (FRAGEREGEL), never
+    from a grade, so that a later grader finds every turn it needs.
 
     subtle: a server with a prompt cache or several slots may answer a repeated prompt otherwise even
     at temperature 0 (llama.cpp does); the repeated stream is as warm as the plain request. At a
     temperature above 0 a plain answer may differ by sampling alone, so none is asked."""
-    lauf = endpunkt.lauf
     antwort = endpunkt.frage(wer, body)
     zuege = [zug(zweck, antwort)]
-    if antwort.strom is None or lauf.temp != 0 or gelungen(bewerte_ausgabe(fall, antwort.nachricht, antwort.finish,
-                                                                             lauf.katalog.umbenennung)):
+    if antwort.strom is None or endpunkt.lauf.temp != 0:
         return zuege
     schlicht = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
     zuege.append(nochmal_gefragt(endpunkt, wer, schlicht, OHNE_STROM))
-    if "nachricht" in zuege[-1] and als_menge(lies_aufrufe(zuege[-1]["nachricht"])[0]) != \
-            als_menge(lies_aufrufe(antwort.nachricht)[0]):
+    if "nachricht" in zuege[-1] and roh_kern(zuege[-1]["nachricht"]) != roh_kern(antwort.nachricht):
         zuege.append(nochmal_gefragt(endpunkt, wer, body, NOCHMAL))
     return zuege
+
+
+def still_roh(nachricht, finish):
+    """Might this answer have held still, read raw: no tool_calls, some text, and not cut off or announcing calls.
+    Every answer a grade can count as holding still is one; a text call gets its second turn too (ungraded)."""
+    return not native_rohe(nachricht) and finish not in ("length", "tool_calls") and bool(inhalt(nachricht).strip())
+
+
+def roh_kern(nachricht):
+    """What an answer said, raw: its text, and each call's function as sent (its name and arguments; ids apart)."""
+    return inhalt(nachricht).strip(), [c.get("function") if isinstance(c, dict) else c for c in native_rohe(nachricht)]
 
 
 def nochmal_gefragt(endpunkt, wer, body, zweck):
@@ -6671,7 +6684,7 @@ def einstellungen_fuer(lauf, sha, faelle):
             "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
             "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
             **{f: getattr(lauf, f) for f in SPAETER_FELDER.values()},
-            "welt_salz": os.urandom(8).hex() if lauf.ganz else None,
+            "welt_salz": os.urandom(8).hex() if lauf.ganz else None, "frageregel": FRAGEREGEL,
             **{f"{f}_sha256": stufen_hash(faelle, st) if getattr(lauf, f) else None
                for st, f in SPAETER_FELDER.items()},
             "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei}

@@ -128,6 +128,27 @@ def test_wer_zuerst_ruft_bekommt_keinen_zweiten_zug(cli, endpunkt):
     assert k["nachfrage"] == 7 / 8 and k["stufen"]["S5"] == 7 / 8
 
 
+def test_ein_aufruf_als_text_bekommt_den_zweiten_zug_doch_er_zaehlt_nicht(cli, endpunkt, tmp_path):
+    """What is asked follows from the raw answer, never from a grade: an S5 answer with no tool_calls but a call
+    written as text gets its second turn (a later reader might read no call there); graded, the first turn
+    did not hold still, so the second counts nowhere, in the figures and the lists alike."""
+    zaun = "```json\n" + json.dumps({"name": "book_room", "arguments": {"room": "konferenz"}}) + "\n```"
+
+    def antwort(fall, body, nummer):
+        if fall["id"] == "S5-1" and not zweiter_zug(body):
+            return completion({"role": "assistant", "content": zaun})
+        return fragt_nach()(fall, body, nummer)
+    server = endpunkt(antwort)
+    status, out, err = cli(*messung(server.url, "--nachfrage", "--tag", "t"))
+    assert status == 0, err
+    assert server.zahl() == 42 + 8 and server.zahl("S5-1") == 2
+    assert "Not done after the reply" not in out
+    s51 = next(a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:] if a["id"] == "S5-1")
+    assert [z["zweck"] for z in s51["zuege"]] == ["frage", "nachfrage"]
+    k = json_lauf(cli, "--bewerten", "t")
+    assert (k["nachfrage"], k["stufen"]["S5"], k["fehlgeschlagen"]) == (7 / 8, 7 / 8, ["S5-1"])
+
+
 def test_ein_wert_geht_im_zweiten_zug_verloren(cli, endpunkt):
     falsch = [{"name": "book_room", "args": {"room": "konferenz", "date": "2026-03-17", "start": "14:00"}}]
     server = endpunkt(fragt_nach(danach={"S5-1": falsch}))

@@ -64,9 +64,15 @@ def test_ein_gesunder_strom_wie_ohne(cli, endpunkt, tmp_path):
     status, out, err = cli(*messung(server.url, "--tag", "s", "--stream"))
     assert status == 0, err
     assert ALLE_100 in out.splitlines() and "tag s, streamed: 42 cases" in out.splitlines()[0]
-    assert all(b["stream"] is True and b["stream_options"] == {"include_usage": True} for _, b in server.anfragen)
+    # at temperature 0 every streamed answer has its plain twin, asked whatever the grade: no stream asked again,
+    # since each twin says what its stream said
+    gestreamt = [b for _, b in server.anfragen if "stream" in b]
+    assert len(gestreamt) == 42 and server.zahl() == 42 + 42
+    assert all(b["stream"] is True and b["stream_options"] == {"include_usage": True} for b in gestreamt)
     gespeichert = {a["id"]: a for a in zeilen(tmp_path / "ergebnisse" / "s.jsonl")[1:]}
-    [s32] = gespeichert["S3-2"]["zuege"]  # right: no cross-check asked
+    [s32, zwilling] = gespeichert["S3-2"]["zuege"]
+    assert (zwilling["zweck"], "strom" in zwilling, zwilling["nachricht"]) == ("ohne_strom", False, s32["nachricht"])
+    assert zeilen(tmp_path / "ergebnisse" / "s.jsonl")[0]["einstellungen"]["frageregel"] == messen.FRAGEREGEL == 1
     stuecke = [math.ceil(len(json.dumps(c["args"])) / 5) for c in BY_ID["S3-2"]["erwartet"]]
     assert s32["strom"] == {"chunks": 1 + sum(1 + n for n in stuecke) + 2, "defekte": []}  # role, calls, end
     assert [c["function"]["arguments"] for c in s32["nachricht"]["tool_calls"]] == \
@@ -92,7 +98,8 @@ def test_ein_verlorenes_fragment_je_aufruf(cli, endpunkt, tmp_path):
     # S1-8 and S2-1 call list_calendars with {}: five characters, nothing after the first fragment to lose
     mit_aufruf = 8 + 12 + 8 - 2
     assert (k["diagnose"]["strom_defekt"], k["auftraege_gelungen"]) == (mit_aufruf, (14 + 2) / 42)
-    assert server.zahl() == 42 + 2 * mit_aufruf  # per broken output a plain request at temperature 0, the stream again
+    assert server.zahl() == 42 + 42 + mit_aufruf  # a plain twin for each at temperature 0, the stream again where
+    # the twin's answer differs: the broken ones
     ohne = [b for _, b in server.anfragen if not b.get("stream")]
     assert all(b["temperature"] == 0.0 and "stream_options" not in b for b in ohne)
     s11 = next(a for a in zeilen(tmp_path / "ergebnisse" / "t.jsonl")[1:] if a["id"] == "S1-1")
@@ -127,7 +134,7 @@ def test_jeder_bruch_des_protokolls(cli, endpunkt, name, chunks, defekt, gelunge
     k = json_lauf(cli, *messung(server.url, "--tag", name, "--stream"))
     assert (k["diagnose"]["strom_defekt"], k["auftraege_gelungen"]) == (defekt, gelungen)
     assert k["diagnose"]["protokoll"][notiz] == 28
-    assert server.zahl() == 42 + 2 * defekt  # a plain request for each failed streamed output, the stream again
+    assert server.zahl() == 42 + 42 + defekt  # a plain twin for each streamed output, the stream again where it differs
 
 
 def test_ohne_done_mit_richtigen_zahlen_ist_eine_notiz(cli, endpunkt):
@@ -274,7 +281,7 @@ def test_ein_fehler_im_strom_wird_wiederholt(cli, endpunkt, tmp_path):
         return richtig(fall, body, nummer)
     server = endpunkt(antwort)
     k = json_lauf(cli, *messung(server.url, "--stream"))
-    assert (server.zahl("S4-1"), k["auftraege_gelungen"]) == (2, 42 / 42)
+    assert (server.zahl("S4-1"), k["auftraege_gelungen"]) == (2 + 1, 42 / 42)  # the stream twice, then its twin
     s41 = next(a for a in zeilen(tmp_path / "ergebnisse" / "m.jsonl")[1:] if a["id"] == "S4-1")
     assert zug(s41)["nachricht"]["content"] == messen_text_antwort()
 
@@ -358,7 +365,7 @@ def test_ein_verlorener_teil_der_noch_json_ist(cli, endpunkt):
     assert (k["diagnose"]["strom_defekt"], k["formkorrekt"]) == (beschaedigt, 28 / 28)
     assert k["fehlerarten"]["falscher_wert"] == sum(len(str(next(iter(s["args"].values()), ""))) >= 5
                                                     for f in FAELLE for s in f["erwartet"])  # one per step
-    assert server.zahl() == 42 + 2 * beschaedigt
+    assert server.zahl() == 42 + 42 + beschaedigt
 
 
 def test_heiss_gezogen_wird_nicht_gegengeprueft(cli, endpunkt):
@@ -441,7 +448,7 @@ def test_ein_server_der_wiederholt_anders_antwortet(cli, endpunkt, spaeter, defe
     server = endpunkt(antwort)
     k = json_lauf(cli, *messung(server.url, "--stream"))
     assert (k["diagnose"]["strom_defekt"], k["diagnose"]["strom_ungeprueft"]) == (defekt, ungeprueft)
-    assert k["auftraege_gelungen"] == 16 / 42 and server.zahl() == 42 + 2 * 26
+    assert k["auftraege_gelungen"] == 16 / 42 and server.zahl() == 42 + 42 + 26
 
 
 def test_die_schritte_eines_jobs_ohne_usage_und_done(cli, endpunkt):
