@@ -232,9 +232,6 @@ def anders_als(name, gemeint):
     return lambda ks: any(getattr(k, name) != getattr(k, gemeint) for k in ks)  # where text calls made a difference
 
 
-NATIV_WORTE = "with every call from tool_calls: what an agent on this server gets done"
-
-
 class Stufe(typing.NamedTuple):
     """One stage, a row that every stage-dependent part reads: the case check, the settings and their hashes,
     asking, grading, the figures, the lists, the comparison, the picture and --pruefen."""
@@ -288,7 +285,8 @@ BFCL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if s.bfcl)
 FIGUREN = (  # every figure beside the per-stage line, in the order the report and the tables show them
     Figur("formkorrekt"), Figur("richtig_je_schritt"),
     Figur("auftraege_gelungen", worte=lambda e, k: k.gelungen_ki and f"95 % interval {intervall_worte(k.gelungen_ki)}"),
-    Figur("gelungen_nativ", anders_als("gelungen_nativ", "auftraege_gelungen"), lambda e, k: NATIV_WORTE),
+    Figur("gelungen_nativ", anders_als("gelungen_nativ", "auftraege_gelungen"),
+          lambda e, k: "with every call from tool_calls: what an agent on this server gets done"),
     Figur("schritte_je_auftrag"), Figur("stillgehalten")) + tuple(f for s in STUFEN_TABELLE for f in s.figuren)
 KAPITEL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if not s.bfcl)  # the stages a case file of ours may name
 WEITER, GANZ = "S6", "S7"  # the two stages asked another way: after given results, and in a loop
@@ -4830,9 +4828,7 @@ def kopfzeile(e, k):
 def server_zeile(e):
     """'Server: vLLM 0.32.0 (/v1/models: owned_by vllm)', or that it did not tell; nothing for a run saved
     before messen asked."""
-    if "server" not in e:
-        return []
-    return [f"Server: {server_wort(e['server'])}"]
+    return [f"Server: {server_wort(e['server'])}"] if "server" in e else []
 
 
 def server_wort(s):
@@ -6620,8 +6616,8 @@ def parser():
                         f"at {NIVEAU_WORT}%, 2 when the runs are not comparable or the evidence cannot settle it")
     p.add_argument("--bild", type=bild_arg, metavar="FILE",
                    help="with --bewerten or --vergleich: draw the run(s) as FILE.svg or FILE.png (matplotlib)")
-    p.add_argument("--nachfrage", action="store_true", help="S5: after an answer that held still, send the "
-                                                            "user's reply and grade the calls that follow")
+    p.add_argument("--nachfrage", action="store_true", help="S5: after an answer that may have held still, "
+                                                            "send the user's reply and grade the calls that follow")
     p.add_argument("--weiter", action="store_true", help="also S6: send the tools' results after the first step "
                                                          "and grade the calls (or the text) that follow")
     p.add_argument("--ganz", action="store_true", help="also S7: whole jobs, each in a loop against a simulated CRM, "
