@@ -4825,12 +4825,6 @@ def kopfzeile(e, k):
             f"{mal(k.faelle, 'case')}, {ausgaben}, measured {e['datum']}")
 
 
-def server_zeile(e):
-    """'Server: vLLM 0.32.0 (/v1/models: owned_by vllm)', or that it did not tell; nothing for a run saved
-    before messen asked."""
-    return [f"Server: {server_wort(e['server'])}"] if "server" in e else []
-
-
 def server_wort(s):
     if s is None:
         return "not identified (its /v1/models names no owner messen knows, and no page of its own told it)"
@@ -4953,11 +4947,6 @@ def hinweis(name, server, form=None):
     return text
 
 
-def auffaellig(d):
-    """Does the diagnosis find anything (not all clear)?"""
-    return bool(diagnose_befunde(d))
-
-
 def ungeklaert_text(probe, server, form):
     """Text calls in a parser's form whose owner nothing settles: both readings, each fix in the
     identified server's own words."""
@@ -4982,7 +4971,8 @@ def eigen_beleg(d, server, probe):
 
 
 def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
-    zeilen = [kopfzeile(e, k)] + ([gezeigt_zeile(e, ausgaben)] if gezeigt else []) + server_zeile(e) + [""]
+    zeilen = [kopfzeile(e, k)] + ([gezeigt_zeile(e, ausgaben)] if gezeigt else []) + \
+        ([f"Server: {server_wort(e['server'])}"] if "server" in e else []) + [""]  # none for a run saved before
     for f in figuren(k):
         worte = f.worte and f.worte(e, k)
         zeilen.append(f"{f.name:<20} {wert(f.name, getattr(k, f.name))}" + (f"   ({worte})" if worte else ""))
@@ -5208,6 +5198,7 @@ class Teil(typing.NamedTuple):
     urteil: str  # besser, schlechter, offen; unklar where the two differ
     fuer_b: Test
     gegen_b: Test
+    gruende: tuple = ()  # why outputs counted both ways are no evidence (the cannot-tell reasons), where named
 
     @property
     def p(self):
@@ -5514,7 +5505,8 @@ def nativ_test(a, b, nachfrage, gemeinsam, einzeln):
                                 (r.kennzahlen.diagnose, r.einstellungen.get("server"))) for r in (a, b))
     fuer, gegen = (urteil_von(paartest({i: differenz_je_fall(xa[i], xb[i], s) for i in gemeinsam}, einzeln))
                    for s in ("fuer_b", "gegen_b"))
-    return Teil(robust(fuer, gegen), fuer, gegen)
+    gruende = dict.fromkeys(x[1] for r in (xa, xb) for i in gemeinsam for x in r[i] if x and x[0] == "unklar")
+    return Teil(robust(fuer, gegen), fuer, gegen, tuple(gruende))
 
 
 def bfcl_test(aa, ab, gemeinsam, einzeln):
@@ -6438,7 +6430,7 @@ def selbsttest(lauf, faelle, sha):
         server.server_close()
     anteile = [x for f in figuren(k) if f.name != "schritte_je_auftrag" and (x := getattr(k, f.name)) is not None] + \
         [x for x in k.stufen.values() if x is not None]  # None: a case file without that stage
-    if any(x != 1 for x in anteile) or auffaellig(k.diagnose):
+    if any(x != 1 for x in anteile) or diagnose_befunde(k.diagnose):  # a line of the diagnosis: not all clear
         raise Abbruch(f"the self-test did not score 100 % everywhere: {selbsttest_schuld(lauf.faelle, faelle)}")
     return 0
 
@@ -6896,9 +6888,12 @@ def streng_satz(v):
         eigene = ", on the flips the server does not explain" if v.serverseitig else ""
         return f"{b} is worse than {a} beyond chance at {NIVEAU_WORT} {' and '.join(wo)}{eigene}"
     if v.nativ and v.nativ.urteil == "unklar" and not v.unklar:
+        warum = "; ".join(f"{g}: settled by {KLAERT[g]}" for g in v.nativ.gruende if g in KLAERT)
+        was = "its text calls, whose owner cannot be told (the diagnosis names them)" \
+            if v.nativ.gruende == ("text_ungeklaert",) else "its outputs whose calls an agent cannot use, whose " \
+            f"fault cannot be told ({warum or 'the diagnosis names them'})"
         return (f"cannot tell whether {b} is worse than {a} in what an agent gets done (gelungen_nativ): counted "
-                "against B only, its text calls, whose owner cannot be told (the diagnosis names them), make it "
-                "worse beyond chance; settle that and measure again")
+                f"against B only, {was}, make it worse beyond chance; settle that and measure again")
     ids = v.unklar + v.serverseitig
     gruende = {art: dict.fromkeys(g for i in ids if v.wessen[i].art == art for g in v.wessen[i].gruende)
                for art in ("unklar", "server")}

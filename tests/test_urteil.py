@@ -293,3 +293,26 @@ def test_klaeren_fragt_nur_was_der_server_verdarb(cli, endpunkt, tmp_path):
     status, out, err = cli(*messung(repariert.url, "--tag", "b", "--klaeren"))  # nothing left to settle
     assert (status, repariert.zahl()) == (0, 3)
     assert err.splitlines()[0] == f"messen: {pfad} holds a complete run, shown as saved (--neu measures anew)"
+
+
+def doppelt_kodiert(fall, body, nummer):
+    """Arguments encoded twice, a JSON string holding the object's JSON text (llama.cpp #19520)."""
+    soll = fall["erwartet"]
+    if not soll:
+        return richtig(fall, body, nummer)
+    return completion({"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"c{i}", "type": "function", "function": {"name": s["name"], "arguments": json.dumps(json.dumps(
+            s["args"]))}} for i, s in enumerate(soll)]}, "tool_calls")
+
+
+def test_zweifach_kodierte_argumente_eines_unbekannten_servers_kann_es_nicht_sagen(cli, endpunkt):
+    # on a server not known to encode twice, the model may have written its arguments as a JSON string: B's 28
+    # call cases reach an agent as no arguments, and whose that is cannot be told (NICHT_NATIV)
+    zwei_laeufe(cli, endpunkt, doppelt_kodiert)
+    status, out, err = cli("--vergleich", "a", "b", "--streng")
+    assert (status, err) == (2, "messen: cannot tell whether b is worse than a in what an agent gets done "
+                                "(gelungen_nativ): counted against B only, its outputs whose calls an agent cannot "
+                                "use, whose fault cannot be told (argumente_doppelt: settled by a server known not to "
+                                "encode arguments twice), make it worse beyond chance; settle that and measure again; "
+                                "--streng exits 2\n")
+    assert json.loads(cli("--vergleich", "a", "b", "--json")[1])["nativ"]["gruende"] == ["argumente_doppelt"]
