@@ -4434,8 +4434,11 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
 
 def erwartete_anfragen(fall, lauf):
     """The requests one output is expected to take: an S7 job as many as its reference, an S5 case asked
-    with --nachfrage two (it holds still, then the reply), else one."""
-    return len(fall["loesung"]) if fall["stufe"] == GANZ else 2 if lauf.nachfrage and "nachtrag" in fall else 1
+    with --nachfrage two (it holds still, then the reply), else one; streamed at temperature 0, each but a
+    job's step with its plain twin (FRAGEREGEL)."""
+    zwilling = 2 if lauf.stream and lauf.temp == 0 else 1
+    return len(fall["loesung"]) if fall["stufe"] == GANZ else zwilling * (2 if lauf.nachfrage and "nachtrag" in fall
+                                                                            else 1)
 
 
 def nach_dem_lauf(lauf, pfad, einstellungen, faelle, ausgaben):

@@ -5,6 +5,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from conftest import meldungen, ROOT, Halter, completion, messung, richtig, warte_bis
 
 
@@ -110,3 +112,12 @@ def test_der_takt_plant_den_lauf_und_das_timeout(cli, endpunkt):
     mitte, langsamste, minuten, sekunden, genug = float(m[1]), float(m[2]), int(m[3]), int(m[4]), int(m[5])
     assert mitte >= 0.5 and abs(60 * minuten + sekunden - 126 * mitte / 2) <= 126 * 0.05 / 2 + 1  # rounded
     assert genug % 10 == 0 and 3 * langsamste <= genug < 3 * langsamste + 10
+
+
+@pytest.mark.parametrize("temp, anfragen", [("0", 2 * 42), ("0.7", 42)])
+def test_der_takt_zaehlt_die_zwillinge_des_stroms(cli, endpunkt, temp, anfragen):
+    """Streamed at temperature 0, every answer has its plain twin (FRAGEREGEL): the run these settings plan is
+    twice the requests; above 0 no twin is asked."""
+    status, out, err = cli("--pruefen", *messung(endpunkt(gesund).url, "--stream", "--temp", temp))
+    takt = next(z for z in out.splitlines() if z.startswith("Pace: "))
+    assert (status, f"the run these settings plan, {anfragen} requests at --parallel 1" in takt) == (0, True), takt
