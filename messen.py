@@ -233,8 +233,9 @@ def anders_als(name, gemeint):
 
 
 class Stufe(typing.NamedTuple):
-    """One stage, a row that every stage-dependent part reads: the case check, the settings and their hashes,
-    asking, grading, the figures, the lists, the comparison, the picture and --pruefen."""
+    """One stage, a row that the case check, the settings and their hashes, the figures (its own as Figur
+    rows), the lists' titles, the comparison, the picture and --pruefen read; asking, grading and listing an S6
+    or S7 case still branch on its name (WEITER, GANZ)."""
     name: str
     was: str  # what it measures, in two words (the picture's axis)
     still: bool = False  # the right answer is no call at all: stillgehalten counts it
@@ -4879,9 +4880,10 @@ def diagnose_befunde(d, e=None):
             wessen, abhilfe, folge = ("modell",), GEWAEHLTE_GRENZE[name].format(grenze=grenze), GRENZE_FOLGE
         zahl = "yes" if getattr(d, name) is True else getattr(d, name)
         zeilen.append(Diagnosezeile(name, wessen, zahl, f"{was}; {abhilfe}. {folge}", "outputs"))
-    zeilen += [Diagnosezeile(f"protokoll.{art}", ("server",), zahl, f"{PROTOKOLL_HINWEISE[art][0]}; "
-                      f"{protokoll_hinweis(art, server)}. "
-                      f"{STROM_NOTIZ if art in STROM_NOTIZEN.values() else NACH_DEM_GEMEINTEN}", "outputs")
+    unklar = {"geparst_abgelehnt"} | (set() if familie_von(server).doppelt_kodiert else {"argumente_doppelt"})
+    zeilen += [Diagnosezeile(f"protokoll.{art}", ("unklar" if art in unklar else "server",), zahl,  # as NICHT_NATIV
+                             f"{PROTOKOLL_HINWEISE[art][0]}; {protokoll_hinweis(art, server)}. "
+                             f"{STROM_NOTIZ if art in STROM_NOTIZEN.values() else NACH_DEM_GEMEINTEN}", "outputs")
                for art, zahl in d.protokoll.items()]
     versuch = VERSUCH in d.unlesbar
     zeilen += [Diagnosezeile(name, wessen, zahl, text(), einheit) for name, wessen, zahl, text, einheit in (

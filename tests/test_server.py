@@ -300,12 +300,14 @@ def test_eine_schleifende_probe_sagt_nichts(cli, endpunkt):
             "which tells nothing)") in d[1]
 
 
-@pytest.mark.parametrize("name, whose", [
-    ("llama.cpp", "a client's json.loads(arguments) gives a string, not the arguments (llama.cpp #19520)"),
+@pytest.mark.parametrize("name, whose, kopf", [
+    ("llama.cpp", "a client's json.loads(arguments) gives a string, not the arguments (llama.cpp #19520)",
+     "Diagnosis: what the server did, not the model"),
     ("vLLM", "a client's json.loads(arguments) gives a string, not the arguments; whose that is cannot be told: the "
-             "model may have written its arguments as a JSON string inside its call, or the server encoded them twice"),
+             "model may have written its arguments as a JSON string inside its call, or the server encoded them twice",
+     "Diagnosis: whose some outputs are cannot be told"),  # the heading says what its line says
 ])
-def test_doppelt_kodiert_ist_nur_auf_llama_cpp_des_servers(cli, endpunkt, name, whose):
+def test_doppelt_kodiert_ist_nur_auf_llama_cpp_des_servers(cli, endpunkt, name, whose, kopf):
     def doppelt(fall, body, nummer):
         antwort = bereit(fall, body, nummer)
         for c in antwort["choices"][0]["message"].get("tool_calls") or []:
@@ -314,6 +316,7 @@ def test_doppelt_kodiert_ist_nur_auf_llama_cpp_des_servers(cli, endpunkt, name, 
     status, out, err = cli(*messung(endpunkt(doppelt, SERVER[name]).url))
     assert f"  protokoll argumente_doppelt 37: calls whose arguments were encoded twice, a JSON string holding the " \
            f"object's JSON text; {whose}." in out
+    assert kopf in out.splitlines()
 
 
 def test_ein_vom_parser_abgelehnter_aufruf_ist_eine_antwort(cli, endpunkt, tmp_path):
@@ -337,6 +340,7 @@ def test_ein_vom_parser_abgelehnter_aufruf_ist_eine_antwort(cli, endpunkt, tmp_p
             "tool-call parser could not read what the model wrote, graded here as the text the error quotes; an "
             "agent receives an error, not an answer; whose that is cannot be told: a call the model wrote wrongly, "
             "or a form the parser should read (llama.cpp #23838, #24644).") in "\n".join(out.splitlines())
+    assert "Diagnosis: what the model did and what cannot be told" in out.splitlines()  # as its lines say
     k = json.loads(cli("--bewerten", "m", "--json")[1])
     assert (k["auftraege_gelungen"], k["gelungen_nativ"]) == (42 / 42, 41 / 42)  # right as meant; an agent got a 500
 
