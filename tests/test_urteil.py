@@ -194,18 +194,35 @@ def test_dasselbe_format_in_beiden_laeufen_ist_kein_unterschied(cli, endpunkt):
                                          "chance at 5 %.")
 
 
-def test_textaufrufe_deren_herkunft_offen_ist_koennen_es_nicht_sagen(cli, endpunkt):
+def doppelt_kodiert(fall, body, nummer):
+    """Arguments encoded twice, a JSON string holding the object's JSON text (llama.cpp #19520)."""
+    soll = fall["erwartet"]
+    if not soll:
+        return richtig(fall, body, nummer)
+    return completion({"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"c{i}", "type": "function", "function": {"name": s["name"], "arguments": json.dumps(json.dumps(
+            s["args"]))}} for i, s in enumerate(soll)]}, "tool_calls")
+
+
+@pytest.mark.parametrize("antwort_b, was, gruende", [
     # bare JSON on a server that does not say who it is: the parser off, or the model's form, cannot be told
-    zwei_laeufe(cli, endpunkt, nackt)
+    (nackt, "its text calls, whose owner cannot be told (the diagnosis names them)", ["text_ungeklaert"]),
+    # on a server not known to encode twice, the model may have written its arguments as a JSON string: B's 28
+    # call cases reach an agent as no arguments, and whose that is cannot be told (NICHT_NATIV)
+    (doppelt_kodiert, "its outputs whose calls an agent cannot use, whose fault cannot be told (argumente_doppelt: "
+                      "settled by a server known not to encode arguments twice)", ["argumente_doppelt"]),
+], ids=["text", "doppelt"])
+def test_was_ein_agent_bekommt_und_dessen_herkunft_offen_ist(cli, endpunkt, antwort_b, was, gruende):
+    zwei_laeufe(cli, endpunkt, antwort_b)
     status, out, err = cli("--vergleich", "a", "b", "--streng")
     assert (status, err) == (2, "messen: cannot tell whether b is worse than a in what an agent gets done "
-                                "(gelungen_nativ): counted against B only, its text calls, whose owner cannot be "
-                                "told (the diagnosis names them), make it worse beyond chance; settle that and "
-                                "measure again; --streng exits 2\n")
+                                f"(gelungen_nativ): counted against B only, {was}, make it worse beyond chance; "
+                                "settle that and measure again; --streng exits 2\n")
     assert out.splitlines()[-2].endswith(
         "What an agent gets done (gelungen_nativ, every call from tool_calls): 0 (0 better, 0 worse) counted for B: "
         f"p = 1, 28 (0 better, 28 worse) counted against B: p = {2 / 2 ** 28:.3g}: cannot tell: counted for B and "
         "against B, the cases that could go either way give different verdicts.")
+    assert json.loads(cli("--vergleich", "a", "b", "--json")[1])["nativ"]["gruende"] == gruende
 
 
 def test_ein_parser_der_nur_in_einem_lauf_aus_ist(cli, endpunkt):
@@ -294,25 +311,3 @@ def test_klaeren_fragt_nur_was_der_server_verdarb(cli, endpunkt, tmp_path):
     assert (status, repariert.zahl()) == (0, 3)
     assert err.splitlines()[0] == f"messen: {pfad} holds a complete run, shown as saved (--neu measures anew)"
 
-
-def doppelt_kodiert(fall, body, nummer):
-    """Arguments encoded twice, a JSON string holding the object's JSON text (llama.cpp #19520)."""
-    soll = fall["erwartet"]
-    if not soll:
-        return richtig(fall, body, nummer)
-    return completion({"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"c{i}", "type": "function", "function": {"name": s["name"], "arguments": json.dumps(json.dumps(
-            s["args"]))}} for i, s in enumerate(soll)]}, "tool_calls")
-
-
-def test_zweifach_kodierte_argumente_eines_unbekannten_servers_kann_es_nicht_sagen(cli, endpunkt):
-    # on a server not known to encode twice, the model may have written its arguments as a JSON string: B's 28
-    # call cases reach an agent as no arguments, and whose that is cannot be told (NICHT_NATIV)
-    zwei_laeufe(cli, endpunkt, doppelt_kodiert)
-    status, out, err = cli("--vergleich", "a", "b", "--streng")
-    assert (status, err) == (2, "messen: cannot tell whether b is worse than a in what an agent gets done "
-                                "(gelungen_nativ): counted against B only, its outputs whose calls an agent cannot "
-                                "use, whose fault cannot be told (argumente_doppelt: settled by a server known not to "
-                                "encode arguments twice), make it worse beyond chance; settle that and measure again; "
-                                "--streng exits 2\n")
-    assert json.loads(cli("--vergleich", "a", "b", "--json")[1])["nativ"]["gruende"] == ["argumente_doppelt"]
