@@ -149,6 +149,22 @@ def test_ein_aufruf_als_text_bekommt_den_zweiten_zug_doch_er_zaehlt_nicht(cli, e
     assert (k["nachfrage"], k["stufen"]["S5"], k["fehlgeschlagen"]) == (7 / 8, 7 / 8, ["S5-1"])
 
 
+@pytest.mark.parametrize("nachricht, finish", [
+    ({"role": "assistant", "content": FRAGE}, "length"),  # cut off: no answer, so no restraint
+    ({"role": "assistant", "content": FRAGE}, "tool_calls"),  # calls announced and lost: the model did call
+    ({"role": "assistant", "content": "  "}, "stop"),  # nothing said
+    ({"role": "assistant", "content": None, "function_call": {"name": "book_room", "arguments": "{}"}}, "stop"),
+], ids=["abgeschnitten", "angekuendigt", "leer", "function_call"])
+def test_was_roh_nicht_stillhielt_bekommt_keinen_zweiten_zug(cli, endpunkt, nachricht, finish):
+    def antwort(fall, body, nummer):
+        if fall["id"] == "S5-1" and not zweiter_zug(body):
+            return completion(nachricht, finish)
+        return fragt_nach()(fall, body, nummer)
+    server = endpunkt(antwort)
+    k = json_lauf(cli, *messung(server.url, "--nachfrage"))
+    assert (server.zahl("S5-1"), server.zahl(), k["nachfrage"]) == (1, 42 + 7, 7 / 8)
+
+
 def test_ein_wert_geht_im_zweiten_zug_verloren(cli, endpunkt):
     falsch = [{"name": "book_room", "args": {"room": "konferenz", "date": "2026-03-17", "start": "14:00"}}]
     server = endpunkt(fragt_nach(danach={"S5-1": falsch}))

@@ -85,6 +85,16 @@ def test_sechs_eigene_fehler_bleiben_ein_urteil(cli, endpunkt):
     assert (v["serverseitig"], v["unklar"], v["ergebnis"]) == ([], [], "schlechter")
 
 
+def test_schlechter_auf_beide_weisen_nennt_das_schwaechere_p(cli, endpunkt):
+    # six flips of the model's and two the server's: worse counted for B (6 worse) and against B (8 worse); the
+    # verdict is read at the weaker of the two p, the one counted for B
+    zwei_laeufe(cli, endpunkt, server_und_modell({"S1-1": LEER, "S1-2": LEER},
+                                                 ["S2-1", "S2-2", "S2-3", "S2-4", "S2-5", "S2-6"]))
+    status, out, err = cli("--vergleich", "a", "b", "--streng")
+    assert (status, err) == (3, f"messen: b is worse than a beyond chance at 5 % over all cases (p = {2 / 2 ** 6:.3g})"
+                                ", on the flips the server does not explain; --streng exits 3\n")
+
+
 GRENZE = ("--extra", '{"max_tokens": 256}')
 
 

@@ -575,3 +575,9 @@ def test_das_bild_zeigt_gelungen_nativ_und_was_unvollstaendig_ist(cli, endpunkt,
     inhalt = svg.read_text()
     assert "hatched: gelungen_nativ, every call from tool_calls" in inhalt
     assert "text: m, " in inhalt and ", incomplete (30 of 42)" in inhalt
+
+
+@pytest.mark.parametrize("p, jenseits", [(0.05, False), (0.0499, True), (2 / 2 ** 6, True), (2 / 2 ** 5, False)])
+def test_jenseits_des_zufalls_heisst_unter_dem_niveau(p, jenseits):
+    """One level, one function: beyond chance is p below 5 %, never at it (a permutation test can give 0.05)."""
+    assert (messen.NIVEAU, messen.jenseits_zufall(p)) == (0.05, jenseits)
