@@ -2975,6 +2975,7 @@ class Ausgabe(typing.NamedTuple):
     mit_nachfrage: bool = False  # the run asks S5's second turn here
     nachfrage: Note = None  # that turn graded; None where it never came
     nachfrage_fehlt: bool = False  # that turn failed when the first was saved: still to be asked
+    frueher: tuple = ()  # the draws asked before this one (--klaeren), graded as outputs, newest first
 
     @property
     def noten(self):
@@ -2983,12 +2984,14 @@ class Ausgabe(typing.NamedTuple):
 
 
 @ohne_zyklensammler()
-def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None):
-    """Grade one answer: its Note, from the message alone.
+def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, grenze=None):
+    """Grade one answer: its Note, from the message alone (and grenze, the max_tokens it was asked with).
 
     Only an answer reaches passt and bewerte as it is; an output that is none
     (see mangel) never succeeds, in any stage. Under --variante synonyme the calls
-    are first named back as the cases name them (umbenennung: what was sent)."""
+    are first named back as the cases name them (umbenennung: what was sent). A count outweighs a label: an
+    answer whose completion_tokens reach grenze is cut, and one whose text ends looping loops, whatever
+    finish_reason says (llama.cpp before #7198 labelled both stop)."""
     aufrufe, form = lies_aufrufe(nachricht)
     if umbenennung:
         aufrufe = zurueckbenannt(aufrufe, umbenennung)
@@ -2996,13 +2999,14 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None):
     treffer, offen = bewerte(aufrufe, soll)
     vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
     still = fall.get("stufe") in STILL
-    fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or fall.get("stufe") == GANZ)
-    schleife = finish == "length" and schleift(nachricht)
+    tokens, schleife = zahl_oder_none(usage, "completion_tokens"), schleift(nachricht)
+    gekappt_ = finish == "length" or schleife or None not in (tokens, grenze) and tokens >= grenze
+    fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or fall.get("stufe") == GANZ, gekappt_)
     gedacht = fehlt == "leer" and "<think>" in inhalt(nachricht)
     return Note(aufrufe=tuple(aufrufe), form=form, treffer=treffer, offen=offen, soll=len(soll), mangel=fehlt,
                 still=still, nativ=len(native_rohe(nachricht)), protokoll=protokoll_von(nachricht, finish),
                 text=erste_zeile(nachricht), schleife=schleife, inhalt_da=inhalt(nachricht) != "", finish=finish,
-                completion_tokens=zahl_oder_none(usage, "completion_tokens"), nur_gedacht=gedacht,
+                completion_tokens=tokens, nur_gedacht=gedacht,
                 befunde=tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else [] if vollstaendig or
                               not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
                 bfcl=bfcl_urteil(fall, nachricht) if "_werkzeuge" in fall else None)
@@ -3018,7 +3022,7 @@ def kein_befund(fehlt, schleife, gedacht=False):
 NUR_GEDACHT = "no answer: its whole text stood inside <think>, the model thought and never answered"
 
 
-def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None):
+def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None, grenze=None):
     """Grade one S7 job on its end state and its way. The calls of every step are executed again on a fresh copy
     of the case's world (the tools are deterministic, so this is the world the loop left) and compared with the
     world the reference leaves: every change made, no other (reads are free). erledigt (treffer 1) needs that, a
@@ -3028,7 +3032,7 @@ def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None):
     job (mangel), and job: its steps, each graded as it came. voll: the request after the last step was refused
     for its length (the conversation the job grew outgrew the server's context), which ended the job."""
     schritte = [bewerte_ausgabe({"erwartet": [], "stufe": GANZ}, s["nachricht"], s["finish_reason"], umbenennung,
-                                s["usage"]) for s in verlauf]
+                                s["usage"], grenze) for s in verlauf]
     gelaufen = gelaufene_aufrufe([b.aufrufe for b in schritte])
     welt, weg, ergebnisse = im_job(fall, gelaufen, salz)
     letzte, texte = schritte[-1], [ohne_denken(inhalt(s["nachricht"])) for s in verlauf]
@@ -3155,7 +3159,7 @@ def soll_von(fall):
     return fall["danach"] if fall.get("stufe") == WEITER else [] if fall.get("stufe") == GANZ else fall["erwartet"]
 
 
-def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=None):
+def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=None, grenze=None):
     """A saved output graded from its turns: the question's answer, with what it cost, and (nachfrage) S5's reply
     where the run asked for one (None where it never came); for an S7 job, its end state and its way."""
     zuege, teile = a["zuege"], {}
@@ -3165,11 +3169,13 @@ def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=No
               if fall["stufe"] == GANZ else fragen[0]["usage"], "verworfen": sum(z["verworfen"] for z in anfragen),
               "anfragen": tuple((z["latenz_s"], z["usage"]) for z in anfragen)}
     kopf = {f: a[f] for f in ("id", "stufe", "lauf", "sitzung", "ende")}
+    kosten["frueher"] = tuple(bewerte_gespeichert(fall, {**a, "zuege": f, "frueher": []}, umbenennung, nachfrage,
+                                                  welt_salz, grenze) for f in a.get("frueher") or ())
     if fall["stufe"] == GANZ:  # its steps' streams are not cross-checked; what they broke stands in protokoll
         defekte = dict.fromkeys(d for z in fragen for d in (z.get("strom") or {}).get("defekte", []))
         voll = any("fehlt" in z for z in zuege)  # a step refused for its length (frage_ganz)
         salz = job_salz(welt_salz, a["id"], a["lauf"])
-        note = bewerte_ganz(fall, fragen, umbenennung, voll, salz)._replace(defekte=tuple(defekte))
+        note = bewerte_ganz(fall, fragen, umbenennung, voll, salz, grenze)._replace(defekte=tuple(defekte))
         return Ausgabe(**kopf, note=note, zeile=a, **kosten)
     for z in zuege:  # each request with the cross-checks that follow it
         if z["zweck"] in ANFRAGEN:
@@ -3178,16 +3184,16 @@ def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=No
             vorige[1].append(z)
     mit_nachfrage = bool(nachfrage and "nachtrag" in fall)
     z, pruefungen = teile.get(NACHFRAGE, ({"fehlt": None}, []))
-    note = bewerte_zug(fall, *teile[FRAGE], umbenennung)
+    note = bewerte_zug(fall, *teile[FRAGE], umbenennung, grenze)
     return Ausgabe(**kopf, note=note, zeile=a, **kosten,
                    mit_nachfrage=mit_nachfrage, nachfrage_fehlt=z.get("fehlt") is not None,
                    nachfrage=None if not mit_nachfrage or "fehlt" in z or not gelungen(note) else  # held still
-                   bewerte_zug({"erwartet": fall["danach"]}, z, pruefungen, umbenennung))
+                   bewerte_zug({"erwartet": fall["danach"]}, z, pruefungen, umbenennung, grenze))
 
 
-def bewerte_zug(fall, z, pruefungen, umbenennung):
+def bewerte_zug(fall, z, pruefungen, umbenennung, grenze=None):
     """One turn graded against what fall expects, with its stream's cross-checks."""
-    b = mit_gegenprobe(bewerte_ausgabe(fall, z["nachricht"], z["finish_reason"], umbenennung, z["usage"]),
+    b = mit_gegenprobe(bewerte_ausgabe(fall, z["nachricht"], z["finish_reason"], umbenennung, z["usage"], grenze),
                        z.get("strom"), pruefungen, umbenennung)
     if z.get("abgelehnt"):  # what the server refused to parse: graded as the text it was, an agent got an error
         b = b._replace(protokoll=dict(b.protokoll, geparst_abgelehnt=1))
@@ -3225,7 +3231,7 @@ def zurueckbenannt(aufrufe, umbenennung):
             for c in aufrufe]
 
 
-def mangel(nachricht, aufrufe, finish, vollstaendig=False, still=False):
+def mangel(nachricht, aufrufe, finish, vollstaendig, still, gekappt_):
     """Why an output is no answer at all, or None when it is one.
 
     'abgeschnitten': cut off by the token limit before it did its job (a complete
@@ -3236,7 +3242,7 @@ def mangel(nachricht, aufrufe, finish, vollstaendig=False, still=False):
     'angekuendigt': finish_reason tool_calls, yet no call came, not even as text (a parser that dropped
     them, SGLang #26790): no answer, and in S4/S5 never restraint, since the model did call;
     'leer': neither a call nor text, once reasoning blocks are removed."""
-    if finish == "length" and not vollstaendig and not (still and any(c["args"] is not None for c in aufrufe)):
+    if gekappt_ and not vollstaendig and not (still and any(c["args"] is not None for c in aufrufe)):
         return "abgeschnitten"
     if finish == "tool_calls" and not aufrufe:
         return "angekuendigt"
@@ -3476,7 +3482,7 @@ TOKENS_HOECHSTENS = 10 ** 9  # a count above this is no count a server measured
 Diagnose = collections.namedtuple("Diagnose", (  # what diagnose counts, a field per kind, read by field
     "leer sofort_beendet abgeschnitten schleife aus_text teilweise_geparst protokoll eigenes_format text_ungeklaert "
     "probe text_form unlesbar im_denken leer_ungezaehlt katalog_fehlt katalog_unklar verworfen strom_defekt "
-    "strom_ungeprueft"))
+    "strom_ungeprueft label_umgeschrieben"))
 # a count each, but katalog_fehlt (True, False, None: cannot tell), words (probe, text_form, katalog_unklar) and
 # counts by kind (protokoll, unlesbar)
 
@@ -3518,7 +3524,9 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
         katalog_fehlt=katalog[0], katalog_unklar=katalog[1],
         verworfen=sum(bool(a.verworfen) for a in ausgaben),
         strom_defekt=sum(b.wessen == ("server", "strom_defekt") for b in alle),  # as the verdict weighs it
-        strom_ungeprueft=sum(b.wessen == ("unklar", "strom_ungeprueft") for b in alle))
+        strom_ungeprueft=sum(b.wessen == ("unklar", "strom_ungeprueft") for b in alle),
+        # a label no answer could deserve: text alone labelled tool_calls, where every answer is so labelled
+        label_umgeschrieben=sum(not b.aufrufe and bool(b.text) for b in alle) * all(b.finish == NATIV for b in alle))
 
 
 def meistens(werte):
@@ -3704,11 +3712,9 @@ def ausgaenge_je_fall(faelle, ausgaben, grenze, mit_nachfrage=False, nativ=None)
     not receive as calls fails too, whose by what kept them from tool_calls (NICHT_NATIV)."""
     je_fall = {f["id"]: {} for f in faelle}
     for a in ausgaben:
-        x = ausgang(a, mit_nachfrage)
-        x = ("unklar",) + x[1:] if x and grenze is None and x[:2] == ("modell", "abgeschnitten") else x
-        je_fall[a.id][a.lauf] = x if x or not nativ or gelungen_nativ(a.note) else \
-            next((art, grund, 1) for grund, art, trifft in NICHT_NATIV if trifft(a.note, *nativ))
-    return {i: [v[k] for k in sorted(v)] for i, v in je_fall.items() if v}
+        x = [ausgang(b, mit_nachfrage, grenze, nativ) for b in (a,) + a.frueher]
+        je_fall[a.id][a.lauf] = x[:1] + [y for y in x[1:] if not y or y[0] != "server"]  # a spoiled draw is replaced
+    return {i: [x for k in sorted(v) for x in v[k]] for i, v in je_fall.items() if v}
 
 
 NICHT_NATIV = (  # whose it is that an output done as meant reached an agent as no calls, or as calls it cannot
@@ -3727,12 +3733,16 @@ NICHT_NATIV = (  # whose it is that an output done as meant reached an agent as 
 )
 
 
-def ausgang(a, mit_nachfrage):
-    x = a.note.wessen
-    if x or not (mit_nachfrage and a.mit_nachfrage):
-        return x and x + (1,)
-    x = ("unklar", "nachfrage_fehlt") if a.nachfrage is None else a.nachfrage.wessen
-    return x and x + (2,)
+def ausgang(a, mit_nachfrage, grenze=None, nativ=None):
+    """One draw's (kind, reason, turn) where it failed, else None (see ausgaenge_je_fall)."""
+    x = a.note.wessen and a.note.wessen + (1,)
+    if not x and mit_nachfrage and a.mit_nachfrage:
+        x = ("unklar", "nachfrage_fehlt", 2) if a.nachfrage is None else a.nachfrage.wessen and \
+            a.nachfrage.wessen + (2,)
+    if x and grenze is None and x[:2] == ("modell", "abgeschnitten"):
+        return ("unklar",) + x[1:]
+    return x if x or not nativ or gelungen_nativ(a.note) else \
+        next((art, grund, 1) for grund, art, trifft in NICHT_NATIV if trifft(a.note, *nativ))
 
 
 def wilson_ki(paare):
@@ -3903,11 +3913,22 @@ def lies_lauf(pfad, faelle):
     e = werte[0][1]["einstellungen"]
     pruefe_einstellungszeile(pfad, werte[0][0], e)
     faelle_by_id = {f["id"]: f for f in faelle}
-    ausgaben = {}  # (id, lauf) -> output; a later line (a second turn asked again) replaces an earlier one
+    ausgaben = {}  # (id, lauf) -> output; a later line (a second turn or a draw asked again) stands for it
     for nr, a in werte[1:]:
-        a = gelesene_ausgabe(pfad, nr, a, faelle_by_id, e)
-        ausgaben[(a.id, a.lauf)] = a
+        a, alt = gelesene_ausgabe(pfad, nr, a, faelle_by_id, e), ausgaben.get((a.get("id"), a.get("lauf")))
+        ausgaben[(a.id, a.lauf)] = a if alt is None else als_evidenz(a, alt, faelle_by_id[a.id], e)
     return e, list(ausgaben.values()), gueltig
+
+
+def als_evidenz(a, alt, fall, e):
+    """A later line for an output, with the earlier kept as evidence: no answer is thrown away. Only a second
+    turn asked again continues the earlier line's first turn (its turns begin with them), and an output asked
+    again whole already holds the earlier turns in frueher."""
+    erste = [z for z in alt.zeile["zuege"] if z["zweck"] != NACHFRAGE]
+    if a.zeile["zuege"][:len(erste)] == erste or alt.zeile["zuege"] in a.zeile.get("frueher", []):
+        return a
+    zeile = dict(a.zeile, frueher=[alt.zeile["zuege"]] + alt.zeile.get("frueher", []) + a.zeile.get("frueher", []))
+    return gelesene_ausgabe(None, None, zeile, {fall["id"]: fall}, e)
 
 
 def pruefe_einstellungszeile(pfad, nr, e):
@@ -3925,8 +3946,10 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
         a = dict({f: a[f] for f in SPEICHERFELDER if f in a}, zuege=als_zuege({**NEUERE_FELDER, **a}))
     beschaedigt(pfad, nr, next((f"{feld} {was}" for feld, (pruefe, was) in AUSGABE.items()
                                 if not pruefe(a.get(feld))), None))
-    beschaedigt(pfad, nr, next(filter(None, (zug_fehler(z, i, i == len(a["zuege"]))
-                                             for i, z in enumerate(a["zuege"], 1))), None))
+    for zuege in [a["zuege"], *(a.get("frueher") or [])]:  # each draw's turns, the earlier ones' too
+        beschaedigt(pfad, nr, next(filter(None, (zug_fehler(z, i, i == len(zuege))
+                                                 for i, z in enumerate(zuege, 1))), None))
+        beschaedigt(pfad, nr, folge_fehler([z["zweck"] for z in zuege], fall, e))
     if a["stufe"] != fall["stufe"]:
         beschaedigt(pfad, nr, f"stufe {a['stufe']} for {fall['id']}, a case of {fall['stufe']}")
     if a["lauf"] >= e["n"]:
@@ -3937,8 +3960,8 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
     for stufe, flagge in SPAETER.items():
         if a["stufe"] == stufe and not e.get(STUFE[stufe].feld):
             beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {stufe}, in a run without {flagge}")
-    beschaedigt(pfad, nr, folge_fehler([z["zweck"] for z in a["zuege"]], fall, e))
-    return bewerte_gespeichert(fall, a, e.get("umbenennung"), e.get("nachfrage"), e.get("welt_salz"))
+    return bewerte_gespeichert(fall, a, e.get("umbenennung"), e.get("nachfrage"), e.get("welt_salz"),
+                               token_grenze(e))
 
 
 def folge_fehler(zwecke, fall, e):
@@ -4496,7 +4519,8 @@ def ausgabe_von(lauf, fall, k, sitzung, zuege):
     """One output as it is saved and graded; a later line for the same output replaces an earlier one."""
     a = {"id": fall["id"], "stufe": fall["stufe"], "lauf": k, "sitzung": sitzung, "ende": round(time.time(), 4),
          "zuege": zuege}
-    return bewerte_gespeichert(fall, a, lauf.katalog.umbenennung, lauf.nachfrage, lauf.welt_salz)
+    return bewerte_gespeichert(fall, a, lauf.katalog.umbenennung, lauf.nachfrage, lauf.welt_salz,
+                               token_grenze({"extra": lauf.extra}))
 
 
 def gespeicherte_antwort(a, klaeren=False):
@@ -4742,6 +4766,11 @@ DIAGNOSE_HINWEISE = {
                         NICHT_DAS_MODELL),
     "im_denken": Hinweis("outputs whose whole answer (calls or text) stands in a reasoning field, graded as no answer",
                          "check {denken}", ("unklar",), IM_DENKEN_FOLGE),
+    "label_umgeschrieben": Hinweis("answers of text alone labelled finish_reason tool_calls, where every answer "
+                                   "is so labelled: a proxy or the server rewrites the label", "remove what rewrites "
+                                   "it and measure again: a cut answer or lost calls cannot be told by it here",
+                                   ("server",), "They are graded as calls announced and lost (angekuendigt), whose "
+                                   "they are cannot be told."),
     "verworfen": Hinweis("outputs held several choices: the one with index 0 was graded, the others dropped",
                          "the server or a proxy set n", ("server",), NICHT_DAS_MODELL),
     "strom_defekt": Hinweis("failed outputs whose same request without stream, at temperature 0, gave other calls "
@@ -5521,7 +5550,7 @@ def bfcl_test(aa, ab, gemeinsam, einzeln):
     for x, aus in ((xa, aa), (xb, ab)):
         for a in aus:
             if a.id in x:
-                x[a.id].append(a.note.bfcl)
+                x[a.id] += [d.note.bfcl for d in (a,) + a.frueher]  # every draw: none is set aside
     beide = [i for i in gemeinsam if i in xa and i in xb]
     return urteil_von(paartest({i: fractions.Fraction(sum(xb[i]), len(xb[i])) - fractions.Fraction(sum(xa[i]),
                                                                                                    len(xa[i]))
@@ -6094,7 +6123,7 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
         except Serverfehler as e:
             return False, f"{was}: {e}"
         antworten.append(antwort)
-        b = bewerte_ausgabe(fall, antwort.nachricht, antwort.finish, lauf.katalog.umbenennung, antwort.usage)
+        b = bewerte_ausgabe(fall, antwort.nachricht, antwort.finish, lauf.katalog.umbenennung, antwort.usage, grenze)
         grund = b.form if b.aufrufe else b.mangel
         if b.nativ:
             return True, f"{was} ({fall['id']}){ersatz}"
@@ -6296,6 +6325,9 @@ def pruef_felder(antworten):
     if fehlt:
         return False, (f"{was}: the server sends no {' and no plausible '.join(fehlt)}, so the diagnosis cannot "
                        "tell whether the catalogue reached the prompt or an answer was cut off")
+    if antworten[0].finish == "tool_calls":  # asked without tools: no call can have been announced
+        return False, (f"{was}, but the answer to \"{PRUEF_FRAGE}\", asked without tools, is labelled finish_reason "
+                       "tool_calls: a proxy or the server rewrites the label, so lost calls cannot be told from it")
     return True, was
 
 
