@@ -516,6 +516,7 @@ class Lauf(typing.NamedTuple):
     katalog: Katalog = STANDARD  # the tools and the opening sent: --katalog, --variante
     form: str = "text"  # a row of FORMEN: text, json or markdown
     alle: bool = False  # every failed output in the lists, not the first FEHLSCHLAEGE_GEZEIGT
+    server: str = None  # --server: what the user states serves the URL, where no page identifies it
 
 
 # ---------------------------------------------------------------------------
@@ -1638,7 +1639,8 @@ def vorlage_von(props):
     caps = props.get("chat_template_caps") if isinstance(props.get("chat_template_caps"), dict) else {}
     werkzeuge = caps.get("supports_tool_calls", caps.get("supports_tools"))
     return {"werkzeuge": werkzeuge if isinstance(werkzeuge, bool) else "tools" in vorlage,
-            "form": next((f for f in TAG_FORMEN if f in vorlage), None)}
+            "form": next((f for f in TAG_FORMEN if f in vorlage), None),
+            "sha256": hashlib.sha256(vorlage.encode("utf-8", "surrogatepass")).hexdigest()[:12]}
 
 
 LESEN = 1 << 16  # bytes a read of a body takes at most; it returns what has arrived
@@ -4077,6 +4079,8 @@ EINSTELLUNGEN = {
     "probe": Einstellung(lambda x: x is None or ist_probe(x), "is not a probe's record", None),
     "welt_salz": Einstellung(_text_oder_nichts, "is not a string", None),  # S7's created ids; none before it was
     "server": Einstellung(lambda x: x is None or ist_server(x), "is not a server's record", None),
+    "server_danach": Einstellung(lambda x: x is None or ist_server(x), "is not a server's record", None),  # changed
+    "server_angabe": Einstellung(_text_oder_nichts, "is not a string", None),  # --server
     "frageregel": Einstellung(lambda x: x is None or zahl_ist(x, True), "is not a whole number", None),  # FRAGEREGEL
 }
 
@@ -4466,12 +4470,16 @@ def erwartete_anfragen(fall, lauf):
 
 
 def nach_dem_lauf(lauf, pfad, einstellungen, faelle, ausgaben):
-    """After the last answer: which server it was (once per run; a server that took the run's
-    requests answers its own pages too), then, where the calls came as text only, the probe
-    (probe_fall); both saved in the settings line, so that --bewerten reads the same."""
+    """After the last answer: which server it was, again (a server that took the run's requests answers its
+    own pages too; another one than before the first request is saved as server_danach), then, where the calls
+    came as text only, the probe (probe_fall); both saved in the settings line, so that --bewerten reads the same."""
     endpunkt, neu = Endpunkt(lauf), dict(einstellungen)
-    if "server" not in neu:
-        neu["server"] = erkenne_server(endpunkt)
+    jetzt = erkenne_server(endpunkt)
+    if neu.get("server") and jetzt and kennung(jetzt) != kennung(neu["server"]):
+        neu["server_danach"] = jetzt
+        print(f"messen: the server changed during the run: {server_wort(neu['server'])} at its start, "
+              f"{server_wort(jetzt)} at its end; its outputs mix the two (--neu measures anew)", file=sys.stderr)
+    neu["server"] = neu.get("server") or jetzt
     fall = probe_fall(faelle, ausgaben, neu["server"])
     if fall is not None and not neu.get("probe"):
         neu["probe"] = probe_von(endpunkt, fall, lauf)
@@ -4858,10 +4866,27 @@ def kopfzeile(e, k):
             f"{mal(k.faelle, 'case')}, {ausgaben}, measured {e['datum']}")
 
 
-def server_wort(s):
+def server_wort(s, angabe=None):
+    """'llama.cpp b6800 (/v1/models: owned_by llamacpp; chat template 3f2a9c0d1e4b)'; angabe: what the user stated."""
     if s is None:
-        return "not identified (its /v1/models names no owner messen knows, and no page of its own told it)"
-    return f"{s['name']}{' ' + s['version'] if s['version'] else ''} ({s['beleg']})"
+        return "not identified (its /v1/models names no owner messen knows, and no page of its own told it)" + \
+            (f"; stated as {angabe!r} (--server)" if angabe else "")
+    vorlage = (s.get("vorlage") or {}).get("sha256")
+    return f"{s['name']}{' ' + s['version'] if s['version'] else ''} ({s['beleg']}" + \
+        (f"; chat template {vorlage})" if vorlage else ")")
+
+
+def kennung(s):
+    """What makes a server the same server: its family, build or version, and chat template."""
+    return s and (s["name"], s["version"], (s.get("vorlage") or {}).get("sha256"))
+
+
+def eine_url(url):
+    """One server, however its URL is written: loopback by any name, a default port, a trailing slash."""
+    t = urlsplit(url or "")
+    host = "loopback" if t.hostname in ("localhost", "127.0.0.1", "::1") else t.hostname
+    port = t.netloc.rpartition(":")[2] if re.search(r":\d+$", t.netloc) else {"http": "80", "https": "443"}.get(t.scheme)
+    return t.scheme, host, port, t.path.rstrip("/")
 
 
 def wie_gesendet(e):
@@ -4878,6 +4903,11 @@ def vollstaendig(e, k):
 def mal(zahl, wort):
     """'1 case', '2 cases'."""
     return f"{zahl} {wort}{'s' * (zahl != 1)}"
+
+
+def einige(ids, hoechstens=12):
+    """'S2-1, S2-2, S2-3': cases named, cut after a dozen, with how many more."""
+    return ", ".join(ids[:hoechstens]) + (f" and {len(ids) - hoechstens:,} more" if len(ids) > hoechstens else "")
 
 
 def gezeigt_zeile(e, ausgaben):
@@ -5462,20 +5492,48 @@ def nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam):
                                                for f in anders) + "): measure both with the same" + \
             ("; parallel_tool_calls false makes S3 measure that setting" if "parallel_tool_calls" in anders else "")
     sa, sb = ea.get("server"), eb.get("server")
-    if sa and sb and sa["name"] != sb["name"]:  # llama-server, say, reads no parallel_tool_calls as false
-        return f"{ea['tag']} was served by {server_wort(sa)}, {eb['tag']} by {server_wort(sb)}: a server's own " \
-               "limits are measured with its model; measure both on one"
-    if not (sa and sb) and ea.get("url") != eb.get("url"):
+    for e in (ea, eb):
+        if e.get("server_danach"):
+            return f"the server of {e['tag']} changed during the run: {server_wort(e['server'])} at its start, " \
+                   f"{server_wort(e['server_danach'])} at its end; measure it anew (--neu) on one"
+    if sa and sb and kennung(sa) != kennung(sb):  # llama-server, say, reads no parallel_tool_calls as false
+        was = "server" if sa["name"] != sb["name"] else "build, version or chat template"
+        return f"{ea['tag']} was served by {server_wort(sa)}, {eb['tag']} by {server_wort(sb)}: another {was}, " \
+               "whose own limits are measured with its model; measure both on one"
+    angabe = [e.get("server_angabe") for e in (ea, eb)]
+    if not (sa and sb) and eine_url(ea.get("url")) != eine_url(eb.get("url")) and \
+            (sa or sb or None in angabe or angabe[0] != angabe[1]):
         wer = " and ".join(e["tag"] for e, s in ((ea, sa), (eb, sb)) if not s)
         return f"{ea['tag']} was measured at {ea.get('url')}, {eb['tag']} at {eb.get('url')}, and the server of " \
                f"{wer} was not identified: whether both are one server cannot be told; measure both on one " \
-               "identified server, or at one URL"
+               "identified server, or at one URL, or state the one behind both with --server"
+    kopie = nicht_gefragt(ea, aa, eb, ab)
+    if kopie:
+        return kopie
     for e, k, anderer in ((ea, ka, kb), (eb, kb, ka)):
         if k.diagnose.katalog_fehlt is True and anderer.diagnose.katalog_fehlt is not True:
             return f"the catalogue never reached the prompt in {e['tag']} (katalog_fehlt), in the other run it did"
         if k.diagnose.aus_text and not anderer.diagnose.aus_text:
             return f"the server's tool-call parser was off in {e['tag']} (aus_text), in the other run it was on"
     return prompt_anders(ea, aa, eb, ab, gemeinsam)
+
+
+def nicht_gefragt(ea, aa, eb, ab):
+    """Why one run's model was not asked, or None: answers identical to the other run's, tool-call ids included (a
+    response cache keyed on the messages, not on the model). A server draws an id of eight characters or more afresh
+    for each call, so one such id twice is no chance; the later of the two runs holds the copies."""
+    def ids(aus):
+        return {(a.id, a.lauf, k): i for a in aus for k, z in enumerate(a.zeile["zuege"]) if "nachricht" in z
+                for i in [tuple(c.get("id") for c in native_rohe(z["nachricht"]) if isinstance(c, dict))]
+                if i and all(isinstance(x, str) and len(x) >= 8 for x in i)}
+    xa, xb = ids(aa), ids(ab)
+    gleich = sorted({k[0] for k in xa if xb.get(k) == xa[k]})
+    if not gleich:
+        return None
+    (alt, _), (neu, aus) = sorted([(ea, aa), (eb, ab)], key=lambda x: max(a.ende for a in x[1]))
+    return f"{neu['tag']}'s model was not asked: the answers to {mal(len(gleich), 'case')} ({einige(gleich)}) " \
+           f"are {alt['tag']}'s, tool-call ids included, as a response cache that keys on the messages and not on " \
+           f"the model gives them; measure {neu['tag']} again with that cache off (--neu)"
 
 
 def prompt_anders(ea, aa, eb, ab, gemeinsam):
@@ -6655,6 +6713,8 @@ def parser():
                                                                      "with --weiter)")
     p.add_argument("--stream", action="store_true", help="ask every request streamed, as an agent does; the "
                                                          "stream is assembled, graded, and checked for defects")
+    p.add_argument("--server", metavar="TEXT", help="what serves the URL where messen cannot identify it (a proxy "
+                   "before vLLM 0.11, say): saved with the run; runs stated alike are one server to --vergleich")
     p.add_argument("--pruefen", action="store_true", help="check the server's set-up with a few requests")
     p.add_argument("--selbsttest", action="store_true", help="measure the built-in loopback endpoint")
     return p
@@ -6694,7 +6754,7 @@ def lauf_aus(args):
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
                 klaeren=args.klaeren,
                 nachfrage=args.nachfrage, weiter=args.weiter, ganz=args.ganz, stream=args.stream, stufen=args.stufen,
-                system=args.system,
+                system=args.system, server=args.server,
                 katalog=variante(katalog, args.variante),
                 form=next((n for n in FORMEN if getattr(args, n, False)), "text"), alle=args.alle)
 
@@ -6712,7 +6772,7 @@ def einstellungen_fuer(lauf, sha, faelle):
             "welt_salz": os.urandom(8).hex() if lauf.ganz else None, "frageregel": FRAGEREGEL,
             **{f"{f}_sha256": stufen_hash(faelle, st) if getattr(lauf, f) else None
                for st, f in SPAETER_FELDER.items()},
-            "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei}
+            "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei, "server_angabe": lauf.server}
 
 
 def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
@@ -6734,6 +6794,8 @@ def lauf_messen(lauf, alle, sha):
         if not gezeigt and not gesperrt:
             raise Eingabefehler(f"{pfad.parent}: cannot write there, so the run cannot go on (its lock file "
                                 f".{pfad.name}.lock cannot be opened)")
+        if not gezeigt and not ausgaben:  # identified before the first request too: a change on the way shows
+            einstellungen = dict(einstellungen, server=erkenne_server(Endpunkt(lauf)))
         if not gezeigt:
             ausgaben = messe(lauf, faelle, pfad, einstellungen, ausgaben, start)
             einstellungen = nach_dem_lauf(lauf, pfad, einstellungen, faelle, ausgaben)
@@ -6751,18 +6813,19 @@ def dateifehler_vorab(pfad):
         raise Eingabefehler(f"{e.filename or pfad}: cannot write the results there ({e.strerror}){lang}") from None
 
 
-def anderswo(lauf, pfad, alt, url):
-    """A run resumed at another URL: refused where the server there is another family than the one saved
-    (its own limits would be measured with the model), else named, so the user knows the run has two."""
-    if alt.get("url") in (None, url):
-        return
-    # a run stopped before its end saved no server: the one at the old URL is asked, where it still answers
-    vorher = alt.get("server") or erkenne_server(Endpunkt(lauf._replace(url=alt["url"])))
+def wiedererkannt(lauf, pfad, alt, url):
+    """A run resumed: the server at its URL identified again. Another family, build, version or chat template than
+    the one it was measured on is refused (its outputs would mix two servers); another URL is named."""
+    anders = alt.get("url") not in (None, url)
+    # a run stopped before its start's identification was saved: the one at the old URL is asked, where it answers
+    vorher = alt.get("server") or anders and erkenne_server(Endpunkt(lauf._replace(url=alt["url"])))
     jetzt = erkenne_server(Endpunkt(lauf))
-    if jetzt and vorher and jetzt["name"] != vorher["name"]:
-        raise Eingabefehler(f"{pfad} was measured on {server_wort(vorher)} at {alt['url']}; {url} is "
-                            f"{server_wort(jetzt)}: resume it there, or use another --tag (--neu measures anew)")
-    print(f"messen: {pfad} was measured at {alt['url']}; the rest is asked at {url}", file=sys.stderr)
+    if jetzt and vorher and kennung(jetzt) != kennung(vorher):
+        raise Eingabefehler(f"{pfad} was measured on {server_wort(vorher)} at {alt['url']}; {url} is now "
+                            f"{server_wort(jetzt)}: resume it on that server, or use another --tag (--neu measures "
+                            "anew)")
+    if anders:
+        print(f"messen: {pfad} was measured at {alt['url']}; the rest is asked at {url}", file=sys.stderr)
 
 
 def vorgefunden(lauf, alle, gefragt, pfad, einstellungen):
@@ -6780,7 +6843,7 @@ def vorgefunden(lauf, alle, gefragt, pfad, einstellungen):
                 if lauf.klaeren else f"{fertig(ausgaben)} outputs; asking for the rest"
             print(f"messen: {pfad} holds {zustand}", file=sys.stderr)
             if fertig(ausgaben, lauf.klaeren) < gefragt * lauf.n:
-                anderswo(lauf, pfad, alt, einstellungen["url"])
+                wiedererkannt(lauf, pfad, alt, einstellungen["url"])
             return alt, ausgaben, start
     return einstellungen, [], 0
 

@@ -67,7 +67,7 @@ def diagnose_von(out):
 @pytest.mark.parametrize("name, erkannt", [
     ("vLLM", {"name": "vLLM", "version": "0.32.0", "beleg": "/v1/models: owned_by vllm", "vorlage": None}),
     ("llama.cpp", {"name": "llama.cpp", "version": "b7000-abc123", "beleg": "/v1/models: owned_by llamacpp",
-                   "vorlage": {"werkzeuge": True, "form": "<tool_call>"}}),
+                   "vorlage": {"werkzeuge": True, "form": "<tool_call>", "sha256": "c0b94690239d"}}),  # the template's
     ("Ollama", {"name": "Ollama", "version": "0.12.3", "beleg": "/v1/models: owned_by library", "vorlage": None}),
     ("Ollama mit Namensraum", {"name": "Ollama", "version": "0.12.3", "beleg": "/api/version: its version alone",
                                "vorlage": None}),
@@ -351,7 +351,8 @@ def test_zwei_server_sind_nicht_vergleichbar(cli, endpunkt):
     vorbereitet(cli, *messung(endpunkt(bereit, SERVER["vLLM"]).url, "--tag", "a"))
     vorbereitet(cli, *messung(endpunkt(bereit, SERVER["llama.cpp"]).url, "--tag", "b"))
     grund = ("a was served by vLLM 0.32.0 (/v1/models: owned_by vllm), b by llama.cpp b7000-abc123 (/v1/models: "
-             "owned_by llamacpp): a server's own limits are measured with its model; measure both on one")
+             "owned_by llamacpp; chat template c0b94690239d): another server, whose own limits are measured with its "
+             "model; measure both on one")
     assert cli("--vergleich", "a", "b", "--streng")[::2] == (
         2, f"messen: cannot tell whether the model of b is worse than a's: {grund}; --streng exits 2\n")
 
@@ -365,8 +366,8 @@ def test_fortgesetzt_bei_einem_anderen_server_wird_abgelehnt(cli, endpunkt, tmp_
     assert cli(*messung(anders.url, "--tag", "t")) == (2, "", (
         f"messen: {pfad} holds 20 outputs; asking for the rest\n"
         f"messen: {pfad} was measured on vLLM 0.32.0 (/v1/models: owned_by vllm) at {kaputt.url}; {anders.url} is "
-        "llama.cpp b7000-abc123 (/v1/models: owned_by llamacpp): resume it there, or use another --tag (--neu "
-        "measures anew)\n"))
+        "now llama.cpp b7000-abc123 (/v1/models: owned_by llamacpp; chat template c0b94690239d): resume it on that "
+        "server, or use another --tag (--neu measures anew)\n"))
     assert anders.zahl() == 0  # nothing asked of it
 
 
@@ -376,7 +377,8 @@ def test_ein_unbekannter_server_an_anderer_adresse_ist_nicht_vergleichbar(cli, e
     vorbereitet(cli, *messung(a.url, "--tag", "a"))
     vorbereitet(cli, *messung(b.url, "--tag", "b"))
     grund = (f"a was measured at {a.url}, b at {b.url}, and the server of a and b was not identified: whether both "
-             "are one server cannot be told; measure both on one identified server, or at one URL")
+             "are one server cannot be told; measure both on one identified server, or at one URL, or state the one "
+             "behind both with --server")
     assert cli("--vergleich", "a", "b", "--streng")[::2] == (
         2, f"messen: cannot tell whether the model of b is worse than a's: {grund}; --streng exits 2\n")
     vorbereitet(cli, *messung(a.url, "--tag", "c"))  # the same URL: one server, identified or not
