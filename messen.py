@@ -83,6 +83,7 @@ import queue
 import random
 import re
 import statistics
+import shlex
 import signal
 import socket
 import sys
@@ -4885,7 +4886,7 @@ def eine_url(url):
     """One server, however its URL is written: loopback by any name, a default port, a trailing slash."""
     t = urlsplit(url or "")
     host = "loopback" if t.hostname in ("localhost", "127.0.0.1", "::1") else t.hostname
-    port = t.netloc.rpartition(":")[2] if re.search(r":\d+$", t.netloc) else {"http": "80", "https": "443"}.get(t.scheme)
+    port = t.netloc.rpartition(":")[2] if re.search(r":\d+$", t.netloc) else {"https": "443"}.get(t.scheme, "80")
     return t.scheme, host, port, t.path.rstrip("/")
 
 
@@ -5386,7 +5387,7 @@ def wessen_flip(xa, xb, fuer, gegen):
     """Whose a flip (or a case that could flip) is: where the outputs that are no evidence on the model decide
     its direction (counted for B and against B, it differs), the server's where it spoiled one, else cannot
     tell; else the model's (a Flip)."""
-    offen = vorzeichen(fuer) != vorzeichen(gegen)
+    offen = fuer != gegen  # with --n, outputs that change a case's size decide too, not only those that turn it
     art = "modell" if not offen else "server" if any(o and o[0] == "server" for o in xa + xb) else "unklar"
     fehl = [o for o in xa + xb if o is not None and o[0] == art]
     return Flip(art, list(dict.fromkeys(o[1] for o in fehl if o[1])),
@@ -5638,16 +5639,33 @@ def nativ_satz(v):
 
 
 def herkunft(v):
-    """'3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3)', and the cases that cannot be told."""
+    """'3 cases could go either way by outputs the server spoiled, in b (leer: S2-1, S2-2, S2-3)', and those by
+    outputs whose fault cannot be told."""
     teile = []
-    for art, ids in (("server", v.serverseitig), ("unklar", v.unklar)):
+    for ids, wie in ((v.serverseitig, "the server spoiled"), (v.unklar, "whose fault cannot be told")):
         if ids:
-            gruende = "; ".join(f"{g}: {', '.join(i for i in ids if g in v.wessen[i].gruende)}"
+            gruende = "; ".join(f"{g}: {einige([i for i in ids if g in v.wessen[i].gruende])}"
                                 for g in dict.fromkeys(g for i in ids for g in v.wessen[i].gruende))
-            wie = f"of the {len(v.besser) + len(v.schlechter)} flips are the server's" if art == "server" else \
-                f"case{'s' * (len(ids) != 1)} could go either way, whose output{'s' * (len(ids) != 1)} cannot be told"
-            teile.append(f"{len(ids)} {wie} ({gruende})")
+            teile.append(f"{mal(len(ids), 'case')} could go either way by outputs {wie}, in "
+                         f"{' and '.join(laeufe_von(v, ids))} ({gruende})")
     return "; ".join(teile)
+
+
+def laeufe_von(v, ids):
+    """The tags of the runs whose outputs are no evidence in these cases (the runs to ask again)."""
+    return [t for x, t in (("A", v.a), ("B", v.b)) if any(x in v.wessen[i].in_ for i in ids)]
+
+
+def befehl(e, *mehr):
+    """The command that measured a run, from its settings line (its URL as saved), with mehr (--klaeren)."""
+    teile = ["python3", "messen.py", "--url", e.get("url") or "URL", "--modell", e["modell"], "--tag", e["tag"],
+             "--temp", f"{e['temp']:g}", "--n", str(e["n"])] + ["--extra", json.dumps(e["extra"])] * bool(e["extra"])
+    teile += [f"--{f}" for f in ("nachfrage", "stream", *SPAETER_FELDER.values()) if e.get(f)]
+    teile += [x for f, flagge in (("stufen", "--stufen"), ("variante", "--variante"), ("system", "--system"),
+                                  ("katalog_datei", "--katalog"), ("server_angabe", "--server")) if e.get(f)
+              for x in (flagge, ",".join(e[f]) if f == "stufen" else e[f])]
+    anders = e.get("faelle_datei") and Path(e["faelle_datei"]) != faelle_standard().resolve()
+    return " ".join(map(shlex.quote, teile + ["--faelle", e["faelle_datei"]] * bool(anders) + list(mehr)))
 
 
 def modell_zahlen(t):
@@ -6967,7 +6985,7 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
         zeichne(bild, laeufe)
     status = vs[-1].status if streng else 0
     if status:
-        print(f"messen: {streng_satz(vs[-1])}; --streng exits {status}", file=sys.stderr)
+        print(f"messen: {streng_satz(vs[-1], [laeufe[0], laeufe[-1]])}; --streng exits {status}", file=sys.stderr)
     return status
 
 
@@ -6975,9 +6993,10 @@ TEIL_WORT = {"gesamt": "over all cases (p = {p})", "nativ": "in what an agent ge
              **{g: f"in {wort} (p = {{p}}, Holm-corrected)" for g, wort in GRUPPEN.items()}}  # where --streng stops
 
 
-def streng_satz(v):
-    """Why --streng stops, in one line: the parts worse beyond chance, each with the p its verdict was read at."""
-    a, b = v.a, v.b
+def streng_satz(v, laeufe):
+    """Why --streng stops, in one line: the parts worse beyond chance, each with the p its verdict was read at; or
+    why it cannot tell, and the way out: what settles it, the run to ask again with its cases and its command."""
+    a, b, e = v.a, v.b, {r.tag: r.einstellungen for r in laeufe}
     if v.ergebnis == "nicht_vergleichbar":
         return f"cannot tell whether the model of {b} is worse than {a}'s: {v.nicht_vergleichbar}"
     if v.ergebnis == "server":
@@ -6989,22 +7008,25 @@ def streng_satz(v):
         return f"{b} is worse than {a} beyond chance at {NIVEAU_WORT} {' and '.join(wo)}{eigene}"
     if v.nativ and v.nativ.urteil == "unklar" and not v.unklar:
         warum = "; ".join(f"{g}: settled by {KLAERT[g]}" for g in v.nativ.gruende if g in KLAERT)
+        parser = "".join(f" (where {r.tag}'s parser is off: {abhilfe('parser', s, d.text_form)})" for r in laeufe
+                         for d, s in [(r.kennzahlen.diagnose, r.einstellungen.get("server"))] if d.text_ungeklaert)
         was = "its text calls, whose owner cannot be told (the diagnosis names them)" \
             if v.nativ.gruende == ("text_ungeklaert",) else "its outputs whose calls an agent cannot use, whose " \
             f"fault cannot be told ({warum or 'the diagnosis names them'})"
         return (f"cannot tell whether {b} is worse than {a} in what an agent gets done (gelungen_nativ): counted "
-                f"against B only, {was}, make it worse beyond chance; settle that and measure again")
+                f"against B only, {was}, make it worse beyond chance; settle that{parser} and measure again")
     ids = v.unklar + v.serverseitig
     gruende = {art: dict.fromkeys(g for i in ids if v.wessen[i].art == art for g in v.wessen[i].gruende)
                for art in ("unklar", "server")}
     klaert = [f"{g}: {KLAERT[g]}" for g in gruende["unklar"] if g in KLAERT] + [
         f"the server's {', '.join(gruende['server'])}: fix the server (the diagnosis says how)"
     ] * bool(gruende["server"])
-    return (f"cannot tell whether {b} is worse than {a}: {mal(len(ids), 'case')} ({', '.join(ids)}) could go "
-            "either way, worse beyond chance counted against B only; what would settle it: "
+    nochmal = [t for t in laeufe_von(v, ids) if gruende["server"] or set(gruende["unklar"]) - NEU_GEMESSEN]
+    return (f"cannot tell whether {b} is worse than {a}: {mal(len(ids), 'case')} ({einige(ids)}) could go "
+            f"either way by outputs of {' and '.join(laeufe_von(v, ids))} that are no evidence on the model, worse "
+            f"beyond chance counted against B only; what would settle it: "
             f"{'; '.join(klaert) or 'the diagnosis names what is unclear'}" +
-            (f"; then the command that measured {b}, with --klaeren, asks those outputs again"
-             if gruende["server"] or set(gruende["unklar"]) - NEU_GEMESSEN else ""))
+            "".join(f"; then ask {t}'s outputs again: {befehl(e[t], '--klaeren')}" for t in nochmal))
 
 
 def zeige_vergleich(form, laeufe, vs, faelle_by_id):

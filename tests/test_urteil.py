@@ -38,23 +38,29 @@ def server_und_modell(server_faelle, modell_faelle):
 
 
 def zwei_laeufe(cli, endpunkt, antwort_b, *extra):
+    """A measured right, B as antwort_b answers; B's command, as the way out names it."""
     vorbereitet(cli, *messung(endpunkt().url, "--tag", "a", *extra))
-    vorbereitet(cli, *messung(endpunkt(antwort_b).url, "--tag", "b", *extra))
+    b = endpunkt(antwort_b)
+    vorbereitet(cli, *messung(b.url, "--tag", "b", *extra))
+    return f"python3 messen.py --url {b.url} --modell m --tag b --temp 0 --n 1" + "".join(f" {x}" for x in extra) \
+        .replace('{"max_tokens": 256}', "'{\"max_tokens\": 256}'")
 
 
 def test_drei_leere_antworten_sind_des_servers(cli, endpunkt):
     # only the model's own outputs are evidence on it: the server's three count for B and against B, and the
     # two ways disagree (3 worse, p = 0.25; 6 worse, p = 0.0312): cannot tell, never a verdict either way
-    zwei_laeufe(cli, endpunkt, server_und_modell({i: LEER for i in ("S2-1", "S2-2", "S2-3")},
-                                                 ["S2-4", "S2-5", "S2-6"]))
+    befehl = zwei_laeufe(cli, endpunkt, server_und_modell({i: LEER for i in ("S2-1", "S2-2", "S2-3")},
+                                                          ["S2-4", "S2-5", "S2-6"]))
     status, out, err = cli("--vergleich", "a", "b", "--streng")
     assert (status, err) == (2, "messen: cannot tell whether b is worse than a: 3 cases (S2-1, S2-2, S2-3) could go "
-                                "either way, worse beyond chance counted against B only; what would settle it: the "
-                                "server's leer: fix the server (the diagnosis says how); then the command that "
-                                "measured b, with --klaeren, asks those outputs again; --streng exits 2\n")
+                                "either way by outputs of b that are no evidence on the model, worse beyond chance "
+                                "counted against B only; what would settle it: the server's leer: fix the server (the "
+                                f"diagnosis says how); then ask b's outputs again: {befehl} --klaeren; --streng exits "
+                                "2\n")
     assert out.splitlines()[-2] == (
         "0 cases better and 6 worse in b than in a (auftraege_gelungen over the 42 cases compared: -14.3 points); "
-        "exact sign test p = 0.0312. 3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3); counting the "
+        "exact sign test p = 0.0312. 3 cases could go either way by outputs the server spoiled, in b (leer: S2-1, "
+        "S2-2, S2-3); counting the "
         "outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: p = "
         "0.25, 6 (0 better, 6 worse) counted against B: p = 0.0312: cannot tell: counted for B and against B, the "
         "cases that could go either way give different verdicts. " + NACH_ART_3_BEIDE)
@@ -100,39 +106,43 @@ GRENZE = ("--extra", '{"max_tokens": 256}')
 
 @pytest.mark.parametrize("antwort, extra, grund, status, meldung", [
     # nothing sent back for 20 completion tokens: the server's, counted for B and against B: cannot tell
-    (LEER, (), "the server's (leer: S2-1, S2-2, S2-3, S2-4); counting the outputs that are no evidence on the model "
+    (LEER, (), "the server spoiled, in b (leer: S2-1, S2-2, S2-3, S2-4); counting the outputs that are no evidence on the model "
      f"for B and against B: 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) counted against B: "
      f"p = {2 / 2 ** 7:.3g}: cannot tell", 2,
-     "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
-     "beyond chance counted against B only; what would settle it: the server's leer: fix the server (the diagnosis "
-     "says how); then the command that measured b, with --klaeren, asks those outputs again; --streng exits 2\n"),
+     "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way by "
+     "outputs of b that are no evidence on the model, worse beyond chance counted against B only; what would settle "
+     "it: the server's leer: fix the server (the diagnosis says how); then ask b's outputs again: {befehl} --klaeren; "
+     "--streng exits 2\n"),
     # cut off at the limit both runs were asked with: the model's; 7 worse
     (ABGESCHNITTEN, GRENZE, "worse in b than in a (auftraege_gelungen over the 42 cases compared: -16.7 points); exact sign "
      f"test p = {2 / 2 ** 7:.3g}: b is worse beyond chance", 3,
      f"messen: b is worse than a beyond chance at 5 % over all cases (p = {2 / 2 ** 7:.3g}) and in calling "
      f"(p = {2 * 2 / 2 ** 7:.3g}, Holm-corrected); --streng exits 3\n"),
     # cut off at the server's own limit, which may be another in b (a smaller context): cannot tell
-    (ABGESCHNITTEN, (), "4 cases could go either way, whose outputs cannot be told (abgeschnitten: S2-1, S2-2, "
+    (ABGESCHNITTEN, (), "4 cases could go either way by outputs whose fault cannot be told, in b (abgeschnitten: "
+     "S2-1, S2-2, "
      "S2-3, S2-4); counting the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 "
      "worse) counted for B: p = 0.25, 7 (0 better, 7 worse) "
      f"counted against B: p = {2 / 2 ** 7:.3g}: cannot tell", 2,
-     "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
-     "beyond chance counted against B only; what would settle it: abgeschnitten: a token limit set for both runs "
+     "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way by "
+     "outputs of b that are no evidence on the model, worse beyond chance counted against B only; what would settle "
+     "it: abgeschnitten: a token limit set for both runs "
      "(--extra '{\"max_tokens\": 512}'), measured again; --streng exits 2\n"),
     # calls announced and dropped: cannot tell whose; worse only if they are counted against b
-    (VERLOREN, (), "4 cases could go either way, whose outputs cannot be told (angekuendigt: S2-1, S2-2, S2-3, "
+    (VERLOREN, (), "4 cases could go either way by outputs whose fault cannot be told, in b (angekuendigt: S2-1, "
+     "S2-2, S2-3, "
      f"S2-4); counting the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) counted against B: "
      f"p = {2 / 2 ** 7:.3g}: cannot tell", 2,
-     "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way, worse "
-     "beyond chance counted against B only; what would settle it: angekuendigt: the server's tool-call parser, "
-     "checked with --pruefen: the calls it announced are lost there; then the command that measured b, with "
-     "--klaeren, asks those outputs again; --streng exits 2\n"),
+     "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way by "
+     "outputs of b that are no evidence on the model, worse beyond chance counted against B only; what would settle "
+     "it: angekuendigt: the server's tool-call parser, checked with --pruefen: the calls it announced are lost "
+     "there; then ask b's outputs again: {befehl} --klaeren; --streng exits 2\n"),
 ])
 def test_jeder_grund_hat_seine_art(cli, endpunkt, antwort, extra, grund, status, meldung):
-    zwei_laeufe(cli, endpunkt, server_und_modell({i: antwort for i in ("S2-1", "S2-2", "S2-3", "S2-4")},
-                                                 ["S2-5", "S2-6", "S2-7"]), *extra)
+    befehl = zwei_laeufe(cli, endpunkt, server_und_modell({i: antwort for i in ("S2-1", "S2-2", "S2-3", "S2-4")},
+                                                          ["S2-5", "S2-6", "S2-7"]), *extra)
     rc, out, err = cli("--vergleich", "a", "b", "--streng")
-    assert (rc, err) == (status, meldung)
+    assert (rc, err) == (status, meldung.replace("{befehl}", befehl))
     assert grund in out.splitlines()[-2]
 
 
@@ -216,18 +226,21 @@ def doppelt_kodiert(fall, body, nummer):
 
 @pytest.mark.parametrize("antwort_b, was, gruende", [
     # bare JSON on a server that does not say who it is: the parser off, or the model's form, cannot be told
-    (nackt, "its text calls, whose owner cannot be told (the diagnosis names them)", ["text_ungeklaert"]),
+    (nackt, "its text calls, whose owner cannot be told (the diagnosis names them), make it worse beyond chance; "
+            "settle that (where b's parser is off: the server's tool-call parser for this model's template (its "
+            "name and option depend on the server))", ["text_ungeklaert"]),
     # on a server not known to encode twice, the model may have written its arguments as a JSON string: B's 28
     # call cases reach an agent as no arguments, and whose that is cannot be told (NICHT_NATIV)
     (doppelt_kodiert, "its outputs whose calls an agent cannot use, whose fault cannot be told (argumente_doppelt: "
-                      "settled by a server known not to encode arguments twice)", ["argumente_doppelt"]),
+                      "settled by a server known not to encode arguments twice), make it worse beyond chance; "
+                      "settle that", ["argumente_doppelt"]),
 ], ids=["text", "doppelt"])
 def test_was_ein_agent_bekommt_und_dessen_herkunft_offen_ist(cli, endpunkt, antwort_b, was, gruende):
     zwei_laeufe(cli, endpunkt, antwort_b)
     status, out, err = cli("--vergleich", "a", "b", "--streng")
     assert (status, err) == (2, "messen: cannot tell whether b is worse than a in what an agent gets done "
-                                f"(gelungen_nativ): counted against B only, {was}, make it worse beyond chance; "
-                                "settle that and measure again; --streng exits 2\n")
+                                f"(gelungen_nativ): counted against B only, {was} and measure again; --streng exits "
+                                "2\n")
     assert out.splitlines()[-2].endswith(
         "What an agent gets done (gelungen_nativ, every call from tool_calls): 0 (0 better, 0 worse) counted for B: "
         f"p = 1, 28 (0 better, 28 worse) counted against B: p = {2 / 2 ** 28:.3g}: cannot tell: counted for B and "
@@ -257,8 +270,8 @@ def test_eine_reihe_zeigt_das_urteil_ueber_das_modell_je_paar(cli, endpunkt):
     status, out, err = cli("--vergleich", "a", "b", "a")
     assert status == 0, err
     assert ("  0 cases better and 6 worse in b than in a (auftraege_gelungen over the 42 cases compared: -14.3 "
-            "points); exact sign test p = 0.0312. 3 of the 6 flips are the server's (leer: S2-1, S2-2, S2-3); counting "
-            "the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: "
+            "points); exact sign test p = 0.0312. 3 cases could go either way by outputs the server spoiled, in b "
+            "(leer: S2-1, S2-2, S2-3); counting the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: "
             "p = 0.25, 6 (0 better, 6 worse) counted against B: p = 0.0312: cannot tell: counted for B and against B, "
             "the cases that could go either way give different verdicts. " + NACH_ART_3_BEIDE) in out.splitlines()
     v = json.loads(cli("--vergleich", "a", "b", "a", "--json")[1])
