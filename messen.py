@@ -5037,7 +5037,8 @@ def eigen_beleg(d, server, probe):
 
 def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     zeilen = [kopfzeile(e, k)] + ([gezeigt_zeile(e, ausgaben)] if gezeigt else []) + \
-        ([f"Server: {server_wort(e['server'])}"] if "server" in e else []) + [""]  # none for a run saved before
+        ([f"Server: {server_wort(e['server'], e.get('server_angabe'))}"] if "server" in e else []) + \
+        nochmal_satz(e["tag"], ausgaben) + [""]  # no server line for a run saved before it was identified
     for f in figuren(k):
         worte = f.worte and f.worte(e, k)
         zeilen.append(f"{f.name:<20} {wert(f.name, getattr(k, f.name))}" + (f"   ({worte})" if worte else ""))
@@ -5528,7 +5529,7 @@ def nicht_gefragt(ea, aa, eb, ab):
                 for i in [tuple(c.get("id") for c in native_rohe(z["nachricht"]) if isinstance(c, dict))]
                 if i and all(isinstance(x, str) and len(x) >= 8 for x in i)}
     xa, xb = ids(aa), ids(ab)
-    gleich = sorted({k[0] for k in xa if xb.get(k) == xa[k]})
+    gleich = list(dict.fromkeys(k[0] for k in xa if xb.get(k) == xa[k]))  # in case order
     if not gleich:
         return None
     (alt, _), (neu, aus) = sorted([(ea, aa), (eb, ab)], key=lambda x: max(a.ende for a in x[1]))
@@ -5765,11 +5766,25 @@ def vergleich_markdown(a, b, v, _faelle=None):
 
 
 def halb_satz(laeufe):
-    """Where a run is incomplete, that beside the verdict: 'Incomplete: b holds 12 of 42 outputs; ...'."""
+    """Where a run is incomplete, that beside the verdict: 'Incomplete: b holds 12 of 42 outputs; ...'; and each
+    run's outputs asked again (nochmal_satz)."""
     halb = [f"{r.tag} holds {komplett([r])[0]} outputs" for r in laeufe
             if not vollstaendig(r.einstellungen, r.kennzahlen)]
-    return [f"Incomplete: {' and '.join(halb)}; the test compares only the cases the runs share, and the figures are "
-            "those of the outputs saved."] if halb else []
+    return ([f"Incomplete: {' and '.join(halb)}; the test compares only the cases the runs share, and the figures "
+             "are those of the outputs saved."] if halb else []) + [z for r in laeufe
+                                                                   for z in nochmal_satz(r.tag, r.ausgaben)]
+
+
+def nochmal_satz(tag, ausgaben):
+    """How often a run's outputs were asked again (--klaeren), and how many draws came back as the one before."""
+    wieder = [a for a in ausgaben if a.frueher]
+    gleich = sum(x.note.wessen is not None and x.note.wessen == y.note.wessen
+                 for a in wieder for x, y in zip((a,) + a.frueher, a.frueher))
+    zahl = sum(len(a.frueher) for a in wieder)
+    gleich_ = f"; {gleich} came back failing as the draw before, for the same reason: its cause was not fixed"
+    return [f"Asked again: {tag} asked {mal(len(wieder), 'output')} again, {mal(zahl, 'time')} in all (--klaeren); "
+            "the figures grade each output's last draw, a comparison counts every draw the server did not spoil" +
+            gleich_ * bool(gleich) + "."] if wieder else []
 
 
 def zahlen_zeilen(laeufe, differenz_spalte=False):

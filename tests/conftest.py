@@ -300,6 +300,7 @@ def cli(capsys, tmp_path, monkeypatch, request):
         out, err = capsys.readouterr()
         request.node.messen_stderr.append((argv, status, err))
         return status, out, err
+    lauf.ausgabe = tmp_path / "ergebnisse"  # where the runs are saved unless --ausgabe is given
     return lauf
 
 
