@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """messen.py - a test bench for tool calling behind an OpenAI-compatible endpoint.
 
-It sends 42 hand-set cases (faelle.jsonl) to a chat-completions endpoint with an
-eleven-tool catalogue, reads the calls out of every answer, grades them
-structurally (passt, bewerte) and prints five metrics and the line per stage:
+It sends 42 hand-set cases (faelle.jsonl) to a chat-completions endpoint with an eleven-tool
+catalogue, reads the calls out of every answer, grades them structurally (passt, bewerte) and prints
+five metrics and the line per stage:
 
     formkorrekt          share of S1-S3 outputs a call can be read from
     richtig_je_schritt   expected calls hit, across all steps
@@ -11,15 +11,11 @@ structurally (passt, bewerte) and prints five metrics and the line per stage:
     schritte_je_auftrag  calls emitted per output
     stillgehalten        share of S4/S5 outputs that answer without any call
 
-With --weiter, ten S6 cases more: the first step is sent as done, with the tools'
-results, and weiter is the share that then goes on right. With --ganz, 26 S7 jobs:
-each runs in a loop against a simulated CRM until the model answers without a call,
-and erledigt is the share whose end state is the reference's. --stufen asks only
-some stages. --katalog FILE measures your own tools and opening; --variante renames
-them (synonyme), reorders them (reihenfolge) or adds decoys (ablenkung); --stream
-asks as an agent does and cross-checks the stream. --faelle also reads the Berkeley
-Function Calling Leaderboard's files: each category a stage, each case with its own
-functions, graded by BFCL's rules, with BFCL's own verdict (tool_calls only) beside.
+Behind flags: S6 (--weiter: the next calls after the tools' results), S7 (--ganz: whole jobs
+in a loop against a simulated CRM, erledigt on the end state), S5's second turn (--nachfrage),
+some stages (--stufen), your own tools (--katalog), a changed catalogue (--variante), the
+stream (--stream), and the Berkeley Function Calling Leaderboard's files (--faelle), graded
+by BFCL's rules with BFCL's own verdict beside.
 
 Usage:
     python3 messen.py --url http://localhost:8009/v1/chat/completions \\
@@ -30,37 +26,23 @@ Usage:
     python3 messen.py --vergleich gross klein
     python3 messen.py --vergleich gross gross-syn gross-abl   # a robustness table of variants
 
-Exit status: 0 a complete measurement (--pruefen: no check failed),
-1 the run failed (server, network, a full disk; --pruefen: a check failed), 2 bad
-usage or bad input (--streng: runs not comparable, or evidence that cannot settle
-whether the model is worse), 3 --vergleich --streng: the last run's model is worse
-beyond chance, over all cases, in calling or holding still, or in what an agent gets
-(gelungen_nativ), 130 interrupted,
-143 terminated. Every answered output is kept in
+Exit status: 0 a complete measurement (--pruefen: no check failed), 1 the run failed
+(server, network, a full disk; --pruefen: a check failed), 2 bad usage or input (--streng:
+runs not comparable, or evidence that cannot settle it), 3 --vergleich --streng: the last
+run's model is worse beyond chance, 130 interrupted, 143 terminated. Every answer is kept in
 ergebnisse/<tag>.jsonl; the same command again asks only for what is missing.
 
-Beside the figures stands a diagnosis of whose a failure is: what the server did (an
-empty answer, one cut off by the token limit, calls left as text by a parser that is
-off or stopped after the first call, arguments encoded twice or sent as an object,
-calls lost, a catalogue the chat template dropped, a stream that changed the calls),
-what the model did (a format of its own, a loop), and what cannot be told, and why.
-It knows the server it asks (from /v1/models and the server's own pages) and names
-that server's own options. Where the text alone cannot tell, one more request settles
-it where that server lets it (the probe, the stream's cross-check). An output that is
-no answer never succeeds, none of it is credited to the model as restraint,
-gelungen_nativ shows what an agent on the server gets done, and a comparison sorts
-every failed output into the model's, the server's and cannot-tell, and gives a
-verdict only where both ways of counting the last agree.
+Beside the figures stands a diagnosis of whose each failure is: the server's (only where the
+response proves it, in that server's own options), the model's, or cannot tell, and why; a
+comparison gives a verdict on the model only where counting the last for B and against B agree.
 
-What it deliberately does not do: it never executes a tool against anything real
-(one answer per case; a second turn only with --nachfrage, only in S5, with the
-user's reply written in the case file; S6's results are written there too; S7's
-calls run against a CRM in memory, copied fresh for each job), never compares text
-(a call is a name plus a dictionary; an S7 answer is checked only for the values its
-case names), never normalises values beyond stripping whitespace ("1.5" is not "15",
-"Kunde" is not "kunde"; a parameter your schema types as number or boolean is
-compared as one), never grades calls found in a reasoning field, and never grades a
-transport failure as an answer.
+What it deliberately does not do: it never executes a tool against anything real (one answer per
+case; a second turn only with --nachfrage, only in S5, with the user's reply written in the case
+file; S6's results are written there too; S7's calls run against a CRM in memory, copied fresh for
+each job), never compares text (a call is a name plus a dictionary; an S7 answer is checked only for
+the values its case names), never normalises values beyond stripping whitespace ("1.5" is not "15",
+"Kunde" is not "kunde"; a parameter your schema types as number or boolean is compared as one),
+never grades calls found in a reasoning field, and never grades a transport failure as an answer.
 """
 
 import argparse
@@ -392,11 +374,10 @@ def variante(katalog, name):
 
 
 def umbenannt(katalog):
-    """Every tool and parameter under its other name; the descriptions and the opening follow where
-    they name one as a whole word (never inside another name): a tool's name in any style, a
-    parameter's where it looks like an identifier (contact_id, contactId, id2), since a parameter
-    such as `text` or `date` is a word of the prose too; the questions and replies follow when sent
-    (Katalog.als_gesendet). Enum values stay: the opening and the questions use them."""
+    """Every tool and parameter under its other name; the descriptions and the opening follow where they name one as a
+    whole word (never inside another name): a tool's name in any style, a parameter's where it looks like an identifier
+    (contact_id, contactId, id2), since a parameter such as `text` or `date` is a word of the prose too; the questions
+    and replies follow when sent (Katalog.als_gesendet). Enum values stay: the opening and the questions use them."""
     werkzeuge, argumente = katalog.synonyme["werkzeuge"], katalog.synonyme["argumente"]
     karte = {**{n: v for n, v in argumente.items() if bezeichner(n)}, **werkzeuge}
     namen = sorted(karte, key=len, reverse=True)
@@ -709,12 +690,11 @@ def intern_weg(wert):
 
 
 def faelle_hash(daten):
-    """sha256 of a case file's bytes without its S6 and S7 lines: what a run of the chapter's stages
-    depends on.
+    """sha256 of a case file's bytes without its S6 and S7 lines: what a run of the chapter's stages depends on.
 
-    A file that gained S6 or S7 cases keeps its hash, so a run measured before them still finds the
-    file and compares with runs measured after; the S6 cases a run with --weiter asked, and the S7
-    ones of --ganz, have hashes of their own (stufen_hash)."""
+    A file that gained S6 or S7 cases keeps its hash, so a run measured before them still finds the file and compares
+    with runs measured after; the S6 cases a run with --weiter asked, and the S7 ones of --ganz, have hashes of their
+    own (stufen_hash)."""
     zeilen = daten.splitlines(keepends=True)
     namen = [json.dumps(stufe).encode() for stufe in SPAETER]  # the find first: most lines name none
     return hashlib.sha256(b"".join(z for z in zeilen if not any(n in z for n in namen) or
@@ -991,9 +971,7 @@ def pruefe_nur(fall, katalog):
     if unbekannt:
         return f"'nur' names '{unbekannt[0]}', which is not in {katalog.name()}"
     fehlt = [s["name"] for s in fall["erwartet"] if s["name"] not in nur]
-    if fehlt:
-        return f"'nur' leaves out the expected tool '{fehlt[0]}'"
-    return None
+    return f"'nur' leaves out the expected tool '{fehlt[0]}'" if fehlt else None
 
 
 
@@ -1441,10 +1419,9 @@ class Endpunkt:
     def versuch(self, body):
         """One POST, bounded as a whole by --timeout: (response with its body read, latency).
 
-        requests' timeout bounds each socket read, so a server that trickles a byte at a
-        time would hold the run forever. The body is read here as it arrives instead,
-        each read waiting only for what is left of --timeout, the deadline checked
-        between reads: no thread per attempt."""
+        requests' timeout bounds each socket read, so a server that trickles a byte at a time would hold the run
+        forever. The body is read here as it arrives instead, each read waiting only for what is left of --timeout, the
+        deadline checked between reads: no thread per attempt."""
         start = time.perf_counter()
         FRIST.ende = start + self.lauf.timeout  # the status line and headers too (FristSocket)
         try:
@@ -1490,11 +1467,10 @@ KENNUNG_FRIST = 10  # seconds a page about the server may take: it is no answer 
 
 
 def erkenne_server(endpunkt):
-    """Which software serves the endpoint, from what it tells of itself: /v1/models's owned_by (each
-    server fills it its own way), then the family's own page where it has one (vLLM's /version,
-    Ollama's /api/version, TGI's /info, llama.cpp's /props with its chat template); where no owner
-    names a family, the pages of the families known by their page alone (TGI's /info). Two or three
-    GETs, after the last answer; a server that tells nothing stays unknown."""
+    """Which software serves the endpoint, from what it tells of itself: /v1/models's owned_by (each server fills it
+    its own way), then the family's own page where it has one (vLLM's /version, Ollama's /api/version, TGI's /info,
+    llama.cpp's /props with its chat template); where no owner names a family, the pages of the families known by their
+    page alone (TGI's /info). Two or three GETs, after the last answer; a server that tells nothing stays unknown."""
     wurzel, modelle = server_adressen(endpunkt.lauf.url)
     familie, beleg = server_aus_modellen(endpunkt.hole(modelle), endpunkt.lauf.modell)
     if familie is None:
@@ -1824,9 +1800,8 @@ def proxy_hinweis(url, session):
 
 Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere strom abgelehnt",
                                  defaults=(None, None))
-# weitere: choices beyond the one graded (a server or proxy that set n);
-# strom: with --stream, {"chunks": n, "defekte": [what broke the protocol]};
-# abgelehnt: the server's words where it refused the model's own output (abgelehnte_antwort)
+# weitere: choices beyond the one graded (a server or proxy that set n); strom: with --stream, {"chunks": n, "defekte":
+# [what broke the protocol]}; abgelehnt: the server's words where it refused the model's own output (abgelehnte_antwort)
 ABGELEHNT = re.compile(r"Failed to parse input at pos \d+: (.*)", re.S)
 
 
@@ -1973,8 +1948,7 @@ def nimm_delta(delta, teile, rufe, defekte, nach_ende):
 
 
 def sse_daten(text):
-    """The data of each server-sent event: its data: lines joined by newlines (comments and other fields
-    skipped)."""
+    """The data of each server-sent event: its data: lines joined by newlines (comments and other fields skipped)."""
     daten = []
     for zeile in text.splitlines():
         if zeile.startswith("data:"):
@@ -2126,14 +2100,13 @@ NATIV = "tool_calls"  # the source of a call the server sent in tool_calls; a te
 def lies_aufrufe(nachricht):
     """Return (calls, form); a call is {"name": str|None, "args": dict|None, "quelle": where it came from}.
 
-    quelle: NATIV, or the text form it was written in (schreibform: '<tool_call>', 'a ``` fence' ...);
-    a malformed call also carries what was written (geschrieben, at most 80 characters), so that
-    nothing after grading reads the message again. form: None (no call), 'nativ' (tool_calls),
-    'parser' (text in a form a server's tool-call parser reads when it is on), 'eigen' (a form of
-    the model's own, in a ``` fence or in prose, which no parser turns into tool_calls), 'versuch'
-    (functions.NAME: and nothing after), or 'teilweise' (tool_calls, and further calls left as text
-    in a parser's form beside them: a parser that stopped after the first). Every call the model
-    wrote is read, the native ones first; a fence beside tool_calls stays 'eigen'."""
+    quelle: NATIV, or the text form it was written in (schreibform: '<tool_call>', 'a ``` fence' ...); a malformed call
+    also carries what was written (geschrieben, at most 80 characters), so that nothing after grading reads the message
+    again. form: None (no call), 'nativ' (tool_calls), 'parser' (text in a form a server's tool-call parser reads when
+    it is on), 'eigen' (a form of the model's own, in a ``` fence or in prose, which no parser turns into tool_calls),
+    'versuch' (functions.NAME: and nothing after), or 'teilweise' (tool_calls, and further calls left as text in a
+    parser's form beside them: a parser that stopped after the first). Every call the model wrote is read, the native
+    ones first; a fence beside tool_calls stays 'eigen'."""
     roh = native_rohe(nachricht)
     nativ = [dict(nativer_aufruf(c), quelle=NATIV) for c in roh]
     for c, r in zip(nativ, roh):
@@ -2199,9 +2172,8 @@ def nativer_aufruf(c):
 
 
 def lies_args(arguments):
-    """Arguments as a dict; None when they do not parse to a JSON object. Arguments encoded twice
-    (a JSON string holding the object's JSON text) are unwrapped once: graded as meant, counted
-    in protokoll."""
+    """Arguments as a dict; None when they do not parse to a JSON object. Arguments encoded twice (a JSON string
+    holding the object's JSON text) are unwrapped once: graded as meant, counted in protokoll."""
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         return {}  # llama.cpp and others send "" for a call without arguments
     for _ in range(2):
@@ -2267,8 +2239,7 @@ def json_laden(text, decoder=RUF_DECODER):
 def kappe(wert, grenze=TIEFE):
     """The value, with every container nested deeper than `grenze` replaced by ZU_TIEF.
 
-    Iterative, so a deep value cannot exhaust the stack here or when it is saved,
-    printed or compared later."""
+    Iterative, so a deep value cannot exhaust the stack here or when it is saved, printed or compared later."""
     stapel = [(wert, 1)] if isinstance(wert, (dict, list)) else []
     while stapel:
         behaelter, tiefe = stapel.pop()
@@ -2786,9 +2757,7 @@ def wert_passt(ist, soll, typ=None):
     the string "21" is not, and "true" is not true."""
     if typ in ("number", "integer"):
         return ist_zahl(ist) and ist_zahl(soll) and ist == soll
-    if typ == "boolean":
-        return isinstance(ist, bool) and ist is soll
-    return str(ist).strip() == str(soll)
+    return isinstance(ist, bool) and ist is soll if typ == "boolean" else str(ist).strip() == str(soll)
 
 
 def ist_zahl(x):
@@ -2990,11 +2959,10 @@ class Ausgabe(typing.NamedTuple):
 def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, grenze=None):
     """Grade one answer: its Note, from the message alone (and grenze, the max_tokens it was asked with).
 
-    Only an answer reaches passt and bewerte as it is; an output that is none
-    (see mangel) never succeeds, in any stage. Under --variante synonyme the calls
-    are first named back as the cases name them (umbenennung: what was sent). A count outweighs a label: an
-    answer whose completion_tokens reach grenze is cut, and one whose text ends looping loops, whatever
-    finish_reason says (llama.cpp before #7198 labelled both stop)."""
+    Only an answer reaches passt and bewerte as it is; an output that is none (see mangel) never succeeds, in any
+    stage. Under --variante synonyme the calls are first named back as the cases name them (umbenennung: what was
+    sent). A count outweighs a label: an answer whose completion_tokens reach grenze is cut, and one whose text ends
+    looping loops, whatever finish_reason says (llama.cpp before #7198 labelled both stop)."""
     aufrufe, form = lies_aufrufe(nachricht)
     if umbenennung:
         aufrufe = zurueckbenannt(aufrufe, umbenennung)
@@ -3156,9 +3124,8 @@ def genannt(wert, text):
 
 
 def soll_von(fall):
-    """The calls an answer is graded against: in S6 those after the tools' results (its first
-    step was sent as done), in S7 none (a job is graded on its end state), elsewhere the expected
-    calls of the first answer."""
+    """The calls an answer is graded against: in S6 those after the tools' results (its first step was sent as done),
+    in S7 none (a job is graded on its end state), elsewhere the expected calls of the first answer."""
     return fall["danach"] if fall.get("stufe") == WEITER else [] if fall.get("stufe") == GANZ else fall["erwartet"]
 
 
@@ -3237,14 +3204,12 @@ def zurueckbenannt(aufrufe, umbenennung):
 def mangel(nachricht, aufrufe, finish, vollstaendig, still, gekappt_):
     """Why an output is no answer at all, or None when it is one.
 
-    'abgeschnitten': cut off by the token limit before it did its job (a complete
-    answer that the limit merely ended still counts; in S4/S5 (still) an answer that
-    made a complete call had failed before the limit: a spare call, the model's);
-    'im_denken': no call and no text, but a reasoning field that holds the answer
-    (calls or text; never graded, since an agent receives neither);
-    'angekuendigt': finish_reason tool_calls, yet no call came, not even as text (a parser that dropped
-    them, SGLang #26790): no answer, and in S4/S5 never restraint, since the model did call;
-    'leer': neither a call nor text, once reasoning blocks are removed."""
+    'abgeschnitten': cut off by the token limit before it did its job (a complete answer that the limit merely ended
+    still counts; in S4/S5 (still) an answer that made a complete call had failed before the limit: a spare call, the
+    model's); 'im_denken': no call and no text, but a reasoning field that holds the answer (calls or text; never
+    graded, since an agent receives neither); 'angekuendigt': finish_reason tool_calls, yet no call came, not even as
+    text (a parser that dropped them, SGLang #26790): no answer, and in S4/S5 never restraint, since the model did
+    call; 'leer': neither a call nor text, once reasoning blocks are removed."""
     if gekappt_ and not vollstaendig and not (still and any(c["args"] is not None for c in aufrufe)):
         return "abgeschnitten"
     if finish == "tool_calls" and not aufrufe:
@@ -3381,18 +3346,15 @@ def als_json(x):
         return {k.removesuffix("_"): als_json(v) for k, v in x._asdict().items()}  # Flip.in_ is the JSON's "in"
     if isinstance(x, dict):
         return {k: als_json(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [als_json(v) for v in x]
-    return x
+    return [als_json(v) for v in x] if isinstance(x, (list, tuple)) else x
 
 
 def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
     """The five metrics, the stages, and what repeated runs and costs add.
 
-    The five are the chapter's, over S1-S5, so that a run with --weiter keeps them
-    comparable with one without; S6 has its own figure, weiter. The per-case successes
-    (the comparisons' test) and the failure classes take every stage. einstellungen: the run's
-    settings line, which the diagnosis reads (the probe, the temperature)."""
+    The five are the chapter's, over S1-S5, so that a run with --weiter keeps them comparable with one without; S6 has
+    its own figure, weiter. The per-case successes (the comparisons' test) and the failure classes take every stage.
+    einstellungen: the run's settings line, which the diagnosis reads (the probe, the temperature)."""
     kapitel = [a.note for a in ausgaben if a.stufe not in SPAETER]
     mit = [a.note for a in ausgaben if a.stufe not in SPAETER and a.stufe not in STILL]
     still = [a.note for a in ausgaben if a.stufe in STILL]
@@ -3474,10 +3436,9 @@ def nachfrage(ausgaben):
 
 KATALOG_TOKENS = 200
 S1_WEGGELASSEN = 4010.5  # characters of the tools the chapter's S1 leaves out, the median over its cases
-# subtle: the full catalogue is about 4,800 characters of JSON and S1's two to four
-# tools 600 to 1,500, so a template that renders tools adds roughly a thousand tokens
-# to S2-S5 over S1; less than 200 more means the tools never reached the prompt.
-# Clearly fewer (a server that counts only uncached tokens) says nothing either way.
+# subtle: the full catalogue is about 4,800 characters of JSON and S1's two to four tools 600 to 1,500, so a template
+# that renders tools adds roughly a thousand tokens to S2-S5 over S1; less than 200 more means the tools never reached
+# the prompt. Clearly fewer (a server that counts only uncached tokens) says nothing either way.
 WENIGER_TOKENS = 50
 TOKENS_HOECHSTENS = 10 ** 9  # a count above this is no count a server measured
 
@@ -3493,13 +3454,12 @@ Diagnose = collections.namedtuple("Diagnose", (  # what diagnose counts, a field
 def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     """What the server did, counted apart from the model's skill; all zero / False / empty when clear.
 
-    Every answer counts, the second turns of --nachfrage too. Whose well-formed calls read
-    from text in a parser's form are is settled by evidence: while any answer of the run came
-    back as tool_calls, the parser is on and they are the model's own format (eigenes_format);
-    else by the probe the run saved (see TEXT_WESSEN): the parser's (aus_text), the model's, or,
-    without an answer that tells, text_ungeklaert. A malformed call lands in the text with the
-    parser on too, and is the model's fault. What a stream broke is a note in protokoll unless
-    the cross-check shows it changed the calls (strom_defekt)."""
+    Every answer counts, the second turns of --nachfrage too. Whose well-formed calls read from text in a parser's form
+    are is settled by evidence: while any answer of the run came back as tool_calls, the parser is on and they are the
+    model's own format (eigenes_format); else by the probe the run saved (see TEXT_WESSEN): the parser's (aus_text),
+    the model's, or, without an answer that tells, text_ungeklaert. A malformed call lands in the text with the parser
+    on too, and is the model's fault. What a stream broke is a note in protokoll unless the cross-check shows it
+    changed the calls (strom_defekt)."""
     e = einstellungen or {}
     alle = [b for a in ausgaben for b in a.noten]
     server = e.get("server")
@@ -3798,17 +3758,14 @@ def vorzeichentest(b, c):
     p = min(1, 2 * sum_{i=0}^{min(b,c)} C(b+c, i) / 2^(b+c)); p = 1 when nothing flipped.
     """
     m = b + c
-    if m == 0:
-        return 1.0
-    return min(1.0, 2 * sum(math.comb(m, i) for i in range(min(b, c) + 1)) / 2 ** m)
+    return 1.0 if m == 0 else min(1.0, 2 * sum(math.comb(m, i) for i in range(min(b, c) + 1)) / 2 ** m)
 
 
 def permutationstest(differenzen):
     """Exact two-sided paired permutation test of per-case differences d_i (fractions).
 
-    Under no difference each d_i is as likely +|d_i| as -|d_i|, so
-    p = #{signs e: |sum e_i |d_i|| >= |sum d_i|} / 2^m over the m cases with d_i != 0.
-    The d_i are made integers on their common grid and the sums counted by dynamic
+    Under no difference each d_i is as likely +|d_i| as -|d_i|, so p = #{signs e: |sum e_i |d_i|| >= |sum d_i|} / 2^m
+    over the m cases with d_i != 0. The d_i are made integers on their common grid and the sums counted by dynamic
     programming, so the test is exact; with one output per case it is the sign test.
     """
     d = [x for x in differenzen if x]
@@ -3891,8 +3848,7 @@ def als_zeile(wert):
 def lies_lauf(pfad, faelle):
     """Settings and graded outputs of a saved run; a half-written last line is dropped.
 
-    A file without one complete line (killed before its settings were written)
-    gives (None, [], 0): a fresh start."""
+    A file without one complete line (killed before its settings were written) gives (None, [], 0): a fresh start."""
     try:
         daten = pfad.read_bytes()
     except OSError as e:
@@ -3923,12 +3879,13 @@ def lies_lauf(pfad, faelle):
     return e, list(ausgaben.values()), gueltig
 
 
-def als_evidenz(a, alt, fall, e):
+def als_evidenz(a, alt, fall, e, ganz=False):
     """A later line for an output, with the earlier kept as evidence: no answer is thrown away. Only a second
-    turn asked again continues the earlier line's first turn (its turns begin with them), and an output asked
-    again whole already holds the earlier turns in frueher."""
+    turn asked again continues the earlier line (whose second turn failed) from its first turn; an output asked
+    again whole (ganz: known to be) holds the earlier turns in frueher already, or gets them here."""
     erste = [z for z in alt.zeile["zuege"] if z["zweck"] != NACHFRAGE]
-    if a.zeile["zuege"][:len(erste)] == erste or alt.zeile["zuege"] in a.zeile.get("frueher", []):
+    if alt.zeile["zuege"] in a.zeile.get("frueher", []) or not ganz and alt.nachfrage_fehlt and \
+            a.zeile["zuege"][:len(erste)] == erste:
         return a
     zeile = dict(a.zeile, frueher=[alt.zeile["zuege"]] + alt.zeile.get("frueher", []) + a.zeile.get("frueher", []))
     return gelesene_ausgabe(None, None, zeile, {fall["id"]: fall}, e)
@@ -4117,9 +4074,8 @@ ZUG = {
 
 
 def zug_fehler(z, i, letzter=False):
-    """What is wrong with turn i of an output, or None; a turn that failed holds only why (fehlt),
-    and only a second turn, a cross-check, or a job's last step (refused for its length) fails without ending
-    the run."""
+    """What is wrong with turn i of an output, or None; a turn that failed holds only why (fehlt), and only a second
+    turn, a cross-check, or a job's last step (refused for its length) fails without ending the run."""
     if isinstance(z, dict) and "fehlt" in z:
         if set(z) != {"zweck", "fehlt"} or not isinstance(z["fehlt"], str):
             return f"turn {i} is not a failed turn ({{\"zweck\", \"fehlt\": why}})"
@@ -4230,10 +4186,9 @@ def allein(pfad):
 def frage_fall(endpunkt, fall, erste=None, k=0):
     """One output: (its turns, the second turn's fault or None).
 
-    With --nachfrage, an S5 answer that may have held still (still_roh) gets its
-    second turn at once, so both are saved in one line. When the second turn fails,
-    the first answer is kept and only the second is asked again later (erste: the
-    turns saved before it); an output killed between the turns is asked again whole."""
+    With --nachfrage, an S5 answer that may have held still (still_roh) gets its second turn at once, so both are saved
+    in one line. When the second turn fails, the first answer is kept and only the second is asked again later (erste:
+    the turns saved before it); an output killed between the turns is asked again whole."""
     if fall["stufe"] == GANZ:
         return frage_ganz(endpunkt, fall, k), None
     zuege = erste or gefragt(endpunkt, fall, anfrage(fall, endpunkt.lauf), FRAGE)
@@ -4297,11 +4252,8 @@ def schrittgrenze(fall):
 
 def summe_usage(usages):
     """The token counts of a job's requests, added up (what no server measured counts as none)."""
-    summe = {"prompt_tokens": 0, "completion_tokens": 0}
-    for u in usages:
-        for feld in summe:
-            summe[feld] += zahl_oder_none(u, feld) or 0
-    return summe
+    usages = list(usages)
+    return {f: sum(zahl_oder_none(u, f) or 0 for u in usages) for f in ("prompt_tokens", "completion_tokens")}
 
 
 FRAGEREGEL = 1  # the rule, saved with the run, by which its further requests were asked from the raw answers:
@@ -4441,8 +4393,9 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
             if start == 0:
                 schreibe(roh, als_zeile({"einstellungen": einstellungen}))
             for fall, k, (zuege, fehler) in beantworte(Endpunkt(lauf, anzeige), auftraege, lauf.parallel):
-                a = mit_frueheren(ausgabe_von(lauf, fall, k, sitzung, zuege), ersetzt.get((fall["id"], k)),
-                                  lauf.klaeren)
+                a, alt = ausgabe_von(lauf, fall, k, sitzung, zuege), ersetzt.get((fall["id"], k))
+                if alt is not None and gespeicherte_antwort(alt, lauf.klaeren) is None:  # asked again whole
+                    a = als_evidenz(a, alt, fall, einstellungen, ganz=True)
                 schreibe(roh, als_zeile(speicherform(a.zeile)))  # answered is saved: an interrupted run loses nothing
                 if (fall["id"], k) in ersetzt:
                     ausgaben[:] = [b for b in ausgaben if (b.id, b.lauf) != (fall["id"], k)]
@@ -4537,14 +4490,6 @@ def gespeicherte_antwort(a, klaeren=False):
     if a is None or not a.nachfrage_fehlt or klaeren and ungeklaert(a):
         return None
     return [z for z in a.zeile["zuege"] if z["zweck"] != NACHFRAGE]
-
-
-def mit_frueheren(a, alt, klaeren):
-    """An output asked again whole (--klaeren) keeps what came before as its history (frueher, newest first);
-    a second turn asked again needs none, since the first turn is the new line's own."""
-    if alt is None or not (klaeren and ungeklaert(alt)):
-        return a
-    return a._replace(zeile=dict(a.zeile, frueher=[alt.zeile["zuege"]] + alt.zeile.get("frueher", [])))
 
 
 def schreibe(roh, daten):
@@ -4832,15 +4777,11 @@ STROM_UNGEPRUEFT = ("failed streamed outputs whose stream's part cannot be told:
                     "checks the stream at temperature 0")
 def prozent(x):
     """0.9166 -> '91.7 %', 1.0 -> '100 %' (one decimal, a trailing .0 dropped)."""
-    if x is None:
-        return "-"
-    return f"{x * 100:.1f}".removesuffix(".0") + " %"
+    return "-" if x is None else f"{x * 100:.1f}".removesuffix(".0") + " %"
 
 
 def wert(name, x):
-    if name == "schritte_je_auftrag":
-        return "-" if x is None else f"{x:.2f}"
-    return prozent(x)
+    return "-" if x is None else f"{x:.2f}" if name == "schritte_je_auftrag" else prozent(x)
 
 
 def stufenzeile(stufen, wort="By stage"):
@@ -5277,12 +5218,11 @@ class Teil(typing.NamedTuple):
 
 Flip = collections.namedtuple("Flip", "art gruende in_ zug")  # whose a flipped case is (modell, server, unklar),
 # its reasons from both runs, the runs whose outputs they are (A, B: the JSON's "in"), the turn that failed (2: S5's)
-ServerAllein = collections.namedtuple("ServerAllein", "besser schlechter p jenseits_zufall")  # its flips alone
 
 
 class Vergleich(collections.namedtuple("Vergleich", (
         "a b besser schlechter p test aufloesung faelle_verglichen aenderung jenseits_zufall richtung wessen "
-        "serverseitig unklar server_allein modell grenze gruppen_stufen nicht_vergleichbar mit_weiter mit_ganz "
+        "serverseitig unklar modell grenze gruppen_stufen nicht_vergleichbar mit_weiter mit_ganz "
         "mit_kapitel mit_nachfrage differenz nativ bfcl rueck ergebnis"), defaults=(None, None, (), None))):
     """A comparison of two runs, made once by vergleiche: the test as the outputs stand, each part's test both ways,
     the flips and whose they are, what makes the runs not comparable, and the end (ergebnis) with its exit
@@ -5335,7 +5275,7 @@ def vergleiche(a, b):
         aufloesung=aufloesung(alle.faelle), faelle_verglichen=alle.faelle, aenderung=alle.aenderung,
         jenseits_zufall=jenseits_zufall(alle.p), richtung=alle.richtung,
         wessen=wer, serverseitig=server, unklar=[i for i in wer if wer[i].art == "unklar"],
-        server_allein=server_allein(server, alle), modell=teile, grenze=token_grenze(ea),
+        modell=teile, grenze=token_grenze(ea),
         gruppen_stufen={g: ", ".join(filter(None, [
             stufen_kurz(sorted({stufe[i] for i in gemeinsam if art[i] == g == gruppe(stufe[i])})),
             "S5's second turns" * any(art[i] == g != gruppe(stufe[i]) for i in gemeinsam)])) for g in GRUPPEN},
@@ -5426,28 +5366,19 @@ def robust(fuer, gegen):
     return fuer.urteil if fuer.urteil == gegen.urteil else "unklar"
 
 
-def server_allein(server, alle):
-    """The server's flips as they stand, by the sign test: beyond chance, they alone could carry a verdict."""
-    b, s = sum(i in alle.besser for i in server), sum(i in alle.schlechter for i in server)
-    p = vorzeichentest(b, s)
-    return ServerAllein(b, s, p, jenseits_zufall(p))
-
-
 def ergebnis(v):
     """The comparison's end, folded over its parts: nicht_vergleichbar, schlechter (in any part, beyond chance
-    both ways), unklar (worse one way only), server (its flips alone beyond chance), besser, or offen."""
+    both ways), unklar (worse one way only), besser, or offen."""
     if v.nicht_vergleichbar:
         return "nicht_vergleichbar"
     if any(t.urteil == "schlechter" for t in v.teile.values()):
         return "schlechter"
     if any(x.urteil == "schlechter" for t in v.teile.values() for x in (t.fuer_b, t.gegen_b)):
         return "unklar"
-    if v.server_allein.jenseits_zufall:
-        return "server"
     return "besser" if v.modell["gesamt"].urteil == "besser" and not v.rueck else "offen"
 
 
-STRENG = {"nicht_vergleichbar": 2, "schlechter": 3, "unklar": 2, "server": 2}  # --streng's exit; else 0
+STRENG = {"nicht_vergleichbar": 2, "schlechter": 3, "unklar": 2}  # --streng's exit; else 0
 
 
 def paartest(differenzen, einzeln):
@@ -5583,10 +5514,6 @@ def urteil(v):
     ganz = " as a whole, not in every kind (below)" if m.urteil == "besser" and v.rueck else ""
     satz += ": " + schluss(m, v.b, ganz) + " By kind, Holm-corrected for the two: " + "; ".join(
         gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v) + nativ_satz(v) + bfcl_satz(v)
-    if v.ergebnis == "server":
-        a = v.server_allein
-        satz += (f" The server's {a.besser + a.schlechter} flips alone are beyond chance (sign test p = "
-                 f"{a.p:.3g}): fix the server and measure again.")
     return satz
 
 
@@ -5994,9 +5921,7 @@ def pyplot():
 
 def kopfzahl(k):
     """The headline a picture shows with its interval: auftraege_gelungen, or in a run of S7 alone erledigt."""
-    if k.auftraege_gelungen is not None:
-        return k.auftraege_gelungen, k.gelungen_ki
-    return k.erledigt, k.erledigt_ki
+    return (k.auftraege_gelungen, k.gelungen_ki) if k.auftraege_gelungen is not None else (k.erledigt, k.erledigt_ki)
 
 
 def kopf_nativ(k):
@@ -6430,10 +6355,9 @@ def pruef_felder(antworten):
 def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
     """Start the built-in endpoint on 127.0.0.1; return (server, url).
 
-    It answers each case with its expected calls, in the names of the catalogue sent,
-    after `verzoegerung` seconds in one of `plaetze` slots (tests/bench.py uses both
-    to play a slow server). Its prompt_tokens grow with the tools sent, as a template
-    that renders them does.
+    It answers each case with its expected calls, in the names of the catalogue sent, after `verzoegerung` seconds in
+    one of `plaetze` slots (tests/bench.py uses both to play a slow server). Its prompt_tokens grow with the tools
+    sent, as a template that renders them does.
     """
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -6695,9 +6619,8 @@ is missing."""
 
 
 def parser():
-    p = Parser(prog="messen", description="Measure how well a model behind an OpenAI-compatible "
-                                          "chat endpoint calls tools (42 cases, five stages; S6 with "
-                                          "--weiter, S7 with --ganz).",
+    p = Parser(prog="messen", description="Measure how well a model behind an OpenAI-compatible chat endpoint calls "
+                                          "tools (42 cases, five stages; S6 with --weiter, S7 with --ganz).",
                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", type=url_arg, help="chat-completions URL (a base URL ending in /v1 is completed)")
     p.add_argument("--modell", help="model name, sent as 'model'")
@@ -6816,8 +6739,7 @@ def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
 
 
 def lauf_messen(lauf, alle, sha):
-    """Measure (or resume) the run lauf.tag on the cases it asks of `alle`, print its summary,
-    return its figures."""
+    """Measure (or resume) the run lauf.tag on the cases it asks of `alle`, print its summary, return its figures."""
     pfad = lauf.ausgabe / f"{lauf.tag}.jsonl"
     faelle = faelle_fuer(alle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)
     with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
@@ -7014,9 +6936,6 @@ def streng_satz(v, laeufe):
     a, b, e = v.a, v.b, {r.tag: r.einstellungen for r in laeufe}
     if v.ergebnis == "nicht_vergleichbar":
         return f"cannot tell whether the model of {b} is worse than {a}'s: {v.nicht_vergleichbar}"
-    if v.ergebnis == "server":
-        return (f"cannot tell whether the model of {b} is worse than {a}'s: the server's flips alone are beyond "
-                f"chance (p = {v.server_allein.p:.3g}); fix the server and measure again")
     if v.ergebnis == "schlechter":
         wo = [TEIL_WORT[t].format(p=f"{x.p:.3g}") for t, x in v.teile.items() if x.urteil == "schlechter"]
         eigene = ", on the flips the server does not explain" if v.serverseitig else ""

@@ -119,19 +119,24 @@ def test_klaeren_wiederholt_gibt_dem_gewiederholten_nie_recht(cli, endpunkt):
             "each output's last draw, a comparison counts every draw the server did not spoil; ") in out
 
 
-def test_eine_spaetere_zeile_behaelt_die_fruehere_als_beleg(cli, endpunkt):
-    """A later line for the same output, as a re-ask appends it, stands for it; the earlier is kept as evidence."""
+@pytest.mark.parametrize("gleich", [False, True], ids=["richtig", "dieselbe"])
+def test_eine_spaetere_zeile_behaelt_die_fruehere_als_beleg(cli, endpunkt, gleich):
+    """A later line for the same output, as a re-ask appends it, stands for it; the earlier is kept as evidence,
+    also where it came back to the letter the same (at temperature 0 it may)."""
     vorbereitet(cli, *messung(endpunkt().url, "--tag", "a"))
     vorbereitet(cli, *messung(endpunkt(sonst_richtig({"S2-1": LEER_UNGEZAEHLT})).url, "--tag", "b"))
-    pfad, richtige = cli.ausgabe / "b.jsonl", {z["id"]: z for z in zeilen(cli.ausgabe / "a.jsonl")[1:]}
-    with open(pfad, "a", encoding="utf-8") as f:  # S2-1 asked again, right this time, without frueher
-        f.write(json.dumps(dict(richtige["S2-1"], sitzung=1)) + "\n")
+    pfad = cli.ausgabe / "b.jsonl"
+    spaeter = next(z for z in zeilen(pfad if gleich else cli.ausgabe / "a.jsonl")[1:] if z["id"] == "S2-1")
+    with open(pfad, "a", encoding="utf-8") as f:  # S2-1 asked again, without frueher: right, or the same again
+        f.write(json.dumps(dict(spaeter, sitzung=1)) + "\n")
     v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
     assert (v["unklar"], v["test"]) == (["S2-1"], "permutation")  # B: 1 of 2 right, the other cannot tell
     assert v["modell"]["gesamt"]["gegen_b"]["schlechter"] == ["S2-1"]
     status, out, err = cli("--bewerten", "b")
-    assert "Asked again: b asked 1 output again, 1 time in all (--klaeren); the figures grade each output's last " \
-           "draw, a comparison counts every draw the server did not spoil." in out.splitlines()
+    assert ("Asked again: b asked 1 output again, 1 time in all (--klaeren); the figures grade each output's last "
+            "draw, a comparison counts every draw the server did not spoil" + (
+                "; 1 came back failing as the draw before, for the same reason: its cause was not fixed" if gleich
+                else "") + ".") in out.splitlines()
 
 
 def test_klaeren_fragt_auch_was_nicht_zu_klaeren_war(cli, endpunkt):
@@ -290,3 +295,20 @@ def test_ein_cache_der_fuer_das_modell_antwortet(cli, endpunkt):
         "as a response cache that keys on the messages and not on the model gives them; measure a2 again with that "
         "cache off (--neu); --streng exits 2\n"))
     assert cli("--vergleich", "a", "c", "--streng")[::2] == (0, "")
+
+
+def test_mit_wiederholungen_entscheidet_auch_die_groesse(cli, endpunkt):
+    """--n 3: in six cases B's outputs are one wrong (the model's) and two empty (the server's): worse both ways,
+    by a third or by all of it; in two more A is wrong once. Counted for B the difference is not beyond chance,
+    against B it is: the six cases decide by their size alone, and the line names them (never "0 cases ()")."""
+    from test_tor import LEER, erfunden
+    sechs, zwei = [f["id"] for f in FAELLE][8:14], [f["id"] for f in FAELLE][14:16]
+    a = sonst_richtig({i: (lambda nummer, i=i: erfunden(i) if nummer == 3 else None) for i in zwei})
+    b = sonst_richtig({i: (lambda nummer, i=i: erfunden(i) if nummer == 1 else LEER) for i in sechs})
+    rc, out, err = tor(cli, endpunkt, a, b, "--n", "3")
+    v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
+    m = v["modell"]["gesamt"]
+    assert (m["fuer_b"]["p"], m["gegen_b"]["p"]) == (74 / 256, 8 / 256)
+    assert (rc, v["serverseitig"]) == (2, sechs)
+    assert err.startswith(f"messen: cannot tell whether b is worse than a: 6 cases ({', '.join(sechs)}) could go "
+                          "either way by outputs of b that are no evidence on the model")
