@@ -119,49 +119,37 @@ def _werkzeug(name, beschreibung, eigenschaften, pflicht):
 KATALOG = [
     _werkzeug("list_contacts", "List contacts. Without filters it lists all contacts.", {
         "company": _text("Only contacts of this company, its name exactly as written."),
-        "status": {"type": "string", "enum": STATUS, "description": "Only contacts with this status."},
-    }, []),
-    _werkzeug("get_contact", "Fetch one contact with all its details.",
-              {"contact_id": CONTACT_ID}, ["contact_id"]),
+        "status": {"type": "string", "enum": STATUS, "description": "Only contacts with this status."}}, []),
+    _werkzeug("get_contact", "Fetch one contact with all its details.", {"contact_id": CONTACT_ID}, ["contact_id"]),
     _werkzeug("create_contact", "Create a new contact.", {
         "name": _text("First and last name, as written in the request."),
         "email": _text("Email address, as written in the request."),
-        "company": _text("Company name, as written in the request."),
-    }, ["name"]),
+        "company": _text("Company name, as written in the request.")}, ["name"]),
     _werkzeug("update_contact", "Change fields of an existing contact; pass only the fields to change.", {
         "contact_id": CONTACT_ID,
         "status": {"type": "string", "enum": STATUS, "description": "The new status."},
         "email": _text("The new email address."),
-        "company": _text("The new company name."),
-    }, ["contact_id"]),
+        "company": _text("The new company name.")}, ["contact_id"]),
     _werkzeug("delete_contact", "Delete a contact for good.", {"contact_id": CONTACT_ID}, ["contact_id"]),
     _werkzeug("add_note", "Add a text note to a contact.", {
         "contact_id": CONTACT_ID,
-        "text": _text("The note, word for word as given in the request."),
-    }, ["contact_id", "text"]),
+        "text": _text("The note, word for word as given in the request.")}, ["contact_id", "text"]),
     _werkzeug("list_calendars", "List the calendars and their keys.", {}, []),
     _werkzeug("get_events", "List the events of one calendar on one day.", {
         "calendar": {"type": "string", "enum": KALENDER, "description": "The calendar's key."},
-        "date": DATUM,
-    }, ["calendar", "date"]),
+        "date": DATUM}, ["calendar", "date"]),
     _werkzeug("create_event", "Put an event into a calendar.", {
         "calendar": {"type": "string", "enum": KALENDER, "description": "The calendar's key."},
         "title": _text("The event's title, as written in the request."),
-        "date": DATUM,
-        "start": _zeit("Start time"),
-        "end": _zeit("End time"),
-    }, ["calendar", "title", "date", "start", "end"]),
+        "date": DATUM, "start": _zeit("Start time"), "end": _zeit("End time")},
+        ["calendar", "title", "date", "start", "end"]),
     _werkzeug("book_room", "Book a meeting room.", {
         "room": {"type": "string", "enum": RAEUME, "description": "The room's name."},
-        "date": DATUM,
-        "start": _zeit("Start time"),
-        "end": _zeit("End time"),
-    }, ["room", "date", "start", "end"]),
+        "date": DATUM, "start": _zeit("Start time"), "end": _zeit("End time")}, ["room", "date", "start", "end"]),
     _werkzeug("send_email", "Send an email.", {
         "to": _text("The recipient's email address."),
         "subject": _text("The subject line, word for word as given in the request."),
-        "body": _text("The message text, word for word as given in the request."),
-    }, ["to", "subject", "body"]),
+        "body": _text("The message text, word for word as given in the request.")}, ["to", "subject", "body"]),
 ]
 WERKZEUGE = {w["function"]["name"]: w["function"]["parameters"] for w in KATALOG}  # name -> parameters
 
@@ -597,9 +585,8 @@ FELDER = {"id": str, "stufe": str, "frage": str, "erwartet": list}
 
 def json_fehler(e):
     """Why a text is not JSON, in words: the parser's, a number too long for it, or nesting too deep."""
-    if isinstance(e, RecursionError):
-        return "nested too deep"
-    return getattr(e, "msg", None) or ("a number of more than 4,300 digits" if "digits" in str(e) else str(e)[:200])
+    return "nested too deep" if isinstance(e, RecursionError) else getattr(e, "msg", None) or (
+        "a number of more than 4,300 digits" if "digits" in str(e) else str(e)[:200])
 
 
 def zu_tief(wert):
@@ -677,9 +664,8 @@ def mit_typen(fall, katalog):
 
 def soll_aufrufe(fall):
     """Every call a case names: the expected ones and those after; in S7, every step of the reference."""
-    if fall["stufe"] == GANZ:
-        return [soll for schritt in fall["loesung"] for soll in schritt]
-    return fall["erwartet"] + fall.get("danach", [])
+    return [soll for schritt in fall["loesung"] for soll in schritt] if fall["stufe"] == GANZ else \
+        fall["erwartet"] + fall.get("danach", [])
 
 
 def intern_weg(wert):
@@ -846,12 +832,10 @@ def pruefe_danach(fall, katalog):
 
 
 def pruefe_ganz(fall, katalog):
-    """An S7 case: id, frage, welt (the starting world: kontakte, termine, ausgang) and loesung (the reference
-    steps, each a list of calls, the last one [] for the closing text answer); optionally fehler, how many
-    of the reference's calls the world refuses on the way, and antwort, the values a job that ends in a
-    lookup must name in its closing answer (a value is in it or not: no judge). The reference is replayed
-    on its world: it must meet exactly the refusals fehler says, every antwort value must stand in a
-    result, and it must change the world or name a value, or a model doing nothing would pass."""
+    """An S7 case: id, frage, welt (kontakte, termine, ausgang) and loesung (the reference's steps of calls, the last
+    [] for the closing answer); optionally fehler (the refusals the reference meets) and antwort (the values the
+    closing answer must name). Replayed on its world, the reference must meet exactly those refusals, find every
+    antwort value in a result, and change the world or name a value, or a model doing nothing would pass."""
     for feld in ("id", "frage"):
         if not isinstance(fall.get(feld), str) or not fall[feld].strip():
             return f"field '{feld}' missing or not a non-empty string"
@@ -952,10 +936,8 @@ def pruefe_referenz(fall):
 
 def werte_von(x):
     """Every string and number a result holds, at any depth: what a closing answer could name of it."""
-    if isinstance(x, dict):
-        return [w for v in x.values() for w in werte_von(v)]
-    if isinstance(x, list):
-        return [w for v in x for w in werte_von(v)]
+    if isinstance(x, (dict, list)):
+        return [w for v in (x.values() if isinstance(x, dict) else x) for w in werte_von(v)]
     return [] if x is None or isinstance(x, bool) else [str(x)]
 
 
@@ -1241,13 +1223,11 @@ def ergebnis_nachrichten(fall, katalog):
 
 
 def werkzeug_runde(schluessel, aufrufe, ergebnisse, katalog, gesagt=None):
-    """One round of tools as the conversation carries it: the assistant's calls (aufrufe: name and args as
-    sent) beside what it told the user (gesagt: beside native calls, sent back as an agent does; text calls are
-    their content), then one tool message per call, the result's keys in the names the catalogue sent.
+    """One round of tools as the conversation carries it: the assistant's calls (name and args as sent) beside what
+    it told the user (gesagt), then one tool message per call, the result's keys in the names the catalogue sent.
 
-    content "" beside tool_calls where nothing was told: TGI refuses a message without content, and LM Studio
-    refused null; every server takes "". The ids are 9 letters or digits, the only
-    ids Mistral's templates accept, and fixed by `schluessel`, so that a request is the same each time."""
+    content "" where nothing was told: TGI refuses a message without content, LM Studio refused null. The ids are 9
+    letters or digits, the only ids Mistral's templates take, fixed by `schluessel`: a request is the same each time."""
     ids = [hashlib.sha256(f"{schluessel}/{i}".encode()).hexdigest()[:9] for i in range(len(aufrufe))]
     rufe = [{"id": i, "type": "function", "function": {"name": begrenzt(c["name"]),
                                                         "arguments": json.dumps(begrenzt(c["args"]))}}
@@ -1292,11 +1272,9 @@ def neuer_name(katalog, name):
 
 def umbenannte_args(katalog, wert):
     """Arguments, or a tool's result, with each key that is a parameter's name as the catalogue sent names it."""
-    if not katalog.umbenennung:
-        return wert
-    if isinstance(wert, list):
+    if isinstance(wert, list) and katalog.umbenennung:
         return [umbenannte_args(katalog, w) for w in wert]
-    if not isinstance(wert, dict):
+    if not isinstance(wert, dict) or not katalog.umbenennung:
         return wert
     return {katalog.umbenennung["argumente"].get(k, k): umbenannte_args(katalog, v) for k, v in wert.items()}
 
@@ -1329,11 +1307,9 @@ class BearerAuth(AuthBase):
 
 
 class Endpunkt:
-    """One chat-completions endpoint; a requests session per thread.
-
-    Retries are urllib3's Retry, driven here rather than inside the adapter, so that
-    what the adapter cannot see is retried by the same rules and waits: a body cut
-    off mid-way, an attempt over --timeout, a 200 that is not a chat completion."""
+    """One chat-completions endpoint; a requests session per thread. Retries are urllib3's Retry, driven here, not
+    in the adapter, so that what it cannot see (a body cut off, an attempt over --timeout, a 200 that is no chat
+    completion) is retried by the same rules and waits."""
 
     def __init__(self, lauf, bericht=None):
         self.lauf = lauf
@@ -2353,8 +2329,7 @@ def pythonische_aufrufe(text):
         if not aufrufe or not all(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and not c.args and
                                   all(k.arg for k in c.keywords) for c in aufrufe):
             raise ValueError("not calls")
-        gelesen = [{"name": c.func.id, "args": {k.arg: ast.literal_eval(k.value) for k in c.keywords}}
-                   for c in aufrufe]
+        gelesen = [{"name": c.func.id, "args": {k.arg: ast.literal_eval(k.value) for k in c.keywords}} for c in aufrufe]
         # subtle: a literal JSON has no word for (a set, bytes, 1j) is no argument a client could take
         return [dict(c, args=kappe(json.loads(json.dumps(c["args"], allow_nan=False)))) for c in gelesen]
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
@@ -2994,14 +2969,11 @@ NUR_GEDACHT = "no answer: its whole text stood inside <think>, the model thought
 
 
 def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None, grenze=None):
-    """Grade one S7 job on its end state and its way. The calls of every step are executed again on a fresh copy
-    of the case's world (the tools are deterministic, so this is the world the loop left) and compared with the
-    world the reference leaves: every change made, no other (reads are free). erledigt (treffer 1) needs that, a
-    way without a spare write (see im_job), and a last answer without a call that names the values antwort lists
-    and none of their alternatives (see genannt). Its Note is an answer's, so that the stage line, the per-case
-    test and the diagnosis take it: the calls run (the native ones first), their form, the answer that broke the
-    job (mangel), and job: its steps, each graded as it came. voll: the request after the last step was refused
-    for its length (the conversation the job grew outgrew the server's context), which ended the job."""
+    """Grade one S7 job on its end state and its way: every step's calls run again on a fresh copy of the world
+    (the tools are deterministic: this is the world the loop left), compared with the world the reference leaves.
+    erledigt (treffer 1) needs that, no spare write (im_job), and a closing answer that names the values antwort
+    lists and none of their alternatives (genannt). Its Note is an answer's, its steps in job. voll: the request
+    after the last step was refused for its length, which ended the job."""
     schritte = [bewerte_ausgabe({"erwartet": [], "stufe": GANZ}, s["nachricht"], s["finish_reason"], umbenennung,
                                 s["usage"], grenze) for s in verlauf]
     gelaufen = gelaufene_aufrufe([b.aufrufe for b in schritte])
@@ -3350,11 +3322,8 @@ def als_json(x):
 
 
 def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
-    """The five metrics, the stages, and what repeated runs and costs add.
-
-    The five are the chapter's, over S1-S5, so that a run with --weiter keeps them comparable with one without; S6 has
-    its own figure, weiter. The per-case successes (the comparisons' test) and the failure classes take every stage.
-    einstellungen: the run's settings line, which the diagnosis reads (the probe, the temperature)."""
+    """The five metrics (the chapter's, over S1-S5: a run with --weiter stays comparable), the stages, and what
+    repeats and costs add; the failure classes take every stage. einstellungen: the run's settings line."""
     kapitel = [a.note for a in ausgaben if a.stufe not in SPAETER]
     mit = [a.note for a in ausgaben if a.stufe not in SPAETER and a.stufe not in STILL]
     still = [a.note for a in ausgaben if a.stufe in STILL]
@@ -3452,14 +3421,10 @@ Diagnose = collections.namedtuple("Diagnose", (  # what diagnose counts, a field
 
 
 def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
-    """What the server did, counted apart from the model's skill; all zero / False / empty when clear.
-
-    Every answer counts, the second turns of --nachfrage too. Whose well-formed calls read from text in a parser's form
-    are is settled by evidence: while any answer of the run came back as tool_calls, the parser is on and they are the
-    model's own format (eigenes_format); else by the probe the run saved (see TEXT_WESSEN): the parser's (aus_text),
-    the model's, or, without an answer that tells, text_ungeklaert. A malformed call lands in the text with the parser
-    on too, and is the model's fault. What a stream broke is a note in protokoll unless the cross-check shows it
-    changed the calls (strom_defekt)."""
+    """What the server did, counted apart from the model's skill, over every answer (second turns too); all zero /
+    False / empty when clear. Whose text calls in a parser's form are, TEXT_WESSEN settles: the model's format
+    (eigenes_format), the parser's (aus_text), or text_ungeklaert. What a stream broke is a note in protokoll
+    unless the cross-check shows it changed the calls (strom_defekt)."""
     e = einstellungen or {}
     alle = [b for a in ausgaben for b in a.noten]
     server = e.get("server")
@@ -3920,8 +3885,7 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
     for stufe, flagge in SPAETER.items():
         if a["stufe"] == stufe and not e.get(STUFE[stufe].feld):
             beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {stufe}, in a run without {flagge}")
-    return bewerte_gespeichert(fall, a, e.get("umbenennung"), e.get("nachfrage"), e.get("welt_salz"),
-                               token_grenze(e))
+    return bewerte_gespeichert(fall, a, e.get("umbenennung"), e.get("nachfrage"), e.get("welt_salz"), token_grenze(e))
 
 
 def folge_fehler(zwecke, fall, e):
@@ -4203,10 +4167,8 @@ def frage_fall(endpunkt, fall, erste=None, k=0):
 
 
 def frage_ganz(endpunkt, fall, k=0):
-    """S7: the whole job in a loop. Send the question; execute every call of the answer against the case's
-    own copy of the world (named back first under a variant); send the assistant's calls and one tool
-    message per call; ask again; stop at an answer without a call, or at the step limit. The job is one
-    output: its steps, each turn with the results the world gave."""
+    """S7: the whole job in a loop, one output: each answer's calls run against the job's own world, sent back with
+    one tool message each, until an answer without a call or the step limit; each turn keeps what the world gave."""
     lauf, namen = endpunkt.lauf, gesendete_namen(endpunkt.lauf.katalog)
     welt, body, zuege = welt_von(fall, job_salz(lauf.welt_salz, fall["id"], k)), anfrage(fall, lauf), []
     frueher = []
@@ -4262,11 +4224,9 @@ FRAGEREGEL = 1  # the rule, saved with the run, by which its further requests we
 
 
 def gefragt(endpunkt, wer, body, zweck):
-    """Ask one request: its turn, and its cross-check's. With --stream at temperature 0, every streamed answer
-    is asked once more without stream, a turn (OHNE_STROM) after it. Where that answer differs, the stream is
-    asked once more too (NOCHMAL): the same calls again put a difference on the stream; the plain answer's calls
-    say the first was the model's noise. What is asked follows from the raw answers alone (FRAGEREGEL), never
-    from a grade, so that a later grader finds every turn it needs.
+    """Ask one request: its turn, and its cross-check's. With --stream at temperature 0, every streamed answer is
+    asked once more plain (OHNE_STROM); where that differs, the stream once more too (NOCHMAL), which tells a
+    broken stream from the model's noise. The raw answers alone decide (FRAGEREGEL), never a grade.
 
     subtle: a server with a prompt cache or several slots may answer a repeated prompt otherwise even
     at temperature 0 (llama.cpp does); the repeated stream is as warm as the plain request. At a
@@ -4573,13 +4533,10 @@ class Anzeige:
 
 
 class Fortschritt(Anzeige):
-    """What a run shows while it measures, on stderr, from its first second: on a terminal one line, rewritten
-    at every output and every TAKT seconds between (done of all, the time so far, the median seconds a request
-    took, the time left and its range, what is in flight and for how long); into a file or pipe a plain line
-    at every tenth output and once a minute; a request asked again, and why, on a line of its own.
-
-    The time left is the requests still expected (an S7 job as many as its reference, an S5 case with
-    --nachfrage two) at the pace they came back lately (resttakt); none before it means something."""
+    """What a run shows on stderr from its first second: on a terminal one line, rewritten at every output and
+    every TAKT seconds (done of all, the time so far and left, the median request, what is in flight); into a file
+    or pipe a line at every tenth output and once a minute. The time left: the requests still expected at the
+    pace they came back lately (resttakt)."""
 
     def __init__(self, fertig, gesamt, offen, terminal=None, parallel=1):
         self.fertig, self.gesamt, self.offen = fertig, gesamt, offen  # offen: requests the outputs left expect
@@ -4640,11 +4597,9 @@ class Pruefstand(Anzeige):
 
 
 def resttakt(zeiten, offen, start, parallel=1):
-    """(seconds left, low, high), or None until at least five requests came back and a tenth of those expected:
-    the requests still expected (offen) times the median gap between the last K that came back (a quarter of
-    them, 5 to 30: the pace lately, which one request the server held does not move); the range from the
-    quartiles of those gaps and the whole run's median gap, widened by the chance of K, 1 + 1/sqrt(K). A
-    stall shows beside it, as the request in flight and for how long.
+    """(seconds left, low, high), or None until five requests and a tenth of those expected came back: the requests
+    still expected (offen) times the median gap of the last K (a quarter, 5 to 30: the pace lately); the range
+    from those gaps' quartiles and the run's median gap, widened by 1 + 1/sqrt(K).
 
     subtle: with --parallel P, answers come back in bunches of P (gaps of 0.3 s and 7.7 s in turn), whose median
     is either; a gap is taken over P answers and divided by P, which is the pace whatever the bunching."""
@@ -4802,8 +4757,7 @@ def fehlerarten_zeile(arten):
 
 
 def kopfzeile(e, k):
-    ausgaben = mal(k.ausgaben, "output") + ("" if vollstaendig(e, k) else
-                                               f" of {k.faelle * e['n']} (incomplete)")
+    ausgaben = mal(k.ausgaben, "output") + ("" if vollstaendig(e, k) else f" of {k.faelle * e['n']} (incomplete)")
     return (f"Model {e['modell']}, temp {e['temp']}, n {e['n']}, tag {e['tag']}{wie_gesendet(e)}: "
             f"{mal(k.faelle, 'case')}, {ausgaben}, measured {e['datum']}")
 
@@ -5247,12 +5201,9 @@ class Vergleich(collections.namedtuple("Vergleich", (
 
 
 def vergleiche(a, b):
-    """The paired test of two runs (Gemessen) as their outputs stand, then the verdict on the model.
-
-    Each failed output is the model's, the server's or cannot-tell (see wessen). The model's test leaves out a
-    case whose server outputs could turn its direction, and is taken twice: with every cannot-tell output counted
-    for B, and against B; only what both say is a verdict. It is taken over all cases and, Holm-corrected for the
-    two, over the calling and the holding-still cases apart."""
+    """The paired test of two runs (Gemessen) as their outputs stand (every draw), then the verdict on the model:
+    taken twice, every output that is no evidence on the model (the server's, cannot tell) counted for B and
+    against B, over all cases and, Holm-corrected, calling and holding still apart; only what both say stands."""
     ea, ka, eb, kb = a.einstellungen, a.kennzahlen, b.einstellungen, b.kennzahlen
     nachfrage = bool(ea.get("nachfrage") and eb.get("nachfrage"))
     xa, xb = (ausgaenge_je_fall(r.faelle, r.ausgaben, token_grenze(r.einstellungen), nachfrage) for r in (a, b))
@@ -5965,8 +5916,7 @@ def zeichne(pfad, laeufe):
                 kopf.bar_label(kopf.bar(i + 0.2, 100 * kopf_nativ(k), 0.25, hatch="//", fill=False), fmt="%.1f",
                                fontsize=7)
         anteile = [100 * k.fehlerarten[a] / max(1, k.ausgaben) for a in gezeigt]
-        arten.bar_label(arten.bar([j + versatz for j in range(len(gezeigt))], anteile, breite), fmt="%.0f",
-                        fontsize=7)
+        arten.bar_label(arten.bar([j + versatz for j in range(len(gezeigt))], anteile, breite), fmt="%.0f", fontsize=7)
     stufen.set(xticks=range(len(gezeigte_stufen)), ylim=(0, 112),
                ylabel="tasks done, % (auftraege_gelungen; S7: erledigt)" if "S7" in gezeigte_stufen else
                "tasks done (auftraege_gelungen), %",
