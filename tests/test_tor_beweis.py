@@ -312,3 +312,19 @@ def test_mit_wiederholungen_entscheidet_auch_die_groesse(cli, endpunkt):
     assert (rc, v["serverseitig"]) == (2, sechs)
     assert err.startswith(f"messen: cannot tell whether b is worse than a: 6 cases ({', '.join(sechs)}) could go "
                           "either way by outputs of b that are no evidence on the model")
+
+
+def test_auf_vllm_nennt_der_ausweg_die_parser_option(cli, endpunkt):
+    """On vLLM, B writes bare JSON: whose that is cannot be told there (vLLM forces "required" by a grammar), and
+    the way out names vLLM's own option for the form B wrote, as B's diagnosis line does."""
+    from test_server import SERVER
+    from test_urteil import nackt
+    vorbereitet(cli, *messung(endpunkt(seiten=SERVER["vLLM"]).url, "--tag", "a"))
+    vorbereitet(cli, *messung(endpunkt(nackt, SERVER["vLLM"]).url, "--tag", "b"))
+    status, out, err = cli("--vergleich", "a", "b", "--streng")
+    assert (status, err) == (2, "messen: cannot tell whether b is worse than a in what an agent gets done "
+                                "(gelungen_nativ): counted against B only, its text calls, whose owner cannot be told "
+                                "(the diagnosis names them), make it worse beyond chance; settle that (where b's "
+                                "parser is off: --enable-auto-tool-choice with the --tool-call-parser that reads the "
+                                "form the model writes (llama3_json for bare JSON)) and measure again; --streng exits "
+                                "2\n")
