@@ -2377,18 +2377,16 @@ def sieht_aus_wie_aufruf(text):
 
 
 def json_aufrufe(text, getaggt):
-    """Calls from a run of JSON values; a tagged form that does not parse is one malformed call.
-
-    Untagged text counts as calls only when all of it is call-shaped JSON; a text
-    that merely starts like one ({"name": ...) and breaks off is a malformed attempt.
-    """
-    werte = json_folge(text.strip())
-    if werte is None:
-        if getaggt or sieht_aus_wie_aufruf(text):
-            m = NAME_IM_TEXT.search(text)
-            return [{"name": m.group(1) if m else None, "args": None}]
-        return []
-    return als_aufrufe(werte, getaggt)
+    """Calls from a run of JSON values; a tagged form that does not parse whole is one malformed call. Untagged, the
+    call-shaped values the text opens with are the calls, whatever follows them (prose, a result the model wrote
+    back, a cut); a text that only starts like one ({"name": ...) and breaks off is a malformed attempt."""
+    werte, ganz = json_folge(text.strip())
+    if not getaggt:  # the first value that is no call ends them
+        werte = werte[:next((i for i, w in enumerate(werte) if not als_aufrufe([w], False)), len(werte))]
+    if werte and (ganz or not getaggt):
+        return als_aufrufe(werte, getaggt)
+    versuch, m = getaggt or sieht_aus_wie_aufruf(text), NAME_IM_TEXT.search(text)
+    return [{"name": m.group(1) if m else None, "args": None}] if versuch else []
 
 
 def als_aufrufe(werte, getaggt):
@@ -2407,17 +2405,17 @@ def json_aufruf(w):
 
 
 def json_folge(text):
-    """JSON values separated by whitespace, ';' or ','; None if any part fails to parse."""
+    """JSON values separated by whitespace, ';' or ',' from the start: (those that parse, whether all of it did)."""
     werte, pos = [], 0
     while True:
         while pos < len(text) and text[pos] in " \t\r\n;,":
             pos += 1
         if pos == len(text):
-            return werte or None
+            return werte, True
         try:
             wert, pos = json_wert(text, pos)
         except ValueError:
-            return None
+            return werte, False
         werte.append(wert)
 
 
