@@ -2074,15 +2074,12 @@ NATIV = "tool_calls"  # the source of a call the server sent in tool_calls; a te
 
 
 def lies_aufrufe(nachricht):
-    """Return (calls, form); a call is {"name": str|None, "args": dict|None, "quelle": where it came from}.
-
-    quelle: NATIV, or the text form it was written in (schreibform: '<tool_call>', 'a ``` fence' ...); a malformed call
-    also carries what was written (geschrieben, at most 80 characters), so that nothing after grading reads the message
-    again. form: None (no call), 'nativ' (tool_calls), 'parser' (text in a form a server's tool-call parser reads when
-    it is on), 'eigen' (a form of the model's own, in a ``` fence or in prose, which no parser turns into tool_calls),
-    'versuch' (functions.NAME: and nothing after), or 'teilweise' (tool_calls, and further calls left as text in a
-    parser's form beside them: a parser that stopped after the first). Every call the model wrote is read, the native
-    ones first; a fence beside tool_calls stays 'eigen'."""
+    """Return (calls, form); a call is {"name": str|None, "args": dict|None, "quelle": NATIV or the text form it was
+    written in (schreibform)}, a malformed one with what was written (geschrieben, 80 characters at most). form: None
+    (no call), 'nativ', 'parser' (text in a form a server's parser reads when on), 'eigen' (a ``` fence or JSON in
+    prose: no parser reads it), 'versuch' (functions.NAME: and nothing after), or 'teilweise' (tool_calls and more
+    calls as text in a parser's form: a parser that stopped after the first). Every call the model wrote is read,
+    the native ones first; a fence beside tool_calls stays 'eigen'."""
     roh = native_rohe(nachricht)
     nativ = [dict(nativer_aufruf(c), quelle=NATIV) for c in roh]
     for c, r in zip(nativ, roh):
@@ -2973,7 +2970,8 @@ def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None, grenze=
     lists and none of their alternatives (genannt). Its Note is an answer's, its steps in job. voll: the request
     after the last step was refused for its length, which ended the job."""
     schritte = [bewerte_ausgabe({"erwartet": [], "stufe": GANZ}, s["nachricht"], s["finish_reason"], umbenennung,
-                                s["usage"], grenze) for s in verlauf]
+                                s["usage"], grenze)._replace(defekte=tuple((s.get("strom") or {}).get("defekte", [])))
+                for s in verlauf]  # each step what its stream broke: the diagnosis counts steps as answers
     gelaufen = gelaufene_aufrufe([b.aufrufe for b in schritte])
     welt, weg, ergebnisse = im_job(fall, gelaufen, salz)
     letzte, texte = schritte[-1], [ohne_denken(inhalt(s["nachricht"])) for s in verlauf]
@@ -3172,14 +3170,11 @@ def zurueckbenannt(aufrufe, umbenennung):
 
 
 def mangel(nachricht, aufrufe, finish, vollstaendig, still, gekappt_):
-    """Why an output is no answer at all, or None when it is one.
-
-    'abgeschnitten': cut off by the token limit before it did its job (a complete answer that the limit merely ended
-    still counts; in S4/S5 (still) an answer that made a complete call had failed before the limit: a spare call, the
-    model's); 'im_denken': no call and no text, but a reasoning field that holds the answer (calls or text; never
-    graded, since an agent receives neither); 'angekuendigt': finish_reason tool_calls, yet no call came, not even as
-    text (a parser that dropped them, SGLang #26790): no answer, and in S4/S5 never restraint, since the model did
-    call; 'leer': neither a call nor text, once reasoning blocks are removed."""
+    """Why an output is no answer at all, or None when it is one. 'abgeschnitten': cut off (gekappt_) before it did
+    its job (a complete answer the limit merely ended counts; in S4/S5 (still) a complete call had failed before
+    it); 'im_denken': no call nor text, but a reasoning field that holds the answer (an agent receives neither);
+    'angekuendigt': finish_reason tool_calls, yet no call came, not even as text (SGLang #26790): in S4/S5 never
+    restraint; 'leer': neither a call nor text, once reasoning blocks are removed."""
     if gekappt_ and not vollstaendig and not (still and any(c["args"] is not None for c in aufrufe)):
         return "abgeschnitten"
     if finish == "tool_calls" and not aufrufe:
@@ -3424,7 +3419,7 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     (eigenes_format), the parser's (aus_text), or text_ungeklaert. What a stream broke is a note in protokoll
     unless the cross-check shows it changed the calls (strom_defekt)."""
     e = einstellungen or {}
-    alle = [b for a in ausgaben for b in a.noten]
+    alle = [b for a in ausgaben for b in antworten(a)]
     server = e.get("server")
     heil = lambda b: sum(c["args"] is not None and c["quelle"] != NATIV for c in b.aufrufe)  # noqa: E731
     text = sum(heil(b) for b in alle if b.form == "parser")
@@ -3453,6 +3448,11 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
         strom_ungeprueft=sum(b.wessen == ("unklar", "strom_ungeprueft") for b in alle),
         # a label no answer could deserve: text alone labelled tool_calls, where every answer is so labelled
         label_umgeschrieben=sum(not b.aufrufe and bool(b.text) for b in alle) * all(b.finish == NATIV for b in alle))
+
+
+def antworten(a):
+    """The answers an output holds, each graded: its Notes, an S7 job's steps in the job's place."""
+    return [b for n in a.noten for b in (n.job.gekommen if n.job else (n,))]
 
 
 def meistens(werte):
@@ -4417,7 +4417,7 @@ def probe_fall(faelle, ausgaben, server=None):
     """The first case whose answer holds a well-formed call as text in a parser's form, when no answer
     of the run came back as tool_calls and the server does not show its parser on (else that settles
     it) and takes tool_choice at all (Ollama ignores it); None when no probe is needed or can tell."""
-    alle = [(a.id, b) for a in ausgaben for b in a.noten]
+    alle = [(a.id, b) for a in ausgaben for b in antworten(a)]
     if text_wessen(any(b.nativ for _, b in alle), server, None)[1] != "probe_fehlt":
         return None  # something settles it already, or no probe can
     ids = {i for i, b in alle if b.form == "parser" and any(c["args"] is not None for c in b.aufrufe)}

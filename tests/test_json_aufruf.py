@@ -38,3 +38,27 @@ def test_ein_angefangener_json_aufruf_bleibt_ein_versuch(cli, endpunkt):
     vorbereitet(cli, *messung(endpunkt(antwort).url))
     k = json.loads(cli("--bewerten", "m", "--json")[1])
     assert (k["auftraege_gelungen"], k["formkorrekt"]) == (41 / 42, 27 / 28)
+
+
+def im_zaun(fall, body, nummer):
+    """The reference's steps, each written as a ```json block of its calls: right as meant, no tool_calls."""
+    antwort = richtig(fall, body, nummer)
+    rufe = antwort["choices"][0]["message"].get("tool_calls")
+    if not rufe:
+        return antwort
+    return completion({"role": "assistant", "content": "```json\n" + json.dumps([
+        {"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])} for c in rufe]) + "\n```"})
+
+
+def test_die_schritte_eines_jobs_zaehlen_in_der_diagnose(cli, endpunkt):
+    """An S7-only run whose every step came as text: the steps' forms count as a chapter answer's do, never "all
+    clear ... calls from tool_calls"."""
+    from conftest import GANZ_FAELLE
+    vorbereitet(cli, *messung(endpunkt(im_zaun).url, "--ganz", "--stufen", "S7"))
+    status, out, err = cli("--bewerten", "m")
+    rufe = sum(len(s) for f in GANZ_FAELLE for s in f["loesung"])
+    assert (status, [z for z in out.splitlines() if z.startswith("Diagnosis")]) == (
+        0, ["Diagnosis: the server did its part; the model did not"])
+    assert f"  eigenes_format {rufe}: calls were written in a format of the model's own" in "\n".join(out.splitlines())
+    k = json.loads(cli("--bewerten", "m", "--json")[1])
+    assert (k["erledigt"], k["erledigt_nativ"], k["diagnose"]["eigenes_format"]) == (26 / 26, 0 / 26, rufe)
