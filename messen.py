@@ -2927,12 +2927,10 @@ class Ausgabe(typing.NamedTuple):
 
 @ohne_zyklensammler()
 def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, grenze=None):
-    """Grade one answer: its Note, from the message alone (and grenze, the max_tokens it was asked with).
-
-    Only an answer reaches passt and bewerte as it is; an output that is none (see mangel) never succeeds, in any
-    stage. Under --variante synonyme the calls are first named back as the cases name them (umbenennung: what was
-    sent). A count outweighs a label: an answer whose completion_tokens reach grenze is cut, and one whose text ends
-    looping loops, whatever finish_reason says (llama.cpp before #7198 labelled both stop)."""
+    """Grade one answer: its Note, from the message alone (and grenze, the max_tokens it was asked with). Only an
+    answer reaches passt and bewerte (none, see mangel, never succeeds); under synonyme its calls are named back
+    first. A count outweighs a label: completion_tokens at grenze is cut, a text that ends looping loops,
+    whatever finish_reason says (llama.cpp before #7198 labelled both stop)."""
     aufrufe, form = lies_aufrufe(nachricht)
     if umbenennung:
         aufrufe = zurueckbenannt(aufrufe, umbenennung)
@@ -3069,25 +3067,36 @@ ENUM_WOERTER = {x for e in ENUMS for x in e}
 
 
 def antwort_fehler(fall, erzaehlt, ergebnisse):
-    """What the job's told text lacks or hedges: each value of antwort not named, and each alternative named
-    beside it (another value of its field's enum; another address the job's results showed)."""
-    antwort = fall.get("antwort", [])
-    gezeigt = {m.lower() for m in E_MAIL.findall(json.dumps(ergebnisse, ensure_ascii=False))}
-    teile = [f"the closing answer does not name {w}" for w in antwort if not genannt(w, erzaehlt)]
+    """What the job's told text lacks or hedges: each value of antwort not named, or named though no result of this
+    job nor the question gave it (a guess); each rival named beside it, whether a result showed it or not: another
+    address, or another value of its field's enum named in its sentence or as a status (als_rivale)."""
+    antwort, gegeben = fall.get("antwort", []), "\n".join(werte_von(ergebnisse) + [fall["frage"]])
+    teile = [f"the closing answer does not name {w}" if not genannt(w, erzaehlt, True) else
+             f"the closing answer names {w}, which no result of this job gave" for w in antwort
+             if not (genannt(w, erzaehlt, True) and genannt(w, gegeben))]
+    soll = {w.lower() for w in antwort}
     for w in antwort:
-        andere = list(dict.fromkeys(x for e in ENUMS if w.lower() in e for x in e if x != w.lower())) \
-            if w.lower() in ENUM_WOERTER \
-            else sorted(gezeigt - {x.lower() for x in antwort}) if E_MAIL.fullmatch(w) else []
-        teile += [f"the closing answer names {x} beside {w}" for x in andere
-                  if x not in antwort and genannt(x, erzaehlt)]
+        enum = w.lower() in ENUM_WOERTER
+        andere = [x for e in ENUMS if w.lower() in e for x in e] if enum else \
+            [m.lower() for m in E_MAIL.findall(erzaehlt)] if E_MAIL.fullmatch(w) else []
+        teile += [f"the closing answer names {x} beside {w}" for x in dict.fromkeys(andere) if x not in soll and
+                  genannt(w, erzaehlt, True) and (not enum or als_rivale(x, w, erzaehlt))]
     return teile
 
 
-def genannt(wert, text):
-    """Does the text name the value? An enum word or an address as a whole word, in any case (Interessent,
-    Lea.H@...); any other value as it stands (a name, a date, a note's text)."""
+def als_rivale(x, w, text):
+    """Is the enum value x named beside w: in a sentence that names w ('a lead or an interessent'), or as a status
+    ('status: lead')? Not a word of another sentence ('I can lead you to her notes')."""
+    return any(genannt(x, satz) and genannt(w, satz, True) for satz in re.split(r"[.!?;\n]+(?:\s|$)", text)) or \
+        re.search(rf"\bstatus\W{{1,3}}(?:is\s+)?{re.escape(x)}\b", text, re.IGNORECASE) is not None
+
+
+def genannt(wert, text, stamm=False):
+    """Does the text name the value? An enum word or an address as a whole word, in any case (Lea.H@...), an enum
+    word with stamm also as a word's stem (Interessentin); any other value as it stands (a name, a date)."""
     if wert.lower() in ENUM_WOERTER or E_MAIL.fullmatch(wert):
-        return re.search(rf"(?<![\w.+-]){re.escape(wert)}(?![\w-]|\.\w)", text, re.IGNORECASE) is not None
+        ende = r"(?![-]|\.\w)" if stamm and wert.lower() in ENUM_WOERTER else r"(?![\w-]|\.\w)"
+        return re.search(rf"(?<![\w.+-]){re.escape(wert)}{ende}", text, re.IGNORECASE) is not None
     return wert in text
 
 
@@ -3631,11 +3640,10 @@ WESSEN = (  # whose a failed answer is, by the evidence its Note holds, weighed 
 
 
 def ausgaenge_je_fall(faelle, ausgaben, grenze, mit_nachfrage=False, nativ=None):
-    """id -> per output in lauf order, (kind, reason, turn) where it failed, else None: what the verdict
-    on the model reads. grenze: the token limit the user set (token_grenze), without which a cut answer
-    cannot be told from a server's own smaller limit. mit_nachfrage: an S5 output whose second turn failed
-    fails in turn 2. nativ: the run's (diagnosis, server): an output done as meant whose calls an agent does
-    not receive as calls fails too, whose by what kept them from tool_calls (NICHT_NATIV)."""
+    """id -> per draw (each output's, in lauf order), (kind, reason, turn) where it failed, else None: what the
+    verdict reads. grenze: the token limit the user set, without which a cut answer cannot be told from a server's
+    own; mit_nachfrage: S5's second turn counts (turn 2); nativ: the run's (diagnosis, server), by which an output
+    done as meant whose calls an agent does not receive fails too (NICHT_NATIV)."""
     je_fall = {f["id"]: {} for f in faelle}
     for a in ausgaben:
         x = [ausgang(b, mit_nachfrage, grenze, nativ) for b in (a,) + a.frueher]
@@ -3809,9 +3817,8 @@ def als_zeile(wert):
 
 
 def lies_lauf(pfad, faelle):
-    """Settings and graded outputs of a saved run; a half-written last line is dropped.
-
-    A file without one complete line (killed before its settings were written) gives (None, [], 0): a fresh start."""
+    """Settings and graded outputs of a saved run; a half-written last line is dropped. A file without one complete
+    line (killed before its settings were written) gives (None, [], 0): a fresh start."""
     try:
         daten = pfad.read_bytes()
     except OSError as e:
@@ -4146,11 +4153,9 @@ def allein(pfad):
 
 
 def frage_fall(endpunkt, fall, erste=None, k=0):
-    """One output: (its turns, the second turn's fault or None).
-
-    With --nachfrage, an S5 answer that may have held still (still_roh) gets its second turn at once, so both are saved
-    in one line. When the second turn fails, the first answer is kept and only the second is asked again later (erste:
-    the turns saved before it); an output killed between the turns is asked again whole."""
+    """One output: (its turns, the second turn's fault or None). With --nachfrage, an S5 answer that may have held
+    still (still_roh) gets its second turn at once, saved in one line; where that fails, only it is asked again later
+    (erste: the turns saved before it)."""
     if fall["stufe"] == GANZ:
         return frage_ganz(endpunkt, fall, k), None
     zuege = erste or gefragt(endpunkt, fall, anfrage(fall, endpunkt.lauf), FRAGE)
@@ -4414,9 +4419,8 @@ def probe_von(endpunkt, fall, lauf):
 
 
 def probe_fall(faelle, ausgaben, server=None):
-    """The first case whose answer holds a well-formed call as text in a parser's form, when no answer
-    of the run came back as tool_calls and the server does not show its parser on (else that settles
-    it) and takes tool_choice at all (Ollama ignores it); None when no probe is needed or can tell."""
+    """The first case whose answer (an S7 step's too) holds a well-formed text call in a parser's form, where only a
+    probe can tell whose it is (text_wessen); None when no probe is needed or can tell."""
     alle = [(a.id, b) for a in ausgaben for b in antworten(a)]
     if text_wessen(any(b.nativ for _, b in alle), server, None)[1] != "probe_fehlt":
         return None  # something settles it already, or no probe can
@@ -5962,9 +5966,8 @@ PRUEF_TOKENS = 512  # per answer in the call check; --extra max_tokens overrides
 
 
 def pruefen(lauf, faelle):
-    """A handful of requests and a checklist, each line printed as its check ends (Ctrl-C keeps those);
-    0 when the server is set up for a measurement. A request that times out is not asked again:
-    at temperature 0 it would take as long again."""
+    """A handful of requests and a checklist, each line printed as its check ends; 0 when the server is set up for a
+    measurement. A request that times out is not asked again: at temperature 0 it would take as long again."""
     lauf, stand = lauf._replace(timeout_nochmal=False), Pruefstand()
     endpunkt, antworten = Endpunkt(lauf, stand), []
     server = []  # the server, once the model check has passed and it is identified
@@ -6301,12 +6304,9 @@ def pruef_felder(antworten):
 
 
 def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
-    """Start the built-in endpoint on 127.0.0.1; return (server, url).
-
-    It answers each case with its expected calls, in the names of the catalogue sent, after `verzoegerung` seconds in
-    one of `plaetze` slots (tests/bench.py uses both to play a slow server). Its prompt_tokens grow with the tools
-    sent, as a template that renders them does.
-    """
+    """Start the built-in endpoint on 127.0.0.1; return (server, url). It answers each case with its expected calls
+    as the catalogue sent names them, after `verzoegerung` seconds in one of `plaetze` slots (tests/bench.py plays a
+    slow server so); its prompt_tokens grow with the tools sent, as a template that renders them does."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     wie = katalog.als_gesendet  # the questions and replies as the catalogue sent words them

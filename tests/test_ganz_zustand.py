@@ -230,6 +230,27 @@ def antwort(text):
                                                      "interessent, kunde or inaktiv")],
      False, "the closing answer names lead beside interessent; the closing answer names kunde beside interessent; "
      "the closing answer names inaktiv beside interessent"),
+    # the refused booking asked again once before the other room: a spare write, as S7-5 is no job to retry blindly
+    ("S7-5", [L("S7-5", 0), L("S7-5", 1), L("S7-5", 1), L("S7-5", 2), L("S7-5", 3)], False,
+     'book_room(room="konferenz", date="2026-03-20", start="10:00", end="11:00") repeats a write of the job'),
+    # a guess with no call: the right address among rivals, or alone, counts only where a result of the job gave it
+    ("S7-6", [antwort("I did not look it up, but at Südwind AG it is one of lea.hoffmann@suedwind.example, "
+                      "lea.h@suedwind.example, l.hoffmann@suedwind.example or hoffmann@suedwind.example.")], False,
+     "the closing answer names lea.h@suedwind.example, which no result of this job gave; the closing answer names "
+     "lea.hoffmann@suedwind.example beside lea.h@suedwind.example; the closing answer names l.hoffmann@suedwind.example "
+     "beside lea.h@suedwind.example; the closing answer names hoffmann@suedwind.example beside lea.h@suedwind.example"),
+    ("S7-6", [antwort("Lea Hoffmann's address is lea.h@suedwind.example.")], False,
+     "the closing answer names lea.h@suedwind.example, which no result of this job gave"),
+    # an enum value is named as a status or in the value's sentence, the right one also as a German word's stem;
+    # "lead" the verb in another sentence is no rival, "prospect" no name of interessent
+    ("S7-14", [L("S7-14", 0), L("S7-14", 1), antwort("Sara Neumann: sara@neumann-beratung.example, status "
+                                                     "interessent. I can lead you to her notes.")], True, None),
+    ("S7-14", [L("S7-14", 0), L("S7-14", 1), antwort("Ihre Adresse ist sara@neumann-beratung.example, sie ist "
+                                                     "Interessentin.")], True, None),
+    ("S7-14", [L("S7-14", 0), L("S7-14", 1), antwort("sara@neumann-beratung.example; her status is prospect.")],
+     False, "the closing answer does not name interessent"),
+    ("S7-14", [L("S7-14", 0), L("S7-14", 1), antwort("sara@neumann-beratung.example. Status: lead. Well, interessent.")],
+     False, "the closing answer names lead beside interessent"),
     # the value told beside the calls, then "see above": told all the same
     ("S7-6", [L("S7-6", 0), L("S7-6", 1), completion(dict(openai_nachricht(L("S7-6", 1)),
                                                           content="Her address is lea.h@suedwind.example."),
