@@ -2378,12 +2378,11 @@ def json_aufrufe(text, getaggt):
     call-shaped values the text opens with are the calls, whatever follows them (prose, a result the model wrote
     back, a cut); a text that only starts like one ({"name": ...) and breaks off is a malformed attempt."""
     werte, ganz = json_folge(text.strip())
-    if not getaggt:  # the first value that is no call ends them
-        werte = werte[:next((i for i, w in enumerate(werte) if not als_aufrufe([w], False)), len(werte))]
-    if werte and (ganz or not getaggt):
-        return als_aufrufe(werte, getaggt)
+    aufrufe = als_aufrufe(werte, getaggt) if ganz or not getaggt else []
+    if not aufrufe and not getaggt:  # the call-shaped values it opens with: the first that is no call ends them
+        aufrufe = als_aufrufe(werte[:next((i for i, w in enumerate(werte) if not als_aufrufe([w], False)), 0)], False)
     versuch, m = getaggt or sieht_aus_wie_aufruf(text), NAME_IM_TEXT.search(text)
-    return [{"name": m.group(1) if m else None, "args": None}] if versuch else []
+    return aufrufe or ([{"name": m.group(1) if m else None, "args": None}] if versuch else [])
 
 
 def als_aufrufe(werte, getaggt):
