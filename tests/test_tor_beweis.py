@@ -11,7 +11,7 @@ import pytest
 
 import messen
 
-from conftest import (BY_ID, FAELLE, TEXT_ANTWORT, completion, messung, openai_nachricht, richtig, vorbereitet,
+from conftest import (FAELLE, TEXT_ANTWORT, completion, messung, openai_nachricht, richtig, vorbereitet,
                       zeilen)
 from test_tor import LEER_UNGEZAEHLT, STILL, sonst_richtig, tor
 
