@@ -5171,18 +5171,17 @@ class Teil(typing.NamedTuple):
         return (self.fuer_b.besser, self.fuer_b.schlechter) == (self.gegen_b.besser, self.gegen_b.schlechter)
 
 
-Flip = collections.namedtuple("Flip", "art gruende in_ zug")  # whose a flipped case is (modell, server, unklar),
-# its reasons from both runs, the runs whose outputs they are (A, B: the JSON's "in"), the turn that failed (2: S5's)
+Flip = collections.namedtuple("Flip", "art gruende in_ zug ziehungen")  # whose a flipped case is (modell, server,
+# unklar), its reasons, the runs whose outputs they are (A, B: the JSON's "in"), the turn that failed (2: S5's), and
+# with several draws in a run, which: "B #2 of 3"
 
 
 class Vergleich(collections.namedtuple("Vergleich", (
         "a b besser schlechter p test aufloesung faelle_verglichen aenderung jenseits_zufall richtung wessen "
         "serverseitig unklar modell grenze gruppen_stufen nicht_vergleichbar mit_weiter mit_ganz "
         "mit_kapitel mit_nachfrage differenz nativ bfcl rueck ergebnis"), defaults=(None, None, (), None))):
-    """A comparison of two runs, made once by vergleiche: the test as the outputs stand, each part's test both ways,
-    the flips and whose they are, what makes the runs not comparable, and the end (ergebnis) with its exit
-    status; every form, --streng and the verdict's words read it by field.
-
+    """A comparison of two runs, made once by vergleiche: the test as the outputs stand, each part's both ways, the
+    flips and whose, what makes the runs not comparable, the end (ergebnis) with its exit status; all read it.
     aufloesung: (cases, p), the least the test can call beyond chance, or None; wessen: id -> Flip; modell: part
     (TEILE) -> Teil; grenze: the token limit both runs were asked with, or None; mit_weiter, mit_ganz and
     mit_nachfrage: S6's cases, S7's, S5's second turns are in the test; differenz: figure -> B minus A; nativ (a
@@ -5285,7 +5284,8 @@ def wessen_flip(xa, xb, fuer, gegen):
     fehl = [o for o in xa + xb if o is not None and o[0] == art]
     return Flip(art, list(dict.fromkeys(o[1] for o in fehl if o[1])),
                 [lauf for lauf, x in (("A", xa), ("B", xb)) if any(o is not None and o[0] == art for o in x)],
-                max((o[2] for o in fehl), default=1))
+                max((o[2] for o in fehl), default=1), [f"{lauf} #{k} of {len(x)}" for lauf, x in (("A", xa), ("B", xb))
+                                                       if len(x) > 1 for k, o in enumerate(x, 1) if o and o[0] == art])
 
 
 def nach_der_antwort(ausgaenge):
@@ -6903,7 +6903,10 @@ def streng_satz(v, laeufe):
         f"the server's {', '.join(gruende['server'])}: fix the server (the diagnosis says how)"
     ] * bool(gruende["server"])
     nochmal = [t for t in laeufe_von(v, ids) if gruende["server"] or set(gruende["unklar"]) - NEU_GEMESSEN]
-    return (f"cannot tell whether {b} is worse than {a}: {mal(len(ids), 'case')} ({einige(ids)}) could go "
+    wo = {"A": a, "B": b}  # with --n, the outputs that decide too: 'S2-1 (b #2 of 3, b #3 of 3)'
+    namen = [i + " (" * bool(w.ziehungen) + ", ".join(wo[z[0]] + z[1:] for z in w.ziehungen) + ")" * bool(w.ziehungen)
+             for i in ids for w in [v.wessen[i]]]
+    return (f"cannot tell whether {b} is worse than {a}: {mal(len(ids), 'case')} ({einige(namen)}) could go "
             f"either way by outputs of {' and '.join(laeufe_von(v, ids))} that are no evidence on the model, worse "
             f"beyond chance counted against B only; what would settle it: "
             f"{'; '.join(klaert) or 'the diagnosis names what is unclear'}" +

@@ -114,14 +114,14 @@ SIEBEN = RUFEN[8:15]  # S2-1 ... S2-7
 @pytest.mark.parametrize("leer, art, meldung", [
     # the server's and the cannot-tell outputs alike are no evidence on the model: counted both ways; A's they are,
     # so A is the run to ask again, never B (whose own answers are the model's)
-    (LEER, "server", "cannot tell whether b is worse than a: 7 cases (S2-1, S2-2, S2-3, S2-4, S2-5, S2-6, S2-7) "
+    (LEER, "server", "cannot tell whether b is worse than a: 7 cases ({sieben}) "
                      "could go either way by outputs of a that are no evidence on the model, worse beyond chance "
                      "counted against B only; what would settle it: the server's leer: fix the server (the diagnosis "
                      "says how); then ask a's outputs again: python3 messen.py --url {url} --modell m --tag a --temp 0 "
                      "--n 3 --klaeren; --streng exits 2\n"),
-    (LEER_UNGEZAEHLT, "unklar", "cannot tell whether b is worse than a: 7 cases (S2-1, S2-2, S2-3, S2-4, S2-5, S2-6, "
-                                "S2-7) could go either way by outputs of a that are no evidence on the model, worse "
-                                "beyond chance counted against B only; what would settle it: leer: a server that "
+    (LEER_UNGEZAEHLT, "unklar", "cannot tell whether b is worse than a: 7 cases ({sieben}) could go either way by "
+                                "outputs of a that are no evidence on the model, worse beyond chance counted against "
+                                "B only; what would settle it: leer: a server that "
                                 "reports usage: an empty answer for counted tokens is the server's; then ask a's "
                                 "outputs again: python3 messen.py --url {url} --modell m --tag a --temp 0 --n 3 "
                                 "--klaeren; --streng exits 2\n"),
@@ -132,7 +132,8 @@ def test_mit_wiederholungen_kehrt_sich_kein_fall_um(cli, endpunkt, leer, art, me
     b = sonst_richtig({i: (lambda nummer, i=i: erfunden(i) if nummer == 3 else None) for i in SIEBEN})
     rc, out, err = tor(cli, endpunkt, a, b, "--n", "3")
     url = err.split("--url ")[1].split(" ")[0]
-    assert (rc, err) == (2, "messen: " + meldung.format(url=url)) and url.startswith("http://127.0.0.1:")
+    sieben = ", ".join(f"{i} (a #2 of 3, a #3 of 3)" for i in SIEBEN)  # A's empty outputs decide
+    assert (rc, err) == (2, "messen: " + meldung.format(url=url, sieben=sieben)) and url.startswith("http://127.0.0.1:")
     assert "Worse in B" not in out and " worse beyond chance" not in out.splitlines()[-2]
     assert "Better in B (7):" in out.splitlines()
     v = vergleich_json(cli)

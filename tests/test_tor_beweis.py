@@ -310,8 +310,9 @@ def test_mit_wiederholungen_entscheidet_auch_die_groesse(cli, endpunkt):
     m = v["modell"]["gesamt"]
     assert (m["fuer_b"]["p"], m["gegen_b"]["p"]) == (74 / 256, 8 / 256)
     assert (rc, v["serverseitig"]) == (2, sechs)
-    assert err.startswith(f"messen: cannot tell whether b is worse than a: 6 cases ({', '.join(sechs)}) could go "
-                          "either way by outputs of b that are no evidence on the model")
+    faelle = ", ".join(f"{i} (b #2 of 3, b #3 of 3)" for i in sechs)  # the outputs that decide, named
+    assert err.startswith(f"messen: cannot tell whether b is worse than a: 6 cases ({faelle}) could go either way by "
+                          "outputs of b that are no evidence on the model")
 
 
 def test_auf_vllm_nennt_der_ausweg_die_parser_option(cli, endpunkt):
