@@ -482,6 +482,7 @@ class Lauf(typing.NamedTuple):
     stufen: tuple = None  # --stufen: only the cases of these stages; None: all a run asks
     timeout_nochmal: bool = True  # a request over --timeout is asked again (--pruefen: not, it would take as long)
     welt_salz: str = None  # S7: what the ids of created contacts are drawn from, the run's (its settings line's)
+    ziehung: str = None  # S7: what each job's world values are drawn from (gezogen); None: the values as written
     ohne_proxy: bool = False  # the self-test's loopback requests never go through a proxy
     katalog: Katalog = STANDARD  # the tools and the opening sent: --katalog, --variante
     form: str = "text"  # a row of FORMEN: text, json or markdown
@@ -1178,14 +1179,11 @@ def anfrage(fall, lauf, extra=None):
     """The request body for one case, with the run's catalogue (S1: narrowed by nur) and --extra
     (or `extra` in its place)."""
     katalog = lauf.katalog
-    body = {
-        "model": lauf.modell,
-        "messages": bfcl_nachrichten(fall, lauf.system) if "_nachrichten" in fall else
+    body = {"model": lauf.modell, "messages": bfcl_nachrichten(fall, lauf.system) if "_nachrichten" in fall else
         [{"role": "system", "content": katalog.eroeffnung_ganz if fall.get("stufe") == GANZ else
           katalog.eroeffnung}, {"role": "user", "content": katalog.als_gesendet(fall["frage"])}]
         + (ergebnis_nachrichten(fall, katalog) if "ergebnis" in fall else []),
-        "tools": fall["_werkzeuge"] if "_werkzeuge" in fall else angeboten(fall, katalog),
-        "tool_choice": "auto",
+        "tools": fall["_werkzeuge"] if "_werkzeuge" in fall else angeboten(fall, katalog), "tool_choice": "auto",
         "temperature": lauf.temp,
     }
     if not body["tools"]:  # a BFCL irrelevance case may offer none: sent without, as BFCL sends it
@@ -1520,14 +1518,12 @@ def ollama_version(seite):
     return set(seite) == {"version"} and isinstance(seite["version"], str)
 
 
-UNBEKANNTER_SERVER = Familie(
-    "an unknown server", probe="unbekannt",
+UNBEKANNTER_SERVER = Familie("an unknown server", probe="unbekannt",
     parser="the server's tool-call parser for this model's template (its name and option depend on the server)",
     vorlage="a chat template that renders the tools",
     denken="how the server's reasoning and tool-call parsers are paired")
 SELBSTTEST = "messen-selbsttest"  # the owner the built-in loopback endpoint names
-FAMILIEN = {f.name: f for f in (
-    Familie("vLLM", owned_by=("vllm",), seite="/version", probe="grammatik",
+FAMILIEN = {f.name: f for f in (Familie("vLLM", owned_by=("vllm",), seite="/version", probe="grammatik",
             parser="--enable-auto-tool-choice with the --tool-call-parser that reads the form the model writes{parser}",
             vorlage="--chat-template with a template that renders tools",
             denken="--reasoning-parser paired with --tool-call-parser",
@@ -2445,7 +2441,7 @@ def kanonisch(welt, fall):
     another path is the same); events, bookings and mails as multisets (a spare copy is spare)."""
     alt = {k["contact_id"] for k in fall["welt"].get("kontakte", [])}
     reihe = lambda xs: sorted(xs, key=lambda x: json.dumps(x, sort_keys=True))  # noqa: E731
-    return {"kontakte": sorted((k for k in welt["kontakte"] if k["contact_id"] in alt), key=lambda k: k["contact_id"]),
+    return {"kontakte": [k for k in welt["kontakte"] if k["contact_id"] in alt],  # in the world's order, as found
             "neu": reihe({f: v for f, v in k.items() if f != "contact_id"} for k in welt["kontakte"]
                          if k["contact_id"] not in alt),
             "termine": reihe(welt["termine"]), "ausgang": reihe(welt["ausgang"])}
@@ -2509,8 +2505,37 @@ def neue_id(nummer, salz=None):
 
 
 def job_salz(welt_salz, fall_id, lauf):
-    """What a job's created ids are drawn from: the run's salt (saved in its settings line), the job, the output."""
+    """What a job's drawn values come from: the run's salt (saved in its settings line), the job, the output."""
     return None if welt_salz is None else f"{welt_salz}/{fall_id}/{lauf}"
+
+
+def gezogen(fall, salz):
+    """An S7 job in values drawn from salz (job_salz of the run's ziehung): each contact id of its world another
+    UUID, each address another tag before its @, a company the question does not name another of FIRMEN, every time
+    of day moved by the same whole hours (order and clashes stay). Question, world, reference and answer change
+    alike: the same job, in values no case file or other job's transcript gives. salz None: the case as written."""
+    if salz is None or fall.get("stufe") != GANZ:
+        return fall
+    zufall = lambda x: int(hashlib.sha256(f"{salz}/{x}".encode()).hexdigest()[:8], 16)  # noqa: E731
+    kontakte, text = fall["welt"].get("kontakte", []), json.dumps(fall, ensure_ascii=False)
+    ungenannt = list(dict.fromkeys(k["company"] for k in kontakte if (k.get("company") or fall["frage"]) not in
+                                   fall["frage"]))
+    ersatz = {k["contact_id"]: neue_id(k["contact_id"], salz) for k in kontakte} | {
+        k["email"]: k["email"].replace("@", f".{zufall(k['email']) % 9000 + 1000}@", 1) for k in kontakte if
+        k.get("email")} | dict(zip(ungenannt, random.Random(zufall("firmen")).sample(
+            [f for f in FIRMEN if f not in text], len(ungenannt))))
+    stunden = [int(h) for h, _ in TAGESZEIT.findall(text)]
+    um = [d for d in range(-min(stunden, default=0), 24 - max(stunden, default=23)) if d] or [0]
+    d = um[zufall("zeit") % len(um)]
+    text = TAGESZEIT.sub(lambda m: f"{int(m.group(1)) + d:02}:{m.group(2)}", text)
+    text = re.sub(r"(?<![\w.+@-])(%s)(?![\w@-]|\.\w)" % ("|".join(map(re.escape, ersatz)) or "(?!)"),  # (?!): none
+                  lambda m: ersatz[m.group(1)], text)
+    return json.loads(text)
+
+
+FIRMEN = ("Nordlicht GmbH", "Seeblick AG", "Bergwerk KG", "Talhof eG", "Lindenhof GmbH", "Eichbaum AG", "Mühlbach KG",
+          "Sonnenhang eG", "Waldrand GmbH", "Feldweg AG", "Hafenblick KG", "Rosental eG")  # a company the job must read
+TAGESZEIT = re.compile(r"(?<![\d:])([01]\d|2[0-3]):([0-5]\d)(?![\d:])")
 
 
 NEUE_IDS = [neue_id(n) for n in range(1, 101)]  # the ids the reference's replay gives the first hundred created
@@ -2528,8 +2553,7 @@ def zeitraum(date, start, end):
 
 def crm_list_contacts(welt, company=None, status=None):
     return {"contacts": [{"contact_id": k["contact_id"], "name": k["name"], "company": k["company"],
-                          "status": k["status"]}
-                         for k in sorted(welt["kontakte"], key=lambda k: k["name"])
+                          "status": k["status"]} for k in sorted(welt["kontakte"], key=lambda k: k["name"])
                          if (company is None or k["company"] == company) and (status is None or k["status"] == status)]}
 
 
@@ -2636,7 +2660,7 @@ def zustand_anders(ist, soll):
     booking, an event, a mail), each spare or missing copy counted; None when they are equal."""
     teile = []
     ist_k, soll_k = ({k["contact_id"]: k for k in w["kontakte"]} for w in (ist, soll))
-    for i in sorted(set(ist_k) | set(soll_k)):
+    for i in dict.fromkeys([*soll_k, *ist_k]):
         a, b = ist_k.get(i), soll_k.get(i)
         if a is None:
             teile.append(f"contact {b['name']} deleted")
@@ -2897,6 +2921,8 @@ class Job(typing.NamedTuple):
     referenz: int
     grenze: bool
     gekommen: tuple  # a Note per step
+    frage: str = ""  # the question and the reference's steps as this output's draw (gezogen) asked them
+    loesung: str = ""
 
 
 class Ausgabe(typing.NamedTuple):
@@ -2984,13 +3010,13 @@ def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None, grenze=
     fehlt = None if beendet else letzte.mangel
     grenze = "kontext" if voll else not beendet and fehlt is None and len(verlauf) >= schrittgrenze(fall)
     # an S7 job's line sums its steps' tokens: whose an empty last step is, its own count says
-    return letzte._replace(
-        aufrufe=tuple(nativ + [c for c in alle if c["quelle"] != NATIV]),
+    return letzte._replace(aufrufe=tuple(nativ + [c for c in alle if c["quelle"] != NATIV]),
         form=next((c["quelle"] for c in alle if c["quelle"] != NATIV), "nativ" if nativ else None),
         treffer=int(beendet and not teile), offen=0, soll=1, nativ=len(nativ), mangel=fehlt, still=False,
         protokoll=dict(sum((collections.Counter(b.protokoll) for b in schritte), collections.Counter())),
         befunde=tuple(job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf)),
-        job=Job(len(verlauf), len(fall["loesung"]), bool(grenze), tuple(schritte)))
+        job=Job(len(verlauf), len(fall["loesung"]), bool(grenze), tuple(schritte), fall["frage"], " | ".join(
+            aufrufe_text(s) if s else "an answer" for s in fall["loesung"])))
 
 
 def job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf):
@@ -3105,7 +3131,7 @@ def soll_von(fall):
     return fall["danach"] if fall.get("stufe") == WEITER else [] if fall.get("stufe") == GANZ else fall["erwartet"]
 
 
-def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=None, grenze=None):
+def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=None, grenze=None, ziehung=None):
     """A saved output graded from its turns: the question's answer, with what it cost, and (nachfrage) S5's reply
     where the run asked for one (None where it never came); for an S7 job, its end state and its way."""
     zuege, teile = a["zuege"], {}
@@ -3116,11 +3142,11 @@ def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=No
               "anfragen": tuple((z["latenz_s"], z["usage"]) for z in anfragen)}
     kopf = {f: a[f] for f in ("id", "stufe", "lauf", "sitzung", "ende")}
     kosten["frueher"] = tuple(bewerte_gespeichert(fall, {**a, "zuege": f, "frueher": []}, umbenennung, nachfrage,
-                                                  welt_salz, grenze) for f in a.get("frueher") or ())
+                                                  welt_salz, grenze, ziehung) for f in a.get("frueher") or ())
     if fall["stufe"] == GANZ:  # its steps' streams are not cross-checked; what they broke stands in protokoll
         defekte = dict.fromkeys(d for z in fragen for d in (z.get("strom") or {}).get("defekte", []))
         voll = any("fehlt" in z for z in zuege)  # a step refused for its length (frage_ganz)
-        salz = job_salz(welt_salz, a["id"], a["lauf"])
+        salz, fall = job_salz(welt_salz, a["id"], a["lauf"]), gezogen(fall, job_salz(ziehung, a["id"], a["lauf"]))
         note = bewerte_ganz(fall, fragen, umbenennung, voll, salz, grenze)._replace(defekte=tuple(defekte))
         return Ausgabe(**kopf, note=note, zeile=a, **kosten)
     for z in zuege:  # each request with the cross-checks that follow it
@@ -3158,8 +3184,7 @@ def mit_gegenprobe(b, strom, pruefungen, umbenennung):
     ohne = lies(ohne_strom["nachricht"])
     nochmal = next((z for z in pruefungen if z["zweck"] == NOCHMAL), None)  # none before repeats were asked:
     # the stream's own stands in
-    return b._replace(gegenprobe={
-        "gestreamt": als_menge(b.aufrufe), "ohne": als_menge(ohne), "ohne_aufrufe": ohne,
+    return b._replace(gegenprobe={"gestreamt": als_menge(b.aufrufe), "ohne": als_menge(ohne), "ohne_aufrufe": ohne,
         "nochmal": als_menge(b.aufrufe) if nochmal is None else
         als_menge(lies(nochmal["nachricht"])) if "nachricht" in nochmal else None})
 
@@ -3332,8 +3357,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
     stufen = [s for s in STUFEN if s in stufe_von.values()]  # S6 only in a run that asks it
     alle_faelle = erfolge_je_fall(faelle, ausgaben)  # id -> (successes, outputs)
     je_fall = {i: v for i, v in alle_faelle.items() if stufe_von[i] not in SPAETER}
-    return Kennzahlen(
-        faelle=len(faelle),
+    return Kennzahlen(faelle=len(faelle),
         ausgaben=fertig(ausgaben),  # a first answer whose second turn is still to be asked is not one yet
         formkorrekt=anteil(sum(bool(b.aufrufe) and not b.fehlerhaft for b in mit), len(mit)),
         richtig_je_schritt=anteil(sum(b.treffer for b in kapitel), sum(b.soll for b in kapitel)),
@@ -3343,8 +3367,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         stillgehalten=anteil(sum(not b.aufrufe and b.mangel is None for b in still), len(still)),
         **{s.figuren[0].name: stufen_figur(ausgaben, s.name) for s in STUFEN_TABELLE if s.feld},  # weiter, erledigt
         erledigt_nativ=stufen_figur(ausgaben, GANZ, gelungen_nativ),  # S7's jobs an agent on the server gets done
-        anfragen_je_job=anfragen_je_job(ausgaben),
-        bfcl=bfcl_figuren(ausgaben),
+        anfragen_je_job=anfragen_je_job(ausgaben), bfcl=bfcl_figuren(ausgaben),
         stufen={s: anteil(sum(gelungen(a.note) for a in ausgaben if a.stufe == s),
                           sum(a.stufe == s for a in ausgaben)) for s in stufen},
         alle_n=anteil(sum(e == m for e, m in je_fall.values()), len(je_fall)),
@@ -3357,9 +3380,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         unlesbar_geschrieben=[{"id": a.id, "lauf": a.lauf, "zug": zug, "form": form, "text": text}
                               for a in ausgaben if a.note.job is None
                               for zug, b in enumerate(a.noten, 1) for form, text in unlesbar_von(b)],
-        nachfrage=nachfrage(ausgaben),
-        fehlerarten=fehlerarten(faelle, ausgaben),
-        **kosten(ausgaben))
+        nachfrage=nachfrage(ausgaben), fehlerarten=fehlerarten(faelle, ausgaben), **kosten(ausgaben))
 
 
 def fehlerarten(faelle, ausgaben):
@@ -3434,13 +3455,11 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     wessen, grund = text_wessen(any(b.nativ for b in alle), server, e.get("probe"))
     protokoll = sum((collections.Counter(b.protokoll) + strom_notizen(b) for b in alle), collections.Counter())
     katalog = katalog_befund(ausgaben, schwelle)
-    return Diagnose(
-        leer=sum(b.mangel == "leer" and not sofort_beendet(b) and not b.nur_gedacht for b in alle),
+    return Diagnose(leer=sum(b.mangel == "leer" and not sofort_beendet(b) and not b.nur_gedacht for b in alle),
         sofort_beendet=sum(map(sofort_beendet, alle)),
         abgeschnitten=sum(b.mangel == "abgeschnitten" and not b.schleife for b in alle),
         schleife=sum(b.mangel == "abgeschnitten" and b.schleife for b in alle),
-        aus_text=text if wessen == "server" else 0,
-        teilweise_geparst=sum(b.form == "teilweise" for b in alle),
+        aus_text=text if wessen == "server" else 0, teilweise_geparst=sum(b.form == "teilweise" for b in alle),
         protokoll={art: protokoll[art] for art in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if protokoll[art]},
         eigenes_format=sum(heil(b) for b in alle if b.form == "eigen") + (text if wessen == "modell" else 0),
         text_ungeklaert=text if wessen == "unklar" else 0,
@@ -3450,8 +3469,7 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
                                           for form, _ in unlesbar_von(b))),  # a cut call is the cut's
         im_denken=sum(b.mangel == "im_denken" for b in alle),
         leer_ungezaehlt=sum(b.wessen == ("unklar", "leer") for b in alle),  # of leer: no token count tells whose
-        katalog_fehlt=katalog[0], katalog_unklar=katalog[1],
-        verworfen=sum(bool(a.verworfen) for a in ausgaben),
+        katalog_fehlt=katalog[0], katalog_unklar=katalog[1], verworfen=sum(bool(a.verworfen) for a in ausgaben),
         strom_defekt=sum(b.wessen == ("server", "strom_defekt") for b in alle),  # as the verdict weighs it
         strom_ungeprueft=sum(b.wessen == ("unklar", "strom_ungeprueft") for b in alle),
         # a label no answer could deserve: text alone labelled tool_calls, where every answer is so labelled
@@ -3714,8 +3732,7 @@ def kosten(ausgaben):
         alt = sitzungen.get(a.sitzung, (anfang, ende))
         sitzungen[a.sitzung] = (min(alt[0], anfang), max(alt[1], ende))
     anfragen = [x for a in ausgaben for x in a.anfragen]  # (seconds, usage)
-    return {
-        "latenz_s": statistics.median(s for s, _ in anfragen) if anfragen else None,
+    return {"latenz_s": statistics.median(s for s, _ in anfragen) if anfragen else None,
         "tokens": Tokens(*(sum(zahl_oder_none(u, f"{t}_tokens") or 0 for _, u in anfragen)
                            for t in ("prompt", "completion"))),
         "dauer_s": sum(ende - anfang for anfang, ende in sitzungen.values()),
@@ -3889,7 +3906,8 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
     for stufe, flagge in SPAETER.items():
         if a["stufe"] == stufe and not e.get(STUFE[stufe].feld):
             beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {stufe}, in a run without {flagge}")
-    return bewerte_gespeichert(fall, a, e.get("umbenennung"), e.get("nachfrage"), e.get("welt_salz"), token_grenze(e))
+    return bewerte_gespeichert(fall, a, e.get("umbenennung"), e.get("nachfrage"), e.get("welt_salz"), token_grenze(e),
+                               e.get("ziehung"))
 
 
 def folge_fehler(zwecke, fall, e):
@@ -3968,8 +3986,7 @@ Einstellung = collections.namedtuple("Einstellung", "pruefe falsch vorgabe vergl
 # run saved before the field was (PFLICHT: every file has it); verglichen: a run is resumed only under the same
 # value (what makes two runs not comparable is nicht_vergleichbar's); anders: how the refusal names another value
 # ("another case file"), else by the values
-EINSTELLUNGEN = {
-    "modell": Einstellung(lambda x: isinstance(x, str), "is not a string", verglichen=True),
+EINSTELLUNGEN = {"modell": Einstellung(lambda x: isinstance(x, str), "is not a string", verglichen=True),
     "url": Einstellung(_text_oder_nichts, "is not a string", None),  # which server: nicht_vergleichbar reads it
     "temp": Einstellung(zahl_ist, "is not a number of at least 0", verglichen=True),
     "n": Einstellung(lambda x: zahl_ist(x, True) and x >= 1, "is not a whole number of at least 1", verglichen=True),
@@ -4004,6 +4021,7 @@ EINSTELLUNGEN = {
     "datum": Einstellung(lambda x: isinstance(x, str), "is not a string"),
     "probe": Einstellung(lambda x: x is None or ist_probe(x), "is not a probe's record", None),
     "welt_salz": Einstellung(_text_oder_nichts, "is not a string", None),  # S7's created ids; none before it was
+    "ziehung": Einstellung(_text_oder_nichts, "is not a string", None),  # S7's world values; none before they were
     "server": Einstellung(lambda x: x is None or ist_server(x), "is not a server's record", None),
     "server_danach": Einstellung(lambda x: x is None or ist_server(x), "is not a server's record", None),  # changed
     "server_angabe": Einstellung(_text_oder_nichts, "is not a string", None),  # --server
@@ -4018,8 +4036,7 @@ def ist_server(x):
         all(isinstance(x.get(f), (str, type(None))) for f in ("version", "beleg")) and \
         (v is None or isinstance(v, dict) and isinstance(v.get("werkzeuge"), (bool, type(None))) and
          isinstance(v.get("form"), (str, type(None))))
-AUSGABE = {
-    "stufe": (lambda x: x in STUFEN, "is not a stage"),
+AUSGABE = {"stufe": (lambda x: x in STUFEN, "is not a stage"),
     "lauf": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
     "sitzung": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
     "ende": (lambda x: zahl_ist(x, bis=1e11), "is not a time"),  # 1e11 s: the year 5138
@@ -4027,8 +4044,7 @@ AUSGABE = {
     "frueher": (lambda x: x is None or isinstance(x, list) and all(isinstance(z, list) for z in x),
                 "is not a list of earlier turns"),
 }
-ZUG = {
-    "zweck": (lambda x: x in ANFRAGEN + (OHNE_STROM, NOCHMAL), "is not what a turn is for"),
+ZUG = {"zweck": (lambda x: x in ANFRAGEN + (OHNE_STROM, NOCHMAL), "is not what a turn is for"),
     "nachricht": (lambda x: isinstance(x, dict), "is not an object"),
     "usage": (lambda x: isinstance(x, dict), "is not an object"),
     "latenz_s": (lambda x: zahl_ist(x, bis=1e7), "is not a number of seconds"),
@@ -4172,6 +4188,7 @@ def frage_ganz(endpunkt, fall, k=0):
     """S7: the whole job in a loop, one output: each answer's calls run against the job's own world, sent back with
     one tool message each, until an answer without a call or the step limit; each turn keeps what the world gave."""
     lauf, namen = endpunkt.lauf, gesendete_namen(endpunkt.lauf.katalog)
+    fall = gezogen(fall, job_salz(lauf.ziehung, fall["id"], k))
     welt, body, zuege = welt_von(fall, job_salz(lauf.welt_salz, fall["id"], k)), anfrage(fall, lauf), []
     frueher = []
     for schritt in range(schrittgrenze(fall)):
@@ -4443,7 +4460,7 @@ def ausgabe_von(lauf, fall, k, sitzung, zuege):
     a = {"id": fall["id"], "stufe": fall["stufe"], "lauf": k, "sitzung": sitzung, "ende": round(time.time(), 4),
          "zuege": zuege}
     return bewerte_gespeichert(fall, a, lauf.katalog.umbenennung, lauf.nachfrage, lauf.welt_salz,
-                               token_grenze({"extra": lauf.extra}))
+                               token_grenze({"extra": lauf.extra}), lauf.ziehung)
 
 
 def gespeicherte_antwort(a, klaeren=False):
@@ -5006,10 +5023,8 @@ def fehllisten(faelle, ausgaben, hoechstens=None):
 
 def ganz_zeilen(a, mehrere, fall):
     """One failed S7 job: the question, the reference step by step, the steps that came, why it failed."""
-    referenz = " | ".join(aufrufe_text(s) if s else "an answer" for s in fall["loesung"])
     lauf = f" #{a.lauf + 1}" if mehrere else ""
-    return [f"  {a.id}{lauf}  {fall['frage']}",
-            f"      reference: {referenz}",
+    return [f"  {a.id}{lauf}  {a.note.job.frage}", f"      reference: {a.note.job.loesung}",
             f"      came:      {kurz(' | '.join(map(schritt_text, a.note.job.gekommen)), 3 * ANDERS_HOECHSTENS)}",
             f"      differs:   {warum_ganz(a.note)}"]
 
@@ -5062,8 +5077,7 @@ def gruende_von(b):
 def bericht_json(e, k, gezeigt=False):
     return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
             "variante": e.get("variante"), "katalog": e.get("katalog_datei"), "stream": e.get("stream", False),
-            **als_json(k),
-            "nur_gezeigt": gezeigt}
+            **als_json(k), "nur_gezeigt": gezeigt}
 
 
 
@@ -5221,20 +5235,17 @@ def vergleiche(a, b):
     server = [i for i in wer if wer[i].art == "server"]
     teile = {t: Teil(robust(modell["fuer_b"][t], modell["gegen_b"][t]), modell["fuer_b"][t], modell["gegen_b"][t])
              for t in TEILE}
-    v = Vergleich(
-        a=ea["tag"], b=eb["tag"], besser=alle.besser, schlechter=alle.schlechter, p=alle.p, test=alle.test,
+    v = Vergleich(a=ea["tag"], b=eb["tag"], besser=alle.besser, schlechter=alle.schlechter, p=alle.p, test=alle.test,
         aufloesung=aufloesung(alle.faelle), faelle_verglichen=alle.faelle, aenderung=alle.aenderung,
         jenseits_zufall=jenseits_zufall(alle.p), richtung=alle.richtung,
         wessen=wer, serverseitig=server, unklar=[i for i in wer if wer[i].art == "unklar"],
-        modell=teile, grenze=token_grenze(ea),
-        gruppen_stufen={g: ", ".join(filter(None, [
+        modell=teile, grenze=token_grenze(ea), gruppen_stufen={g: ", ".join(filter(None, [
             stufen_kurz(sorted({stufe[i] for i in gemeinsam if art[i] == g == gruppe(stufe[i])})),
             "S5's second turns" * any(art[i] == g != gruppe(stufe[i]) for i in gemeinsam)])) for g in GRUPPEN},
         nicht_vergleichbar=nicht_vergleichbar(ea, ka, a.ausgaben, eb, kb, b.ausgaben, gemeinsam),
         mit_weiter=ka.weiter is not None and kb.weiter is not None,
         mit_ganz=ka.erledigt is not None and kb.erledigt is not None,
-        mit_kapitel=ka.auftraege_gelungen is not None and kb.auftraege_gelungen is not None,
-        mit_nachfrage=nachfrage,
+        mit_kapitel=ka.auftraege_gelungen is not None and kb.auftraege_gelungen is not None, mit_nachfrage=nachfrage,
         differenz={m: None if None in (x, y) else y - x for m in (f.name for f in figuren(ka, kb))
                    for x, y in [(getattr(ka, m), getattr(kb, m))]},
         nativ=nativ_test(a, b, nachfrage, gemeinsam, einzeln),
@@ -5741,8 +5752,7 @@ def server_vermerk(v, i):
 GRENZE_TEXT = "cut off at the token limit {grenze} in both runs"
 EIGENE_GRENZE = {  # without a limit the user set, a server's own may differ between the runs (a smaller context)
     "abgeschnitten": "cut off at the server's own token limit, which may differ between the runs; set one for both "
-                     "(--extra '{\"max_tokens\": 512}')",
-    "schleife": "looping until the server's own token limit"}
+                     "(--extra '{\"max_tokens\": 512}')", "schleife": "looping until the server's own token limit"}
 
 
 def vergleich_hinweise(ea, eb):
@@ -5846,8 +5856,7 @@ Form = collections.namedtuple("Form", "hilfe lauf paar reihe")
 # how a summary is printed: --NAME's help (None: the default, no flag), and a function to one text for a run
 # (settings, figures, cases, outputs, shown as saved, list length), a pair (run A, run B, comparison, cases by id)
 # and a series ([(settings, figures)], comparisons); a new form is one row and its three functions
-FORMEN = {
-    "text": Form(None, bericht_text, vergleich_text, reihe_text),
+FORMEN = {"text": Form(None, bericht_text, vergleich_text, reihe_text),
     "json": Form("print the summary as one JSON object", lauf_json, paar_json, reihe_json),
     "markdown": Form("print the summary as a Markdown table", bericht_markdown, vergleich_markdown, reihe_markdown),
 }
@@ -5920,8 +5929,7 @@ def zeichne(pfad, laeufe):
         arten.bar_label(arten.bar([j + versatz for j in range(len(gezeigt))], anteile, breite), fmt="%.0f", fontsize=7)
     stufen.set(xticks=range(len(gezeigte_stufen)), ylim=(0, 112),
                ylabel="tasks done, % (auftraege_gelungen; S7: erledigt)" if "S7" in gezeigte_stufen else
-               "tasks done (auftraege_gelungen), %",
-               title="By stage")
+               "tasks done (auftraege_gelungen), %", title="By stage")
     if any(STUFE[s].bfcl for s in gezeigte_stufen):  # a category names itself; its names are long: slanted
         stufen.set_xticklabels(gezeigte_stufen, rotation=30, ha="right")
     else:
@@ -6302,18 +6310,22 @@ def pruef_felder(antworten):
 # ---------------------------------------------------------------------------
 
 
-def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD):
+def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD, ziehung=None, n=1, welt_salz=None):
     """Start the built-in endpoint on 127.0.0.1; return (server, url). It answers each case with its expected calls
     as the catalogue sent names them, after `verzoegerung` seconds in one of `plaetze` slots (tests/bench.py plays a
     slow server so); its prompt_tokens grow with the tools sent, as a template that renders them does."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    wie = katalog.als_gesendet  # the questions and replies as the catalogue sent words them
+    wie, jobs = katalog.als_gesendet, collections.defaultdict(list)  # the questions and replies as sent
+    for f, k in ((f, k) for f in faelle if f["stufe"] == GANZ for k in range(n)):  # S7: each output's values,
+        neu = {a: neue_id(i, job_salz(welt_salz, f["id"], k)) for i, a in enumerate(NEUE_IDS[:20], 1)}  # its creations'
+        g = json.dumps(gezogen(f, job_salz(ziehung, f["id"], k)))
+        jobs[wie(json.loads(g)["frage"])].append(json.loads(re.sub("|".join(neu), lambda m: neu[m.group()], g)))
     antwort = functools.partial(selbsttest_antwort, katalog, {
         "antworten": {wie(f["frage"]): f["erwartet"] for f in faelle if f["stufe"] != GANZ} |
         {wie(f["nachtrag"]): f["danach"] for f in faelle if "nachtrag" in f},
         "nach_ergebnis": {wie(f["frage"]): f["danach"] for f in faelle if "ergebnis" in f},  # S6: by its question
-        "jobs": {wie(f["frage"]): f for f in faelle if f["stufe"] == GANZ}})  # S7: the step after as many answers
+        "jobs": jobs})
     frei = threading.BoundedSemaphore(plaetze)
 
     class Handler(BaseHTTPRequestHandler):
@@ -6357,9 +6369,12 @@ def selbsttest_antwort(katalog, bekannt, body):
     names sent, S5's calls after the reply, S6's after the results, S7's reference step after as many answers."""
     letzte, frage = body["messages"][-1], body["messages"][1]["content"]
     text, jobs = "Which one do you mean?", bekannt["jobs"]
-    if frage in jobs:
-        erwartet = erstellte_ids(jobs[frage], body["messages"], neuer_name(katalog, "create_contact"))
-        text = " ".join(jobs[frage].get("antwort", [])) or "Done."
+    if frage in jobs:  # under --n, the output whose world the results so far showed most of
+        gesehen = " ".join(m["content"] for m in body["messages"] if m["role"] == "tool")
+        job = max(jobs[frage], key=lambda g: sum(w in gesehen for w in re.findall(r'"((?:[^"\\]|\\.)+)"',
+                                                                                  json.dumps(g))))
+        erwartet = job["loesung"][sum(m["role"] == "assistant" for m in body["messages"])]
+        text = " ".join(job.get("antwort", [])) or "Done."
     else:
         erwartet = bekannt["nach_ergebnis"].get(frage, []) if letzte["role"] == "tool" else \
             bekannt["antworten"].get(letzte["content"], [])
@@ -6369,21 +6384,6 @@ def selbsttest_antwort(katalog, bekannt, body):
     nachricht = {"role": "assistant", "content": None if rufe else text, **({"tool_calls": rufe} if rufe else {})}
     return nachricht, "tool_calls" if rufe else "stop", {
         "prompt_tokens": 300 + len(json.dumps(body.get("tools", []))) // 4, "completion_tokens": 30 * len(rufe) + 10}
-
-
-def erstellte_ids(fall, nachrichten, erstellen):
-    """The reference's step after as many answers as the conversation holds, each id of a contact the job
-    creates (an id its world does not hold) as the conversation's create results gave it, in order: the ids
-    the run's world draws (job_salz) are known only from there."""
-    alt = {k["contact_id"] for k in fall["welt"].get("kontakte", [])}
-    referenz = dict.fromkeys(v for s in fall["loesung"] for c in s for k, v in c["args"].items()
-                             if k == "contact_id" and v not in alt)
-    namen = {c["id"]: c["function"]["name"] for m in nachrichten for c in m.get("tool_calls") or []}
-    gegeben = [next(iter(json.loads(m["content"]).values())) for m in nachrichten if m["role"] == "tool" and
-               namen.get(m["tool_call_id"]) == erstellen and "error" not in json.loads(m["content"])]
-    karte = dict(zip(referenz, gegeben))
-    return [dict(c, args={k: karte.get(v, v) for k, v in c["args"].items()})
-            for c in fall["loesung"][sum(m["role"] == "assistant" for m in nachrichten)]]
 
 
 def als_strom(nachricht, finish, usage):
@@ -6412,7 +6412,9 @@ def selbsttest(lauf, faelle, sha):
               f"{', '.join(f'{s} {n}' for s, n in je.items())}. The self-test asks nothing of them; "
               "point --url at a server to measure them.")
         return 0
-    server, adresse = selbsttest_server(faelle, katalog=lauf.katalog)
+    lauf = lauf._replace(ziehung=os.urandom(8).hex(), welt_salz=os.urandom(8).hex())  # known to the endpoint too
+    server, adresse = selbsttest_server(faelle, katalog=lauf.katalog, ziehung=lauf.ziehung, n=lauf.n,
+                                        welt_salz=lauf.welt_salz)
     try:
         with tempfile.TemporaryDirectory() as ordner:
             k = lauf_messen(lauf._replace(url=adresse, modell="selbsttest", tag="selbsttest",
@@ -6657,8 +6659,7 @@ def lauf_aus(args):
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
                 klaeren=args.klaeren,
                 nachfrage=args.nachfrage, weiter=args.weiter, ganz=args.ganz, stream=args.stream, stufen=args.stufen,
-                system=args.system, server=args.server,
-                katalog=variante(katalog, args.variante),
+                system=args.system, server=args.server, katalog=variante(katalog, args.variante),
                 form=next((n for n in FORMEN if getattr(args, n, False)), "text"), alle=args.alle)
 
 
@@ -6667,13 +6668,12 @@ def einstellungen_fuer(lauf, sha, faelle):
     so that --bewerten and --vergleich find them again and anyone can see what was sent."""
     return {"modell": lauf.modell, "url": ohne_geheimnis(lauf.url), "temp": lauf.temp, "n": lauf.n,
             "extra": lauf.extra, "nachfrage": lauf.nachfrage, "stream": lauf.stream, "system": lauf.system,
-            "stufen": list(lauf.stufen) if lauf.stufen else None,
-            "tag": lauf.tag,
+            "stufen": list(lauf.stufen) if lauf.stufen else None, "tag": lauf.tag,
             "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
             "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
             **{f: getattr(lauf, f) for f in SPAETER_FELDER.values()},
-            "welt_salz": os.urandom(8).hex() if lauf.ganz else None, "frageregel": FRAGEREGEL,
-            **{f"{f}_sha256": stufen_hash(faelle, st) if getattr(lauf, f) else None
+            **{f: (getattr(lauf, f) or os.urandom(8).hex()) if lauf.ganz else None for f in ("welt_salz", "ziehung")},
+            "frageregel": FRAGEREGEL, **{f"{f}_sha256": stufen_hash(faelle, st) if getattr(lauf, f) else None
                for st, f in SPAETER_FELDER.items()},
             "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei, "server_angabe": lauf.server}
 
@@ -6691,7 +6691,7 @@ def lauf_messen(lauf, alle, sha):
     faelle = faelle_fuer(alle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)
     with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
         einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha, alle))
-        lauf = lauf._replace(welt_salz=einstellungen.get("welt_salz"))  # a resumed run's own
+        lauf = lauf._replace(welt_salz=einstellungen.get("welt_salz"), ziehung=einstellungen.get("ziehung"))
         gezeigt = fertig(ausgaben, lauf.klaeren) == len(faelle) * lauf.n
         if not gezeigt and not gesperrt:
             raise Eingabefehler(f"{pfad.parent}: cannot write there, so the run cannot go on (its lock file "

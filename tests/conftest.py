@@ -111,17 +111,97 @@ def richtig(fall, body, nummer):
 
 
 def mit_erstellten_ids(fall, body, aufrufe):
-    """Calls of the reference with each id of a contact the job creates (one its world does not hold) as the
-    conversation's create_contact results gave it, in order: a run draws those ids, the case file cannot know them."""
-    alt = {k["contact_id"] for k in fall["welt"].get("kontakte", [])}
-    referenz = dict.fromkeys(c["args"]["contact_id"] for s in fall["loesung"] for c in s
-                             if c["args"].get("contact_id") not in alt | {None})
-    erstellt = {c["id"] for m in body["messages"] for c in m.get("tool_calls") or []
-                if c["function"]["name"] in ("create_contact", "add_person")}  # add_person: its synonym
-    gegeben = [next(iter(json.loads(m["content"]).values())) for m in body["messages"]
-               if m["role"] == "tool" and m["tool_call_id"] in erstellt and "error" not in json.loads(m["content"])]
-    karte = dict(zip(referenz, gegeben))
-    return [dict(c, args={k: karte.get(v, v) for k, v in c["args"].items()}) for c in aufrufe]
+    """The reference's calls as they stand in the case file: the endpoint (in_der_welt) puts every value the
+    conversation showed into the run's drawn values, the created contacts' ids among them."""
+    return aufrufe
+
+
+# A run draws each S7 job's values (ids, addresses, times of day: messen.gezogen); the tests' models answer in the
+# case file's values, and the endpoint writes each value the conversation showed (its question and the results of
+# its calls) as the run drew it, as a model that reads does. A value it never showed stays as the file has it.
+FIRMEN = sorted({k["company"] for f in GANZ_FAELLE for k in f["welt"].get("kontakte", []) if k.get("company")} |
+                set(messen.FIRMEN), key=len, reverse=True)  # the companies a world has, or a draw gives
+WERT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}|"  # bounded: a 5 MB reply stays quick
+                  r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}|(?<![\d:])\d\d:\d\d(?![\d:])|"
+                  + "|".join(map(re.escape, FIRMEN)))
+
+
+def werte_karte(alt, neu):
+    """Two texts alike but for drawn values: file value -> drawn value; None where they differ elsewhere."""
+    if alt is None or neu is None or WERT.split(alt) != WERT.split(neu):
+        return None
+    return dict(zip(WERT.findall(alt), WERT.findall(neu)))
+
+
+def katalog_von(body):
+    """The catalogue a request sent: synonyme where its tools carry the other names."""
+    namen = {t["function"]["name"] for t in body.get("tools", [])}
+    return SYNONYM if namen & set(SYNONYM.umbenennung["werkzeuge"].values()) else messen.STANDARD
+
+
+def gezeigt(fall, body):
+    """file value -> the run's, for each value this S7 conversation showed: its question's, and its results' as the
+    same calls return them in the file's world (replayed there, named as the case file names them)."""
+    katalog = katalog_von(body)
+    karte = werte_karte(katalog.als_gesendet(fall["frage"]), body["messages"][1]["content"]) or {}
+    welt, rufe = messen.welt_von(fall), {}
+    attrappen = tuple(t["function"]["name"] for t in body.get("tools", []) if t["function"]["name"] in messen.ATTRAPPEN)
+    for m in body["messages"][2:]:
+        zurueck = {v: k for k, v in karte.items()}
+        rufe.update({c["id"]: c["function"] for c in m.get("tool_calls") or []})
+        if m["role"] != "tool" or m["tool_call_id"] not in rufe:
+            continue
+        f = rufe[m["tool_call_id"]]
+        try:
+            args = json.loads(WERT.sub(lambda w: zurueck.get(w.group(), w.group()), f["arguments"]))
+        except json.JSONDecodeError:
+            continue
+        c = {"name": f["name"], "args": args}
+        if katalog.umbenennung and isinstance(args, dict):
+            c = messen.zurueckbenannt([c], katalog.umbenennung)[0]
+        e = messen.fuehre_aus(welt, c["name"], c["args"], messen.gesendete_namen(katalog), attrappen)
+        karte |= werte_karte(messen.ergebnis_text(messen.umbenannte_args(katalog, e)), m["content"]) or {}
+    return karte
+
+
+def in_der_welt(fall, body, was):
+    """A reply written in the case file's values, in the values of the run's draw that the conversation showed."""
+    if not (fall and fall["stufe"] == "S7" and isinstance(was, dict) and "choices" in was):
+        return was
+    karte = gezeigt(fall, body)
+    if not karte:
+        return was
+    return json.loads(nach_karte(karte, json.dumps(was, ensure_ascii=False)))
+
+
+def nach_karte(karte, text):
+    """text with each value karte maps mapped, and every time of day moved as the times karte maps move."""
+    zeiten = [(int(a[:2]), int(b[:2])) for a, b in karte.items() if ":" in a]
+    um = zeiten[0][1] - zeiten[0][0] if zeiten else 0  # every time of a job moves by the same hours
+    klein = {a.lower(): b for a, b in karte.items()}  # an address in capitals: the drawn one in the same capitals
+    gross = lambda w, neu: f"{w.split('@')[0]}{neu.split('@')[0][len(w.split('@')[0]):]}@{w.split('@')[1]}" \
+        if "@" in w else neu  # noqa: E731
+    ersetzt = lambda w: karte[w] if w in karte else gross(w, klein[w.lower()]) if w.lower() in klein else \
+        f"{int(w[:2]) + um:02}{w[2:]}" if ":" in w and um else w  # noqa: E731
+    return WERT.sub(lambda w: ersetzt(w.group()), text)
+
+def zug_karte(pfad, fall_id, lauf=0):
+    """file value -> drawn value of one S7 job's output in a saved run (its settings line's ziehung)."""
+    ziehung = json.loads(Path(pfad).read_text(encoding="utf-8").splitlines()[0])["einstellungen"].get("ziehung")
+    fall = BY_ID[fall_id]
+    return werte_karte(json.dumps(fall, ensure_ascii=False), json.dumps(messen.gezogen(
+        fall, messen.job_salz(ziehung, fall_id, lauf)), ensure_ascii=False)) or {}
+
+
+def wie_gezogen(pfad, fall_id, text, lauf=0):
+    """A text in the case file's values, in those the saved run drew for the job's output."""
+    return nach_karte(zug_karte(pfad, fall_id, lauf), text)
+
+
+def wie_geschrieben(pfad, fall_id, text, lauf=0):
+    """A text in the values a saved run drew for a job, in the case file's (what a test's expectation names)."""
+    return nach_karte({v: k for k, v in zug_karte(pfad, fall_id, lauf).items()}, text)
+
 
 
 KAPITEL_FEHLER = {  # the chapter's two failures
@@ -148,9 +228,13 @@ def falsch_in(ids):
 # ---------------------------------------------------------------------------
 
 def fall_von(body):
-    """The case a request asks (its first user message: a second turn ends with the reply), or {}."""
+    """The case a request asks (its first user message: a second turn ends with the reply), or {}; an S7 job also
+    in the values its run drew."""
     fragen = [m["content"] for m in body.get("messages", []) if m["role"] == "user"]
-    return BY_FRAGE.get(fragen[0], {}) if fragen else {}
+    if not fragen or fragen[0] in BY_FRAGE:
+        return BY_FRAGE.get(fragen[0], {}) if fragen else {}
+    return next((f for f in GANZ_FAELLE for wie in (str, SYNONYM.als_gesendet)
+                 if werte_karte(wie(f["frage"]), fragen[0]) is not None), {})
 
 
 def zweiter_zug(body):
@@ -225,7 +309,7 @@ class Endpunkt:
                     endpunkt.gleichzeitig += 1
                     endpunkt.hoechstens = max(endpunkt.hoechstens, endpunkt.gleichzeitig)
                 try:
-                    was = endpunkt.antwort(fall, body, nummer)
+                    was = in_der_welt(fall, body, endpunkt.antwort(fall, body, nummer))
                 finally:
                     with endpunkt.lock:  # counted while being worked on, not while bytes travel
                         endpunkt.gleichzeitig -= 1

@@ -12,8 +12,8 @@ import statistics
 import pytest
 
 import messen
-from conftest import (BY_ID, GANZ_FAELLE, completion, messung, mit_erstellten_ids, openai_nachricht, prompt_tokens,
-                      richtig, vorbereitet, zeilen)
+from conftest import (BY_ID, GANZ_FAELLE, completion, fall_von, messung, mit_erstellten_ids, openai_nachricht, prompt_tokens,
+                      richtig, vorbereitet, wie_geschrieben, wie_gezogen, zeilen)
 from test_ganz import json_lauf, schritt
 
 SCHREIBEND = {"create_contact", "update_contact", "delete_contact", "add_note", "create_event", "book_room",
@@ -124,8 +124,10 @@ def test_wer_keinen_kontakt_liest_faellt_wo_nur_das_lesen_entscheidet(cli, endpu
 @pytest.mark.parametrize("modell", [raet, sichert_ab, liest_nicht], ids=lambda m: m.__name__)
 def test_wer_raet_besteht_hoechstens_zehn_prozent(cli, endpunkt, modell):
     k = json_lauf(cli, *messung(endpunkt(modell).url, "--ganz", "--stufen", "S7"))
-    assert k["erledigt"] == 0 / JOBS <= 0.10
-    assert k["fehlerarten"]["falscher_zustand"] == JOBS
+    # a guessed time of day can meet the one a run drew (the hours move by a draw of 1 in up to 15): a lucky job or
+    # two, never more than a tenth
+    assert k["erledigt"] <= 2 / JOBS <= 0.10
+    assert k["fehlerarten"]["falscher_zustand"] == JOBS - round(k["erledigt"] * JOBS)
 
 
 def test_die_referenz_besteht_ganz(cli, endpunkt):
@@ -137,26 +139,30 @@ def test_die_referenz_besteht_ganz(cli, endpunkt):
 # The end state as it is: one job, one shortcut each
 # ---------------------------------------------------------------------------
 
-def mit_schritten(fall_id, schritte):
+def mit_schritten(fall_id, schritte, pfad=None):
     """The reference everywhere but in one job, which takes these steps (a list of call lists, a body, or a
-    (status, text, headers) the endpoint sends as it stands)."""
+    (status, text, headers) the endpoint sends as it stands, or a text: a closing answer in the values the run
+    saved at pfad drew, known as no model can know them unread)."""
     def antwort(fall, body, nummer):
         if fall["id"] != fall_id:
             return richtig(fall, body, nummer)
         k = schritt(body)
         x = schritte[k] if k < len(schritte) else []
+        if isinstance(x, str):
+            return completion({"role": "assistant", "content": wie_gezogen(pfad, fall_id, x)})
         return x if isinstance(x, (dict, tuple)) else antwort_mit(mit_erstellten_ids(fall, body, x),
                                                                    " ".join(fall.get("antwort", [])) or "Done.")
     return antwort
 
 
 def zustand(cli, endpunkt, fall_id, schritte):
-    vorbereitet(cli, *messung(endpunkt(mit_schritten(fall_id, schritte)).url, "--ganz", "--stufen", "S7"))
+    vorbereitet(cli, *messung(endpunkt(mit_schritten(fall_id, schritte, cli.ausgabe / "m.jsonl")).url, "--ganz",
+                              "--stufen", "S7"))
     status, out, err = cli("--bewerten", "m")
     k = json_lauf(cli, "--bewerten", "m")
-    return fall_id not in k["fehlgeschlagen"], next(
-        (z.split("differs:   ")[1] for z in out.splitlines()[out.splitlines().index(f"  {fall_id}  "
-                                                                                    f"{BY_ID[fall_id]['frage']}"):]
+    return fall_id not in k["fehlgeschlagen"], next(  # the run's drawn values as the case file has them
+        (wie_geschrieben(cli.ausgabe / "m.jsonl", fall_id, z.split("differs:   ")[1]) for z in out.splitlines()[next(
+            i for i, z in enumerate(out.splitlines()) if z.startswith(f"  {fall_id}  ")):]
          if "differs:" in z), None) if fall_id in k["fehlgeschlagen"] else None
 
 
@@ -233,13 +239,14 @@ def antwort(text):
     # the refused booking asked again once before the other room: a spare write, as S7-5 is no job to retry blindly
     ("S7-5", [L("S7-5", 0), L("S7-5", 1), L("S7-5", 1), L("S7-5", 2), L("S7-5", 3)], False,
      'book_room(room="konferenz", date="2026-03-20", start="10:00", end="11:00") repeats a write of the job'),
-    # a guess with no call: the right address among rivals, or alone, counts only where a result of the job gave it
-    ("S7-6", [antwort("I did not look it up, but at Südwind AG it is one of lea.hoffmann@suedwind.example, "
-                      "lea.h@suedwind.example, l.hoffmann@suedwind.example or hoffmann@suedwind.example.")], False,
+    # a guess with no call: the right address (as the run drew it) among rivals, or alone, counts only where a
+    # result of the job gave it
+    ("S7-6", ["I did not look it up, but at Südwind AG it is one of lea.hoffmann@suedwind.example, "
+              "lea.h@suedwind.example, l.hoffmann@suedwind.example or hoffmann@suedwind.example."], False,
      "the closing answer names lea.h@suedwind.example, which no result of this job gave; the closing answer names "
      "lea.hoffmann@suedwind.example beside lea.h@suedwind.example; the closing answer names l.hoffmann@suedwind.example "
      "beside lea.h@suedwind.example; the closing answer names hoffmann@suedwind.example beside lea.h@suedwind.example"),
-    ("S7-6", [antwort("Lea Hoffmann's address is lea.h@suedwind.example.")], False,
+    ("S7-6", ["Lea Hoffmann's address is lea.h@suedwind.example."], False,
      "the closing answer names lea.h@suedwind.example, which no result of this job gave"),
     # an enum value is named as a status or in the value's sentence, the right one also as a German word's stem;
     # "lead" the verb in another sentence is no rival, "prospect" no name of interessent
@@ -401,10 +408,12 @@ def test_im_loop_nennt_die_welt_die_gesendeten_namen(cli, endpunkt):
     bloss = completion({"role": "assistant", "content": None, "tool_calls": [
         {"id": "c0", "type": "function", "function": {"name": u, "arguments": json.dumps({i: L("S7-1", 1)[0]["args"][
             "contact_id"]})}}]}, "tool_calls")
-    server = endpunkt(mit_schritten("S7-1", [bloss]))
+    liste = [{"name": messen.SYNONYME["werkzeuge"]["list_contacts"], "args": {
+        messen.SYNONYME["argumente"].get("company", "company"): "Nordwind GmbH"}}]
+    server = endpunkt(mit_schritten("S7-1", [liste, bloss]))  # the id the listing gave, and no field
     vorbereitet(cli, *messung(server.url, "--ganz", "--stufen", "S7", "--variante", "synonyme"))
-    antwort = next(m["content"] for _, b in server.anfragen if b["messages"][1]["content"] == BY_ID["S7-1"]["frage"]
-                   for m in b["messages"] if m["role"] == "tool")
+    antwort = [m["content"] for _, b in server.anfragen if fall_von(b)["id"] == "S7-1"
+               for m in b["messages"] if m["role"] == "tool"][-1]
     s, e, c = (messen.SYNONYME["argumente"][x] for x in ("status", "email", "company"))
     assert json.loads(antwort) == {"error": f"{u} needs a field to change: {s}, {e} or {c}"}
 
