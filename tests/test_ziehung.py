@@ -7,6 +7,8 @@ values only what the conversation showed (conftest.in_der_welt), as a model that
 
 import json
 
+import pytest
+
 import messen
 from conftest import (BY_ID, GANZ_FAELLE, completion, fall_von, gezeigt, messung, openai_nachricht, richtig,
                       vorbereitet, zeilen)
@@ -105,3 +107,13 @@ def test_ein_lauf_ohne_ziehung_wird_wie_damals_bewertet(cli, endpunkt):
     pfad.write_text("\n".join([json.dumps(kopf)] + z[1:]) + "\n", encoding="utf-8")
     k = json_lauf(cli, "--bewerten", "alt")
     assert k["erledigt"] < 0.5  # its answers were in drawn values, graded now in the file's: most fail
+
+
+@pytest.mark.parametrize("weise", [[], ["--stream"], ["--n", "3", "--temp", "0.7"], ["--variante", "synonyme"],
+                                   ["--variante", "reihenfolge"], ["--variante", "ablenkung", "--n", "2"]])
+def test_der_selbsttest_geht_jeden_gezogenen_job(cli, weise):
+    """The built-in endpoint answers each job in the values its output drew: the reference does 26 of 26 plain,
+    streamed, under --n and under each variant."""
+    status, out, err = cli("--selbsttest", "--ganz", "--stufen", "S7", *weise)
+    assert status == 0, err
+    assert [z for z in out.splitlines() if z.startswith("By stage")] == ["By stage: S7 100 %."]
