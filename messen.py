@@ -58,6 +58,7 @@ import gc
 import hashlib
 import http.client
 import io
+import itertools
 import json
 import math
 import os
@@ -613,7 +614,7 @@ def lade_faelle(pfad, katalog=STANDARD):
     except OSError as e:
         raise Eingabefehler(f"{pfad}: cannot read the case file ({e.strerror})")
     faelle, gesehen = [], {}  # gesehen: id -> line
-    for nr, fall in json_zeilen(pfad, daten):
+    for nr, fall in json_zeilen(pfad, daten.split(b"\n")):
         fehler = pruefe_fall(fall, katalog)
         if not fehler and fall["id"] in gesehen:
             fehler = f"duplicate id {fall['id']} (first on line {gesehen[fall['id']]})"
@@ -628,26 +629,21 @@ def lade_faelle(pfad, katalog=STANDARD):
     return faelle, faelle_hash(daten)
 
 
-def json_zeilen(pfad, daten):
-    """[(line number, value)] of a file of JSON lines (a case file, BFCL's), blank lines left out; UTF-8, JSON,
-    and nesting a case can have checked, each fault naming file:line."""
-    try:
-        text = daten.decode("utf-8-sig")  # a byte-order mark, as some editors write, is no part of the first line
-    except UnicodeDecodeError as e:
-        zeile = daten[:e.start].count(b"\n") + 1
-        raise Eingabefehler(f"{pfad}:{zeile}: not UTF-8")
-    zeilen = []
-    for nr, zeile in enumerate(text.splitlines(), 1):
+def json_zeilen(pfad, zeilen):
+    """(line number, value) of each line of a file of JSON lines (a case file, BFCL's; lines as bytes), blank
+    lines left out, one line at a time; UTF-8, JSON and nesting a case can have checked, each fault file:line."""
+    for nr, zeile in enumerate(zeilen, 1):
         if not zeile.strip():
             continue
-        try:
-            wert = json.loads(zeile)
+        try:  # a byte-order mark, as some editors write, is no part of the first line
+            wert = json.loads(zeile.decode("utf-8-sig" if nr == 1 else "utf-8"))
+        except UnicodeDecodeError:
+            raise Eingabefehler(f"{pfad}:{nr}: not UTF-8")
         except (ValueError, RecursionError) as e:
             raise Eingabefehler(f"{pfad}:{nr}: not JSON ({json_fehler(e)})")
         if zu_tief(wert):
             raise Eingabefehler(f"{pfad}:{nr}: nested deeper than {TIEFE} levels, where a case nests a few")
-        zeilen.append((nr, wert))
-    return zeilen
+        yield nr, wert
 
 
 TYPEN = ("number", "integer", "boolean")  # schema types whose values are compared as that type, not as text
@@ -966,6 +962,7 @@ BFCL_DATEI = re.compile(r"BFCL_v\d+_(\w+)\.json")  # BFCL_v4_simple_python.json:
 BFCL_OPENAPI = {"integer": "integer", "number": "number", "float": "number", "string": "string", "boolean": "boolean",
                 "bool": "boolean", "array": "array", "list": "array", "dict": "object", "object": "object",
                 "tuple": "array", "any": "string"}  # BFCL's GORILLA_TO_OPENAPI, for the Python categories' types
+BFCL_HINWEIS = " Note that the provided function is in Python 3 syntax."  # every category messen reads is Python
 BFCL_PYTHON = {"string": str, "integer": int, "float": float, "boolean": bool, "array": list, "tuple": list,
                "dict": dict, "any": str}  # its checker's PYTHON_TYPE_MAPPING: the types a Python case may name
 
@@ -984,9 +981,11 @@ def ist_bfcl(pfad):
     return isinstance(fall, dict) and "question" in fall and "function" in fall
 
 
-def lade_bfcl(pfad):
+def lade_bfcl(pfad, stichprobe=None):
     """BFCL's question files with their possible_answer/ beside them: a file, or a directory's files of the
-    categories messen knows (the stage table's BFCL rows). Returns (faelle, sha256 of every file read)."""
+    categories messen knows (the stage table's BFCL rows); with stichprobe N, N cases of each drawn evenly
+    across its file. Read a line at a time: what stays are the cases kept. Returns (faelle, sha256 of every
+    file read)."""
     pfad = Path(pfad)
     if pfad.is_dir():
         try:
@@ -1002,15 +1001,15 @@ def lade_bfcl(pfad):
     faelle, sha, gesehen = [], hashlib.sha256(), {}
     for datei in dateien:
         kategorie = bfcl_kategorie(datei)
-        fragen, antworten = (bfcl_zeilen(d, sha) for d in (datei, None if STUFE[kategorie].still else
-                                                              datei.parent / "possible_answer" / datei.name))
-        antworten = None if antworten is None else {a.get("id"): a for _, a in antworten if isinstance(a, dict)}
-        for nr, roh in fragen:
-            fall = bfcl_fall(datei, nr, roh, kategorie, antworten)
-            if fall["id"] in gesehen:
-                raise Eingabefehler(f"{datei}:{nr}: duplicate id {fall['id']} (first in {gesehen[fall['id']]})")
-            gesehen[fall["id"]] = f"{datei.name}:{nr}"
-            faelle.append(fall)
+        antwort = None if STUFE[kategorie].still else datei.parent / "possible_answer" / datei.name
+        zahl = [sum(bool(z.strip()) for z in bfcl_lesen(d, sha)) for d in (datei, antwort) if d][0]
+        behalten = {int((i + 0.5) * zahl / stichprobe) for i in range(stichprobe)} if stichprobe else None
+        paare = itertools.zip_longest(json_zeilen(datei, bfcl_lesen(datei)),
+                                      json_zeilen(antwort, bfcl_lesen(antwort)) if antwort else ())
+        for i, ((nr, roh), (anr, erwartet)) in enumerate((f or (None, None), a or (None, None)) for f, a in paare):
+            fall = bfcl_fall(datei, nr, roh, kategorie, antwort and (antwort, anr, erwartet), gesehen)
+            if behalten is None or i in behalten:
+                faelle.append(fall)
     if not faelle:
         raise Eingabefehler(f"{pfad}: no cases in the file")
     return faelle, sha.hexdigest()
@@ -1027,36 +1026,53 @@ def bfcl_kategorie(datei):
     return m[1]
 
 
-def bfcl_zeilen(datei, sha):
-    """[(line number, object)] of a BFCL file (JSON lines), its bytes added to sha; None for no file asked."""
-    if datei is None:
-        return None
+def bfcl_lesen(datei, sha=None):
+    """A BFCL file's lines as bytes, one at a time, each added to sha where one is given."""
     try:
-        daten = datei.read_bytes()
+        with open(datei, "rb") as f:
+            for zeile in f:
+                sha and sha.update(zeile)
+                yield zeile
     except OSError as e:
         wo = f"; BFCL keeps a category's expected calls in possible_answer/{datei.name}" * (e.errno == errno.ENOENT)
         raise Eingabefehler(f"{datei}: cannot read it ({e.strerror}){wo}")
-    sha.update(daten)
-    return json_zeilen(datei, daten)
 
 
-def bfcl_fall(datei, nr, roh, kategorie, antworten):
-    """One BFCL case as messen asks and grades it: its messages as given, its functions as BFCL converts them for
-    OpenAI-style tools, and each expected call with its accepted values and its function's schema as written."""
+def bfcl_fall(datei, nr, roh, kategorie, antwort, gesehen):
+    """One BFCL case as messen asks and grades it: its messages as given, its functions as BFCL's generation
+    sends them to OpenAI-style tools, and each expected call with its accepted values and its function's schema
+    as written. antwort: (file, line, object) of the possible_answer line BFCL's runner pairs with it."""
+    if roh is None:
+        raise Eingabefehler(f"{antwort[0]}:{antwort[1]}: an expected call beyond the last case of {datei.name}; "
+                            "BFCL's runner pairs the two files line by line")
     wo = f"{datei}:{nr}"
     fehler = bfcl_fehler(roh)
     if fehler:
         raise Eingabefehler(f"{wo}: {fehler}")
-    soll = []
-    if antworten is not None:
-        erwartet = antworten.get(roh["id"])
-        if erwartet is None or not isinstance(erwartet.get("ground_truth"), list) or not erwartet["ground_truth"]:
-            raise Eingabefehler(f"{wo}: no expected call for {roh['id']} in possible_answer/{datei.name}")
-        soll = [bfcl_soll(wo, g, roh["function"], kategorie) for g in erwartet["ground_truth"]]
+    if roh["id"] in gesehen:
+        raise Eingabefehler(f"{wo}: duplicate id {roh['id']} (first in {gesehen[roh['id']]})")
+    gesehen[roh["id"]] = f"{datei.name}:{nr}"
+    soll = [] if antwort is None else [bfcl_soll(wo, g, roh["function"], kategorie) for g in bfcl_erwartet(
+        roh["id"], *antwort)]
     nachrichten = roh["question"][0]
     return {"id": roh["id"], "stufe": kategorie, "erwartet": soll, "_zeile": nr,
             "frage": next((m["content"] for m in reversed(nachrichten) if m["role"] == "user"), ""),
             "_nachrichten": nachrichten, "_werkzeuge": [bfcl_werkzeug(f) for f in roh["function"]]}
+
+
+def bfcl_erwartet(id_, datei, nr, erwartet):
+    """The expected calls of the case id_ from the possible_answer line BFCL's runner pairs with it."""
+    wo = f"{datei}:{nr}" if nr else f"{datei}"
+    if nr is None:
+        raise Eingabefehler(f"{wo}: no expected call for {id_} (its lines end before the cases do); BFCL's runner "
+                            "pairs the two files line by line")
+    if not isinstance(erwartet, dict) or erwartet.get("id") != id_:
+        was = f"the id {erwartet['id']}" if isinstance(erwartet, dict) and "id" in erwartet else "no id"
+        raise Eingabefehler(f"{wo}: {was} where the case on that line of {Path(datei).name} is {id_}; BFCL's runner "
+                            "pairs the two files line by line")
+    if not isinstance(erwartet.get("ground_truth"), list) or not erwartet["ground_truth"]:
+        raise Eingabefehler(f"{wo}: no expected call for {id_} (\"ground_truth\" is a list of calls)")
+    return erwartet["ground_truth"]
 
 
 def bfcl_fehler(roh):
@@ -1081,6 +1097,14 @@ def bfcl_fehler(roh):
                    False)
         if typ is not False:
             return f"{f['name']} has a parameter of type {typ!r}, which no Python case of BFCL has"
+    namen = [bfcl_name(f["name"]) for f in funktionen]
+    falsch = next((n for n in namen if not NAME.fullmatch(n)), None)
+    if falsch is not None:  # BFCL's handler sends it so, and a strict server refuses the whole request (400)
+        return f"the function {falsch!r} is no name a tool may have (^[a-zA-Z0-9_-]{{1,64}}$, dots as underscores)"
+    doppelt = [f["name"] for f in funktionen if namen.count(bfcl_name(f["name"])) > 1]
+    if doppelt:
+        return f"{' and '.join(doppelt[:2])} are both sent as {bfcl_name(doppelt[0])} (dots as underscores, as " \
+               "BFCL sends them), and one name can be one tool only"
     return None
 
 
@@ -1100,6 +1124,9 @@ def bfcl_soll(wo, g, funktionen, kategorie):
             isinstance(v, list) for v in next(iter(g.values())).values()):
         raise Eingabefehler(f"{wo}: an expected call is {{\"function\": {{\"parameter\": [accepted values]}}}}")
     name, werte = next(iter(g.items()))
+    if werte and not any(werte.values()):
+        raise Eingabefehler(f"{wo}: every argument of the expected call {name} accepts no value ([]): no answer "
+                            "could pass")
     if "simple" in kategorie and funktionen:
         funktion = funktionen[0]
     else:
@@ -1115,10 +1142,11 @@ def bfcl_name(name):
 
 
 def bfcl_werkzeug(funktion):
-    """A BFCL function as its convert_to_tool makes it an OpenAI tool: the name without dots, the parameters an
-    object, every type mapped (an unknown one is a string), a float a number with its note."""
+    """A BFCL function as its generation sends it: the language's hint added to its description (as
+    load_dataset_entry does), then as convert_to_tool makes it an OpenAI tool: the name without dots, the
+    parameters an object, every type mapped (an unknown one is a string), a float a number with its note."""
     f = copy.deepcopy(funktion)
-    f["name"] = bfcl_name(f["name"])
+    f["name"], f["description"] = bfcl_name(f["name"]), f.get("description", "") + BFCL_HINWEIS
     f["parameters"]["type"] = "object"
     f["parameters"]["properties"] = bfcl_eigenschaften(f["parameters"]["properties"])
     return {"type": "function", "function": f}

@@ -96,3 +96,30 @@ def urteil_von(ast_checker, python, is_empty_output, is_function_calling_format_
             return False
         return ast_checker(roh["function"], decodiert, antwort["ground_truth"], python, kategorie, MODELL)["valid"]
     return urteil
+
+
+def gesendet():
+    """The tools BFCL's generation sends for a case's line (load_dataset_entry's language hint, then
+    OpenAICompletionsHandler._compile_tools' convert_to_tool), as a function of the line and its category;
+    None without bfcl-eval. The module of convert_to_tool imports response parsers (tree_sitter) and a retry
+    decorator (tenacity) it never calls on the way: where they are not installed, stand-ins take their names."""
+    if laden() is None:
+        return None
+    namen = {"tenacity": "retry retry_if_exception_message retry_if_exception_type wait_random_exponential"}
+    for teil, was in (("java", "parse_java_function_call"), ("js", "parse_javascript_function_call"),
+                      ("json", "parse_json_function_call"),
+                      ("xml", "parse_concise_xml_function_call parse_verbose_xml_function_call")):
+        namen[f"bfcl_eval.model_handler.parser.{teil}_parser"] = was
+    for modul, was in namen.items():
+        if not _da(modul):
+            sys.modules[modul] = types.SimpleNamespace(**dict.fromkeys(was.split()))
+    import copy
+    from bfcl_eval.constants.enums import ModelStyle
+    from bfcl_eval.constants.type_mappings import GORILLA_TO_OPENAPI
+    from bfcl_eval.model_handler.utils import convert_to_tool
+    from bfcl_eval.utils import _func_doc_language_specific_pre_processing as mit_hinweis
+
+    def werkzeuge(roh, kategorie):
+        funktionen = mit_hinweis(copy.deepcopy(roh["function"]), kategorie)
+        return convert_to_tool(funktionen, GORILLA_TO_OPENAPI, ModelStyle.OPENAI_COMPLETIONS)
+    return werkzeuge
