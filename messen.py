@@ -3356,8 +3356,11 @@ def anteil(zaehler, nenner):
 
 Tokens = collections.namedtuple("Tokens", "prompt completion")  # a run's tokens, added up
 Anfragen = collections.namedtuple("Anfragen", "median referenz")  # the requests an S7 job took, and the reference's
-BfclZahlen = collections.namedtuple("BfclZahlen", "gesamt fehlgeschlagen stufen")  # BFCL's verdict: all, failed ids,
-# by category
+BfclZahlen = collections.namedtuple("BfclZahlen", "gesamt fehlgeschlagen stufen nicht_live live still_anders")
+# BFCL's verdict: pooled over all its cases (messen's pooling), failed ids, by category, BFCL's own overalls (None
+# unless each of their categories was asked), and why BFCL counted restraint where messen did not ({why: count})
+BFCL_GESAMT = {"nicht_live": ("simple_python", "multiple", "parallel", "parallel_multiple"),  # unweighted mean
+               "live": ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")}  # by cases
 Kennzahlen = collections.namedtuple("Kennzahlen", (  # a run's figures, read by field; only als_json makes them keys
     "faelle ausgaben formkorrekt richtig_je_schritt auftraege_gelungen schritte_je_auftrag stillgehalten "
     "gelungen_nativ nachfrage weiter erledigt erledigt_nativ anfragen_je_job bfcl stufen alle_n alle_n_stufen "
@@ -3432,11 +3435,18 @@ def bfcl_figuren(ausgaben):
     eigene = [a for a in ausgaben if a.note.bfcl is not None]
     if not eigene:
         return None
+    je = {s: [a.note.bfcl for a in eigene if a.stufe == s] for s in BFCL_STUFEN}
+    gruppen = {g: [je[s] for s in kategorien] if all(je[s] for s in kategorien) else None
+               for g, kategorien in BFCL_GESAMT.items()}  # as eval_runner_helper's overall accuracies
     return BfclZahlen(gesamt=anteil(sum(a.note.bfcl for a in eigene), len(eigene)),
                       fehlgeschlagen=list(dict.fromkeys(a.id for a in eigene if not a.note.bfcl)),
-                      stufen={s: anteil(sum(a.note.bfcl for a in eigene if a.stufe == s),
-                                        sum(a.stufe == s for a in eigene))
-                              for s in BFCL_STUFEN if any(a.stufe == s for a in eigene)})
+                      stufen={s: anteil(sum(x), len(x)) for s, x in je.items() if x},
+                      nicht_live=gruppen["nicht_live"] and statistics.fmean(sum(x) / len(x)
+                                                                            for x in gruppen["nicht_live"]),
+                      live=gruppen["live"] and anteil(*(sum(map(f, gruppen["live"])) for f in (sum, len))),
+                      still_anders=dict(collections.Counter(
+                          a.note.mangel or ("fehlerhaft" if a.note.fehlerhaft else "text") for a in eigene
+                          if a.note.still and a.note.bfcl and not gelungen(a.note)).most_common()))
 
 
 def anfragen_je_job(ausgaben):
@@ -4789,11 +4799,23 @@ def stufenzeile(stufen, wort="By stage"):
     return f"{wort}: " + ", ".join(f"{s} {prozent(x)}" for s, x in stufen.items() if x is not None) + "."
 
 
-def bfcl_zeile(bfcl):
-    return stufenzeile(bfcl.stufen, BFCL_WORT)[:-1] + f"; over all {prozent(bfcl.gesamt)}."
+def bfcl_zeilen(bfcl):
+    """BFCL's verdict by category, its own overalls, messen's pooling, and why BFCL's restraint is not messen's."""
+    gesamt = [f"{w} {prozent(getattr(bfcl, g))}" for g, w in (("nicht_live", "non-live"), ("live", "live"))
+              if any(s in bfcl.stufen for s in BFCL_GESAMT[g])]
+    zeilen = [stufenzeile(bfcl.stufen, BFCL_WORT)[:-1] + (f"; BFCL's overall {', '.join(gesamt)}" if gesamt else "")
+              + f"; pooled by messen over all {prozent(bfcl.gesamt)}."]
+    anders = bfcl.still_anders
+    if anders:
+        zeilen.append(f"BFCL counts {sum(anders.values())} irrelevance answers as restraint that messen does not: "
+                      + ", ".join(f"{n} {BFCL_ANDERS.get(w, w)}" for w, n in anders.items()) + ".")
+    return zeilen
 
 
 BFCL_WORT = "BFCL's verdict (tool_calls only, as its FC mode)"
+BFCL_ANDERS = {"text": "calls written as text", "fehlerhaft": "malformed calls (fehlerhaft)", "abgeschnitten":
+               "cut by the token limit (abgeschnitten)", "leer": "empty (leer)", "im_denken": "only in a reasoning "
+               "field (im_denken)", "angekuendigt": "tool_calls announced, none sent (angekuendigt)"}
 
 
 def fehlerarten_zeile(arten):
@@ -4987,7 +5009,7 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
         zeilen.append(f"{'alle_n':<20} {prozent(k.alle_n)}   (cases whose {e['n']} outputs all succeeded)")
     zeilen += ["", stufenzeile(k.stufen)]
     if k.bfcl:
-        zeilen.append(bfcl_zeile(k.bfcl))
+        zeilen += bfcl_zeilen(k.bfcl)
     if e["n"] > 1:
         zeilen.append(stufenzeile(k.alle_n_stufen, f"All {e['n']} by stage"))
     zeilen.append(fehlerarten_zeile(k.fehlerarten))
@@ -5738,9 +5760,10 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
 
 
 def bfcl_zellen(k):
-    """A run's BFCL figures by row: each category's, then all its cases'; {} for a run of none."""
+    """A run's BFCL figures by row: each category's, BFCL's overalls, then messen's pooling; {} for a run of none."""
     b = k.bfcl
-    return {**{f"BFCL {s}": x for s, x in b.stufen.items()}, "BFCL all": b.gesamt} if b else {}
+    return {n: x for n, x in {**{f"BFCL {s}": x for s, x in b.stufen.items()}, "BFCL non-live": b.nicht_live,
+                              "BFCL live": b.live, "BFCL pooled": b.gesamt}.items() if x is not None} if b else {}
 
 
 def tabelle_markdown(zeilen, kopf):
