@@ -481,6 +481,7 @@ class Lauf(typing.NamedTuple):
     stream: bool = False  # every request streamed, as an agent asks
     system: str = None  # --system: a system message before each BFCL case's own messages
     stufen: tuple = None  # --stufen: only the cases of these stages; None: all a run asks
+    stichprobe: int = None  # --stichprobe: N cases of each BFCL file, drawn evenly across it; None: all
     timeout_nochmal: bool = True  # a request over --timeout is asked again (--pruefen: not, it would take as long)
     welt_salz: str = None  # S7: what the ids of created contacts are drawn from, the run's (its settings line's)
     ziehung: str = None  # S7: what each job's world values are drawn from (gezogen); None: the values as written
@@ -603,12 +604,14 @@ def zu_tief(wert):
     return False
 
 
-def lade_faelle(pfad, katalog=STANDARD):
+def lade_faelle(pfad, katalog=STANDARD, stichprobe=None):
     """Read and check the case file against the catalogue as written; return (faelle, sha256 of the file).
 
-    Every violation names file:line. BFCL's files are read as BFCL's (lade_bfcl)."""
+    Every violation names file:line. BFCL's files are read as BFCL's (lade_bfcl), a sample of them too."""
     if ist_bfcl(pfad):
-        return lade_bfcl(pfad)
+        return lade_bfcl(pfad, stichprobe)
+    if stichprobe:
+        raise Eingabefehler(f"--stichprobe draws from BFCL's files; {pfad} is asked whole (--stufen asks its stages)")
     try:
         daten = Path(pfad).read_bytes()
     except OSError as e:
@@ -4037,6 +4040,8 @@ EINSTELLUNGEN = {"modell": Einstellung(lambda x: isinstance(x, str), "is not a s
                             f"is not one of {', '.join(VARIANTEN)}", None, True),
     "stufen": Einstellung(lambda x: x is None or isinstance(x, list) and x and all(s in STUFEN for s in x),
                           "is not a list of stages", None, True),
+    "stichprobe": Einstellung(lambda x: x is None or zahl_ist(x, True) and x >= 1, "is not a whole number of at "
+                              "least 1", None, True),
     "faelle_sha256": Einstellung(lambda x: isinstance(x, str), "is not a string", verglichen=True,
                                  anders="another case file"),
     **{f"{s.feld}_sha256": Einstellung(_text_oder_nichts, "is not a string", None, True, f"other {s.name} cases")
@@ -4813,9 +4818,9 @@ def bfcl_zeilen(bfcl):
 
 
 BFCL_WORT = "BFCL's verdict (tool_calls only, as its FC mode)"
-BFCL_ANDERS = {"text": "calls written as text", "fehlerhaft": "malformed calls (fehlerhaft)", "abgeschnitten":
-               "cut by the token limit (abgeschnitten)", "leer": "empty (leer)", "im_denken": "only in a reasoning "
-               "field (im_denken)", "angekuendigt": "tool_calls announced, none sent (angekuendigt)"}
+BFCL_ANDERS = {"text": "written as text", "fehlerhaft": "malformed (fehlerhaft)", "abgeschnitten": "cut by the token "
+               "limit (abgeschnitten)", "leer": "empty (leer)", "im_denken": "only in a reasoning field (im_denken)",
+               "angekuendigt": "announced as tool_calls, none sent (angekuendigt)"}
 
 
 def fehlerarten_zeile(arten):
@@ -5511,23 +5516,23 @@ TESTS = {  # name -> (in the resolution sentence, in the verdict)
 
 
 def urteil(v):
-    """The verdict in one line: what flipped as the outputs stand, and the test; whose the flips are and
-    the model's test over all cases; the same by kind, calling and holding still apart; and where the
-    evidence cannot settle it, why. Where a whole run measured a setting, that no verdict can be given."""
+    """The verdict, a line for each part (none of them long): what flipped as the outputs stand, and the test; whose
+    the flips are and the model's test over all cases; the same by kind, calling and holding still apart; and where
+    the evidence cannot settle it, why. Where a whole run measured a setting, that no verdict can be given."""
     b, s = len(v.besser), len(v.schlechter)
     satz = (f"{b} case{'s' * (b != 1)} better and {s} worse in {v.b} than in {v.a} "
             f"({figur(v)} over the {mal(v.faelle_verglichen, 'case')} compared: "
             f"{differenz('auftraege_gelungen', v.aenderung)}); {TESTS[v.test][1]} p = {v.p:.3g}")
     if v.nicht_vergleichbar:
-        return satz + f". Cannot tell whether the model changed: {v.nicht_vergleichbar}."
+        return [satz + f". Cannot tell whether the model changed: {v.nicht_vergleichbar}."]
     m = v.modell["gesamt"]
     if v.serverseitig or v.unklar:
-        satz += f". {herkunft(v)}; " + ("on the model's " if m.beide_gleich else "counting the outputs that are no "
-                                        "evidence on the model for B and against B: ") + modell_zahlen(m)
+        satz += f".\n{herkunft(v)}.\n" + ("On the model's " if m.beide_gleich else "Counting the outputs that are no "
+                                          "evidence on the model for B and against B: ") + modell_zahlen(m)
     ganz = " as a whole, not in every kind (below)" if m.urteil == "besser" and v.rueck else ""
-    satz += ": " + schluss(m, v.b, ganz) + " By kind, Holm-corrected for the two: " + "; ".join(
+    satz += ": " + schluss(m, v.b, ganz) + "\nBy kind, Holm-corrected for the two: " + "; ".join(
         gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v) + nativ_satz(v) + bfcl_satz(v)
-    return satz
+    return satz.split("\n")
 
 
 def nativ_test(a, b, nachfrage, gemeinsam, einzeln):
@@ -5562,10 +5567,11 @@ def bfcl_satz(v):
     t = v.bfcl
     if not t:
         return ""
-    return (f" BFCL's verdict (tool_calls only), paired: {t.geflippt} "
+    warum = f"it counts what the server broke ({mal(len(v.serverseitig), 'case')} here) as the model's, so " \
+        if v.serverseitig else ""
+    return (f"\nBFCL's verdict (tool_calls only), paired: {t.geflippt} "
             f"({len(t.besser)} better, {len(t.schlechter)} worse): {TESTS[t.test][1]} p = {t.p:.3g}: "
-            f"{schluss(t, v.b)[:-1]}; it counts what the server broke as the model's, so --streng never stops on it "
-            "alone.")
+            f"{schluss(t, v.b)[:-1]}; {warum}--streng stops on messen's test above, never on this alone.")
 
 
 def nativ_satz(v):
@@ -5573,7 +5579,7 @@ def nativ_satz(v):
     n = v.nativ
     if not n:
         return ""
-    satz = f" What an agent gets done (gelungen_nativ, every call from tool_calls): {modell_zahlen(n)}: "
+    satz = f"\nWhat an agent gets done (gelungen_nativ, every call from tool_calls): {modell_zahlen(n)}: "
     if n.urteil == "schlechter":
         return satz + f"{v.b} is worse beyond chance at {NIVEAU_WORT}: its calls reach an agent less often."
     return satz + schluss(n, v.b)
@@ -5602,9 +5608,10 @@ def befehl(e, *mehr):
     teile = ["python3", "messen.py", "--url", e.get("url") or "URL", "--modell", e["modell"], "--tag", e["tag"],
              "--temp", f"{e['temp']:g}", "--n", str(e["n"])] + ["--extra", json.dumps(e["extra"])] * bool(e["extra"])
     teile += [f"--{f}" for f in ("nachfrage", "stream", *SPAETER_FELDER.values()) if e.get(f)]
-    teile += [x for f, flagge in (("stufen", "--stufen"), ("variante", "--variante"), ("system", "--system"),
+    teile += [x for f, flagge in (("stufen", "--stufen"), ("stichprobe", "--stichprobe"), ("variante", "--variante"),
+                                  ("system", "--system"),
                                   ("katalog_datei", "--katalog"), ("server_angabe", "--server")) if e.get(f)
-              for x in (flagge, ",".join(e[f]) if f == "stufen" else e[f])]
+              for x in (flagge, ",".join(e[f]) if f == "stufen" else str(e[f]))]
     anders = e.get("faelle_datei") and Path(e["faelle_datei"]) != faelle_standard().resolve()
     return " ".join(map(shlex.quote, teile + ["--faelle", e["faelle_datei"]] * bool(anders) + list(mehr)))
 
@@ -5682,27 +5689,26 @@ def differenz(name, d):
     return f"{d * 100:+.1f}".replace("+0.0", "0").removesuffix(".0") + " points"
 
 
-def vergleich_text(a, b, v, faelle):
+def vergleich_text(a, b, v, faelle, hoechstens=None):
     zeilen = [f"A: {kopfzeile(a.einstellungen, a.kennzahlen)}", f"B: {kopfzeile(b.einstellungen, b.kennzahlen)}", ""]
     zeilen += tabelle_text(zahlen_zeilen([a, b], differenz_spalte=True), ["A", "B", "B - A"]) + [""]
     zeilen += [f"{x} {z}" for x, r in (("A", a), ("B", b))
                for z in diagnose_zeilen(r.kennzahlen.diagnose, r.einstellungen)]
     zeilen += vergleich_hinweise(a.einstellungen, b.einstellungen)[:-1]
     for titel, ids in (("Better in B", v.besser), ("Worse in B", v.schlechter)):
-        if ids:
-            zeilen += ["", f"{titel} ({len(ids)}):"]
-            zeilen += [f"  {i}  {kurz(faelle[i]['frage'], 240)}{server_vermerk(v, i)}\n"  # a BFCL question: a paragraph
-                       f"      A: {a.was[i]}\n      B: {b.was[i]}" for i in ids]
-    zeilen += [""] + halb_satz([a, b]) + [urteil(v), aufloesung_satz(v)]
+        zeilen += fall_liste(f"{titel} ({len(ids)}):", hoechstens, [[  # a BFCL question: a paragraph, cut
+            f"  {i}  {kurz(faelle[i]['frage'], 240)}{server_vermerk(v, i)}", f"      A: {a.was[i]}",
+            f"      B: {b.was[i]}"] for i in ids])
+    zeilen += [""] + halb_satz([a, b]) + urteil(v) + [aufloesung_satz(v)]
     return "\n".join(zeilen)
 
 
-def vergleich_markdown(a, b, v, _faelle=None):
+def vergleich_markdown(a, b, v, _faelle=None, _hoechstens=None):
     """The pair as a table, headed by the two runs (model, settings, date, complete or not), then the verdict."""
     kopf = [f"A: {kopfzeile(a.einstellungen, a.kennzahlen)}  ", f"B: {kopfzeile(b.einstellungen, b.kennzahlen)}", ""]
     zeilen = tabelle_markdown(zahlen_zeilen([a, b], differenz_spalte=True), ["metric", a.tag, b.tag, "difference"])
     return "\n".join(kopf + zeilen + [""] + vergleich_hinweise(a.einstellungen, b.einstellungen) + halb_satz([a, b]) +
-                     [urteil(v), aufloesung_satz(v)])
+                     urteil(v) + [aufloesung_satz(v)])
 
 
 def halb_satz(laeufe):
@@ -5846,14 +5852,14 @@ def reihe_text(laeufe, vs):
     zeilen += [""] + tabelle_text(zahlen_zeilen(laeufe), [r.tag for r in laeufe])
     zeilen += ["", "Each run against the first:"] + [f"  {z}" for z in halb_satz(laeufe)]
     for r, v in zip(laeufe[1:], vs):
-        zeilen += [f"  {z}" for z in vergleich_hinweise(laeufe[0].einstellungen, r.einstellungen)[:-1] + [urteil(v)]]
+        zeilen += [f"  {z}" for z in vergleich_hinweise(laeufe[0].einstellungen, r.einstellungen)[:-1] + urteil(v)]
     return "\n".join(zeilen + [""] + list(dict.fromkeys(map(aufloesung_satz, vs))))
 
 
 def reihe_markdown(laeufe, vs):
     zeilen = tabelle_markdown(zahlen_zeilen(laeufe), [""] + [r.tag for r in laeufe]) + [""] + halb_satz(laeufe)
     for r, v in zip(laeufe[1:], vs):
-        zeilen += vergleich_hinweise(laeufe[0].einstellungen, r.einstellungen)[:-1] + [urteil(v)]
+        zeilen += vergleich_hinweise(laeufe[0].einstellungen, r.einstellungen)[:-1] + urteil(v)
     return "\n".join(zeilen + list(dict.fromkeys(map(aufloesung_satz, vs))))
 
 
@@ -5893,7 +5899,7 @@ def lauf_json(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     return json.dumps(bericht_json(e, k, gezeigt), ensure_ascii=False)
 
 
-def paar_json(a, b, v, _faelle=None):
+def paar_json(a, b, v, _faelle=None, _hoechstens=None):
     return json.dumps(dict(als_json(v), a_kennzahlen=bericht_json(a.einstellungen, a.kennzahlen),
                            b_kennzahlen=bericht_json(b.einstellungen, b.kennzahlen)), ensure_ascii=False)
 
@@ -5905,8 +5911,8 @@ def reihe_json(laeufe, vs):
 
 Form = collections.namedtuple("Form", "hilfe lauf paar reihe")
 # how a summary is printed: --NAME's help (None: the default, no flag), and a function to one text for a run
-# (settings, figures, cases, outputs, shown as saved, list length), a pair (run A, run B, comparison, cases by id)
-# and a series ([(settings, figures)], comparisons); a new form is one row and its three functions
+# (settings, figures, cases, outputs, shown as saved, list length), a pair (run A, run B, comparison, cases by id,
+# list length) and a series ([(settings, figures)], comparisons); a new form is one row and its three functions
 FORMEN = {"text": Form(None, bericht_text, vergleich_text, reihe_text),
     "json": Form("print the summary as one JSON object", lauf_json, paar_json, reihe_json),
     "markdown": Form("print the summary as a Markdown table", bericht_markdown, vergleich_markdown, reihe_markdown),
@@ -6648,8 +6654,8 @@ def parser():
     for name, form in FORMEN.items():
         if form.hilfe:
             p.add_argument(f"--{name}", action="store_true", help=form.hilfe)
-    p.add_argument("--alle", action="store_true", help="list every failed output, not only the first "
-                                                       f"{FEHLSCHLAEGE_GEZEIGT}")
+    p.add_argument("--alle", action="store_true", help="list every failed output and every flipped case, not only "
+                                                       f"the first {FEHLSCHLAEGE_GEZEIGT}")
     p.add_argument("--bewerten", type=tag_arg, metavar="TAG",
                    help="grade the saved run TAG (in --ausgabe) again, no server")
     p.add_argument("--vergleich", type=tag_arg, nargs="+", metavar="TAG",
@@ -6667,6 +6673,8 @@ def parser():
                                                        "graded on the end state (erledigt)")
     p.add_argument("--stufen", type=stufen_arg, metavar="S2,S6", help="ask only the cases of these stages (S6 "
                                                                      "with --weiter)")
+    p.add_argument("--stichprobe", type=zahl(1, int), metavar="N", help="BFCL's cases: N of each category, drawn evenly "
+                   "across its file, the same N each time")
     p.add_argument("--stream", action="store_true", help="ask every request streamed, as an agent does; the "
                                                          "stream is assembled, graded, and checked for defects")
     p.add_argument("--server", metavar="TEXT", help="what serves the URL where messen cannot identify it (a proxy "
@@ -6709,7 +6717,7 @@ def lauf_aus(args):
                 ausgabe=args.ausgabe, faelle=args.faelle or faelle_standard(), parallel=args.parallel,
                 timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
                 klaeren=args.klaeren,
-                nachfrage=args.nachfrage, weiter=args.weiter, ganz=args.ganz, stream=args.stream, stufen=args.stufen,
+                nachfrage=args.nachfrage, weiter=args.weiter, ganz=args.ganz, stream=args.stream, stufen=args.stufen, stichprobe=args.stichprobe,
                 system=args.system, server=args.server, katalog=variante(katalog, args.variante),
                 form=next((n for n in FORMEN if getattr(args, n, False)), "text"), alle=args.alle)
 
@@ -6719,7 +6727,7 @@ def einstellungen_fuer(lauf, sha, faelle):
     so that --bewerten and --vergleich find them again and anyone can see what was sent."""
     return {"modell": lauf.modell, "url": ohne_geheimnis(lauf.url), "temp": lauf.temp, "n": lauf.n,
             "extra": lauf.extra, "nachfrage": lauf.nachfrage, "stream": lauf.stream, "system": lauf.system,
-            "stufen": list(lauf.stufen) if lauf.stufen else None, "tag": lauf.tag,
+            "stufen": list(lauf.stufen) if lauf.stufen else None, "stichprobe": lauf.stichprobe, "tag": lauf.tag,
             "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
             "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
             **{f: getattr(lauf, f) for f in SPAETER_FELDER.values()},
@@ -6815,8 +6823,9 @@ def gemessen_mit(lauf, tags, faelle_gegeben):
     pfade = [gespeichert_pfad(lauf, t) for t in tags]
     es = [lies_einstellungen(p) for p in pfade]
     for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings"),
+                      ("stichprobe", "samples of BFCL's cases (--stichprobe)"),
                       *((f"{f}_sha256", f"{st} cases") for st, f in SPAETER_FELDER.items())):
-        if len({json.dumps(e.get(feld)) for e in es if feld in ("faelle_sha256", "katalog_sha256") or e.get(feld)}) > 1:
+        if len({json.dumps(e.get(feld)) for e in es if feld in ("faelle_sha256", "katalog_sha256", "stichprobe") or e.get(feld)}) > 1:
             raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
     katalog = finde_katalog(pfade[0], es[0], lauf.katalog if lauf.katalog.datei else None)
     faelle_pfad, faelle, sha = finde_faelle(pfade, es, faelle_gegeben, katalog)
@@ -6844,7 +6853,7 @@ def finde_faelle(pfade, es, gegeben, katalog):
     sha = es[0].get("faelle_sha256")
     if not isinstance(sha, str):
         ort = gegeben or faelle_standard()
-        return (Path(ort), *lade_faelle(ort, katalog))
+        return (Path(ort), *lade_faelle(ort, katalog, es[0].get("stichprobe")))
     spaeter = {stufe: next((e[f"{feld}_sha256"] for e in es if isinstance(e.get(f"{feld}_sha256"), str)), None)
                for stufe, feld in SPAETER_FELDER.items()}  # the later stages' hashes
     spaetere = any(spaeter.values())
@@ -6854,7 +6863,7 @@ def finde_faelle(pfade, es, gegeben, katalog):
         try:
             if not ist_bfcl(ort) and faelle_hash(Path(ort).read_bytes()) != sha:
                 continue  # the find first: a case file of another hash is not read
-            faelle, gelesen = lade_faelle(ort, katalog)
+            faelle, gelesen = lade_faelle(ort, katalog, es[0].get("stichprobe"))
         except (OSError, Eingabefehler):
             continue  # gone, or not a case file for this catalogue: the next place may hold it
         if gelesen == sha and all(h is None or stufen_hash(faelle, stufe) == h for stufe, h in spaeter.items()):
@@ -6915,7 +6924,7 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
         raise Eingabefehler(f"--streng needs complete runs; {' and '.join(halb)} {'is' if len(halb) == 1 else 'are'} "
                             "incomplete: finish measuring first")
     vs = [vergleiche(laeufe[0], spaeter) for spaeter in laeufe[1:]]
-    zeige_vergleich(lauf.form, laeufe, vs, {f["id"]: f for f in faelle})
+    zeige_vergleich(lauf, laeufe, vs, {f["id"]: f for f in faelle})
     if bild:
         zeichne(bild, laeufe)
     status = vs[-1].status if streng else 0
@@ -6964,11 +6973,12 @@ def streng_satz(v, laeufe):
             "".join(f"; then ask {t}'s outputs again: {befehl(e[t], '--klaeren')}" for t in nochmal))
 
 
-def zeige_vergleich(form, laeufe, vs, faelle_by_id):
+def zeige_vergleich(lauf, laeufe, vs, faelle_by_id):
     if len(laeufe) == 2:
-        print(FORMEN[form].paar(laeufe[0], laeufe[1], vs[0], faelle_by_id))
+        print(FORMEN[lauf.form].paar(laeufe[0], laeufe[1], vs[0], faelle_by_id,
+                                     None if lauf.alle else FEHLSCHLAEGE_GEZEIGT))
     else:
-        print(FORMEN[form].reihe(laeufe, vs))
+        print(FORMEN[lauf.form].reihe(laeufe, vs))
 
 
 def ausfuehren(args, lauf):
@@ -6991,7 +7001,7 @@ def ausfuehren(args, lauf):
         if args.vergleich:
             return vergleich(lauf, faelle, args.vergleich, args.streng, args.bild)
         return bewerten(lauf, faelle, args.bewerten, args.bild)
-    faelle, sha = lade_faelle(lauf.faelle, lauf.katalog)
+    faelle, sha = lade_faelle(lauf.faelle, lauf.katalog, lauf.stichprobe)
     if lauf.katalog is not STANDARD and any("_werkzeuge" in f for f in faelle):
         raise Eingabefehler(f"{lauf.faelle}: each BFCL case brings its own functions; --katalog and --variante "
                             "choose the tools for the chapter's cases and yours")

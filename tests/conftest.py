@@ -512,3 +512,27 @@ def rad(tmp_path_factory):
     assert pip.returncode == 0, pip.stderr
     (quelle / "faelle.jsonl").unlink()
     return next((ordner / "rad").glob("messen-*.whl"))
+
+
+URTEIL_ANFANG = re.compile(r"\d+ cases? better and \d+ worse in ")  # a verdict's first line
+URTEIL_WEITER = re.compile(r"\d+ cases? could go either way|On the model's|Counting the outputs|By kind, |What an "
+                           r"agent gets done|BFCL's verdict \(tool_calls only\), paired")  # its later lines
+
+
+def urteile(out):
+    """Each verdict a summary prints (a pair's one, a series' one per pair), its lines joined as one text."""
+    texte = []
+    for z in (z.strip() for z in out.splitlines()):
+        if URTEIL_ANFANG.match(z):
+            texte.append(z)
+        elif texte and URTEIL_WEITER.match(z) and not texte[-1].endswith("\n"):
+            texte[-1] += " " + z
+        elif texte:
+            texte[-1] += "\n"
+    return [t.rstrip("\n") for t in texte]
+
+
+def urteil_von(out):
+    """The one verdict of a pair's summary, as one text."""
+    (text,) = urteile(out)
+    return text

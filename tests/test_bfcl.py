@@ -92,7 +92,7 @@ def test_the_stage_line_reads_the_categories_and_bfcls_line_stands_beside_it(cli
         in zeilen
     assert ("BFCL's verdict (tool_calls only, as its FC mode): simple_python 0 %, multiple 0 %, parallel 0 %, "
             "parallel_multiple 0 %, irrelevance 100 %; BFCL's overall non-live 0 %; pooled by messen over all 18.2 %.") in zeilen
-    assert "BFCL counts 40 irrelevance answers as restraint that messen does not: 40 calls written as text." in zeilen
+    assert "BFCL counts 40 irrelevance answers as restraint that messen does not: 40 written as text." in zeilen
     assert 40 / 220 == pytest.approx(0.182, abs=5e-4)
 
 
@@ -180,8 +180,13 @@ def test_a_comparison_of_bfcl_runs_shows_each_category_and_stops_on_the_worse_mo
                              f"{(einfach - 1) * 100:+.1f}", "pp"] or
                z.split()[:2] == ["BFCL", "simple_python"] for z in zeilen), out
     assert any(z.startswith("BFCL pooled") for z in zeilen), out
+    schlechter = json.loads(cli("--vergleich", "richtig", "falsch", "--json")[1])["schlechter"]
+    assert zeilen[zeilen.index(f"Worse in B ({len(schlechter)}):") + 31] == \
+        f"  ... and {len(schlechter) - 10} more (--alle shows every one)"  # ten cases of three lines each
+    alle = cli("--vergleich", "richtig", "falsch", "--alle")[1].splitlines()
     lang = next(f for f in FAELLE if len(f["frage"]) > 240 and f["id"] in {a["id"] for a in falsch if not a["bfcl"]})
-    assert f"  {lang['id']}  {lang['frage'][:240]}... ({len(lang['frage'])} characters)" in zeilen  # a paragraph, cut
+    assert f"  {lang['id']}  {lang['frage'][:240]}... ({len(lang['frage'])} characters)" in alle  # a paragraph, cut
+    assert len([z for z in alle if z.startswith("      B: ")]) == len(schlechter)
 
 
 def test_bewerten_regrades_a_bfcl_run_to_the_same_figures(cli, endpunkt):

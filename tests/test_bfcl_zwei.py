@@ -119,3 +119,99 @@ def test_the_tools_sent_are_bfcls_own_loader_and_converter_where_bfcl_eval_is_at
     bfcls = collections.Counter(json.dumps([r["question"][0], werkzeuge(r, k)]) for k in (
         "simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance") for r in roh(k))
     assert (gesendet, sum(gesendet.values())) == (bfcls, 220)
+
+
+# ---------------------------------------------------------------------------
+# BFCL's own overalls, and the restraint BFCL counts that messen does not
+# ---------------------------------------------------------------------------
+
+LIVE = {"simple_python": "live_simple", "multiple": "live_multiple", "parallel": "live_parallel",
+        "parallel_multiple": "live_parallel_multiple", "irrelevance": "live_irrelevance"}
+
+
+def mit_live(ordner):
+    """The sample's five categories in ordner, and each again as its live counterpart (ids prefixed live_)."""
+    ordner.mkdir()
+    for kategorie, live in LIVE.items():
+        kopie(ordner, kategorie)
+        for unter in ("", "possible_answer/"):
+            quelle = BFCL / f"{unter}BFCL_v4_{kategorie}.json"
+            if quelle.exists():
+                (ordner / f"{unter}BFCL_v4_{live}.json").write_text("".join(
+                    geaendert(z, id="live_" + json.loads(z)["id"]) for z in zeilen(quelle)))
+    return ordner
+
+
+def nur_einfach_richtig(fall, body, nummer):
+    """The recorded right answer to each simple case (live or not), "No." to every other."""
+    from test_bfcl import ANTWORT, BY_SCHLUESSEL, schluessel
+    id_ = BY_SCHLUESSEL.get(schluessel(body)) if body.get("tools") else None
+    if id_ and id_.startswith("simple_python"):
+        return completion(ANTWORT[id_, "richtig"]["nachricht"])
+    return completion({"role": "assistant", "content": "No."})
+
+
+def test_bfcls_overalls_are_bfcls_a_model_that_never_calls_reads_0_percent(cli, endpunkt, tmp_path):
+    """The whole folder, live categories too: a model that never calls reads 0 % in both of BFCL's overalls,
+    whatever irrelevance reads; the pooled share is named messen's."""
+    ordner = mit_live(tmp_path / "d")
+    nie = endpunkt(lambda fall, body, nummer: completion({"role": "assistant", "content": "No."}))
+    out = vorbereitet(cli, "--url", nie.url, "--modell", "m", "--tag", "nie", "--faelle", str(ordner))[1]
+    assert ("BFCL's verdict (tool_calls only, as its FC mode): simple_python 0 %, multiple 0 %, parallel 0 %, "
+            "parallel_multiple 0 %, irrelevance 100 %, live_simple 0 %, live_multiple 0 %, live_parallel 0 %, "
+            "live_parallel_multiple 0 %, live_irrelevance 100 %; BFCL's overall non-live 0 %, live 0 %; pooled by "
+            f"messen over all {80 / 440 * 100:.1f} %.") in out.splitlines()
+    assert not any(z.startswith("BFCL counts") for z in out.splitlines())  # "No." is restraint to both
+
+
+def test_bfcls_non_live_overall_is_a_mean_of_categories_and_its_live_one_a_mean_of_cases(cli, endpunkt, tmp_path):
+    """Right on the simple cases only: non-live is (1 + 0 + 0 + 0) / 4, live 60 of the 180 live call cases."""
+    ordner = mit_live(tmp_path / "d")
+    e = endpunkt(nur_einfach_richtig)
+    k = json.loads(vorbereitet(cli, "--url", e.url, "--modell", "m", "--tag", "einfach", "--faelle", str(ordner),
+                               "--json")[1])["bfcl"]
+    assert (k["stufen"]["simple_python"], k["stufen"]["live_simple"]) == (1, 1)
+    assert (k["nicht_live"], k["live"], k["gesamt"]) == ((1 + 0 + 0 + 0) / 4, 60 / (60 + 40 + 40 + 40),
+                                                         (2 * 60 + 2 * 40) / 440)
+    vorbereitet(cli, "--url", e.url, "--modell", "m", "--tag", "zwei", "--faelle", str(ordner))
+    tabelle = cli("--vergleich", "einfach", "zwei")[1].splitlines()
+    assert [z.split()[:3] for z in tabelle if z.startswith(("BFCL non-live", "BFCL live ", "BFCL pooled"))] == [
+        ["BFCL", "non-live", "25"], ["BFCL", "live", f"{60 / 180 * 100:.1f}"], ["BFCL", "pooled", f"{200 / 440 * 100:.1f}"]]
+    # a folder without a live file: BFCL's live overall is not shown, and non-live is "-" until all four are asked
+    teil = tmp_path / "teil"
+    teil.mkdir()
+    kopie(teil, "simple_python"), kopie(teil, "irrelevance")
+    out = vorbereitet(cli, "--url", e.url, "--modell", "m", "--tag", "teil", "--faelle", str(teil))[1]
+    assert ("BFCL's verdict (tool_calls only, as its FC mode): simple_python 100 %, irrelevance 100 %; BFCL's "
+            "overall non-live -; pooled by messen over all 100 %.") in out.splitlines()
+
+
+def test_a_line_counts_the_irrelevance_answers_bfcl_takes_for_restraint_and_messen_does_not(cli, endpunkt):
+    """Calls written as text, a malformed call, an answer cut at the cap: BFCL's FC mode sees no call in any of
+    them and counts restraint; messen counts none of them as restraint, and says so by reason."""
+    irrelevant = [r["id"] for r in roh("irrelevance")]
+
+    def antwort(fall, body, nummer):
+        from test_bfcl import BY_SCHLUESSEL, schluessel
+        i = irrelevant.index(BY_SCHLUESSEL[schluessel(body)]) if body.get("tools") and \
+            BY_SCHLUESSEL[schluessel(body)] in irrelevant else None
+        name = body["tools"][0]["function"]["name"] if body.get("tools") else None
+        if i is not None and i < 19:
+            return completion({"role": "assistant", "content": json.dumps({"name": name, "arguments": {}})})
+        if i == 19:
+            return completion({"role": "assistant", "content": None, "tool_calls": [{
+                "id": "call_1", "type": "function", "function": {"name": name, "arguments": "{\"x\": "}}]},
+                "tool_calls")
+        if i == 20:
+            return completion({"role": "assistant", "content": "Let me think about"}, "length",
+                              {"prompt_tokens": 50, "completion_tokens": 256, "total_tokens": 306})
+        return completion({"role": "assistant", "content": "No."})
+    e = endpunkt(antwort)
+    out = vorbereitet(cli, "--url", e.url, "--modell", "m", "--faelle", str(BFCL), "--stufen", "irrelevance",
+                      "--extra", '{"max_tokens": 256}')[1]
+    zeilen_ = out.splitlines()
+    assert f"By stage: irrelevance {19 / 40 * 100:.1f} %." in zeilen_  # messen: the 19 "No." held still
+    assert f"BFCL's verdict (tool_calls only, as its FC mode): irrelevance 100 %; pooled by messen over all 100 %." \
+        in zeilen_
+    assert ("BFCL counts 21 irrelevance answers as restraint that messen does not: 19 written as text, 1 malformed "
+            "(fehlerhaft), 1 cut by the token limit (abgeschnitten).") in zeilen_

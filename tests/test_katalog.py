@@ -10,7 +10,7 @@ import re
 import pytest
 
 import messen
-from conftest import (bewertet, erwartet_von, BY_ID, FAELLE, ROOT, UNBEKANNT, completion, messung, openai_nachricht, richtig, vorbereitet,
+from conftest import (urteil_von, bewertet, erwartet_von, BY_ID, FAELLE, ROOT, UNBEKANNT, completion, messung, openai_nachricht, richtig, vorbereitet,
                       zeilen)
 
 BEISPIEL = (ROOT / "docs" / "katalog.md").read_text(encoding="utf-8")
@@ -257,7 +257,7 @@ def test_vergleich_plain_gegen_synonyme(cli, endpunkt):
     status, out, err = cli("--vergleich", "plain", "syn")
     assert status == 0, err
     assert out.splitlines()[1].startswith("B: Model m, temp 0.0, n 1, tag syn, variant synonyme: 42 cases")
-    assert out.splitlines()[-2] == (
+    assert urteil_von(out) == (
         f"0 cases better and 28 worse in syn than in plain (auftraege_gelungen over the 42 cases compared: "
         f"{-28 / 42 * 100:.1f} points); exact sign test p = {2 / 2 ** 28:.3g}: syn is worse beyond chance at 5 %. "
         f"By kind, Holm-corrected for the two: calling (S1-S3) 0 better, 28 worse, p = {2 * 2 / 2 ** 28:.3g}; "

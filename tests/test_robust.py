@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import (FAELLE, ROOT, completion, meldungen, messung, openai_nachricht, richtig, tropfend,
+from conftest import (urteil_von, FAELLE, ROOT, completion, meldungen, messung, openai_nachricht, richtig, tropfend,
                       warte_bis, zeilen)
 
 IDS = [f["id"] for f in FAELLE]
@@ -416,7 +416,7 @@ def test_bewerten_und_vergleich_nennen_den_gegebenen_tag(cli, endpunkt, tmp_path
     assert rc == 0
     assert out.splitlines()[:2] == [f"A: Model m, temp 0.0, n 1, tag t.alt-1: 42 cases, 42 outputs, measured {alt}",
                                     f"B: Model m, temp 0.0, n 1, tag t: 42 cases, 42 outputs, measured {neu}"]
-    assert out.splitlines()[-2].startswith("0 cases better and 0 worse in t than in t.alt-1")
+    assert urteil_von(out).startswith("0 cases better and 0 worse in t than in t.alt-1")
 
 
 def test_mehrere_choices(cli, endpunkt):

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import LM_STUDIO, completion, fall_von, mit_fehlern, messung, richtig, vorbereitet, zeilen, BY_ID
+from conftest import urteil_von, urteile, LM_STUDIO, completion, fall_von, mit_fehlern, messung, richtig, vorbereitet, zeilen, BY_ID
 
 LEER = completion({"role": "assistant", "content": None})  # the endpoint adds usage: 20 completion tokens
 ABGESCHNITTEN = completion({"role": "assistant", "content": "<tool_call>{\"name\": \"get_con"}, "length")
@@ -57,10 +57,10 @@ def test_drei_leere_antworten_sind_des_servers(cli, endpunkt):
                                 "counted against B only; what would settle it: the server's leer: fix the server (the "
                                 f"diagnosis says how); then ask b's outputs again: {befehl} --klaeren; --streng exits "
                                 "2\n")
-    assert out.splitlines()[-2] == (
+    assert urteil_von(out) == (
         "0 cases better and 6 worse in b than in a (auftraege_gelungen over the 42 cases compared: -14.3 points); "
         "exact sign test p = 0.0312. 3 cases could go either way by outputs the server spoiled, in b (leer: S2-1, "
-        "S2-2, S2-3); counting the "
+        "S2-2, S2-3). Counting the "
         "outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: p = "
         "0.25, 6 (0 better, 6 worse) counted against B: p = 0.0312: cannot tell: counted for B and against B, the "
         "cases that could go either way give different verdicts. " + NACH_ART_3_BEIDE)
@@ -74,9 +74,9 @@ def test_drei_leere_antworten_sind_des_servers(cli, endpunkt):
     assert m["gegen_b"]["schlechter"] == ["S2-1", "S2-2", "S2-3", "S2-4", "S2-5", "S2-6"]
     assert (m["fuer_b"]["p"], m["gegen_b"]["p"], m["urteil"], v["ergebnis"]) == (0.25, 2 / 2 ** 6, "unklar", "unklar")
     assert (v["p"], v["jenseits_zufall"]) == (2 / 2 ** 6, True)  # the flips as they stand, kept beside
-    md = cli("--vergleich", "a", "b", "--markdown")[1].splitlines()
-    assert md[-2].endswith("cannot tell: counted for B and against B, the cases that could go either way give "
-                           "different verdicts. " + NACH_ART_3_BEIDE)
+    md = cli("--vergleich", "a", "b", "--markdown")[1]
+    assert urteil_von(md).endswith("cannot tell: counted for B and against B, the cases that could go either way "
+                                   "give different verdicts. " + NACH_ART_3_BEIDE)
 
 
 def test_sechs_eigene_fehler_bleiben_ein_urteil(cli, endpunkt):
@@ -84,7 +84,7 @@ def test_sechs_eigene_fehler_bleiben_ein_urteil(cli, endpunkt):
     status, out, err = cli("--vergleich", "a", "b", "--streng")
     assert status == 3
     assert err == "messen: b is worse than a beyond chance at 5 % over all cases (p = 0.0312); --streng exits 3\n"
-    assert out.splitlines()[-2].endswith(
+    assert urteil_von(out).endswith(
         "exact sign test p = 0.0312: b is worse beyond chance at 5 %. By kind, Holm-corrected for the two: calling "
         f"(S1-S3) 0 better, 6 worse, p = {2 * 2 / 2 ** 6:.3g}; holding still (S4, S5) 0 better, 0 worse, p = 1.")
     v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
@@ -106,7 +106,7 @@ GRENZE = ("--extra", '{"max_tokens": 256}')
 
 @pytest.mark.parametrize("antwort, extra, grund, status, meldung", [
     # nothing sent back for 20 completion tokens: the server's, counted for B and against B: cannot tell
-    (LEER, (), "the server spoiled, in b (leer: S2-1, S2-2, S2-3, S2-4); counting the outputs that are no evidence on the model "
+    (LEER, (), "the server spoiled, in b (leer: S2-1, S2-2, S2-3, S2-4). Counting the outputs that are no evidence on the model "
      f"for B and against B: 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) counted against B: "
      f"p = {2 / 2 ** 7:.3g}: cannot tell", 2,
      "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way by "
@@ -121,7 +121,7 @@ GRENZE = ("--extra", '{"max_tokens": 256}')
     # cut off at the server's own limit, which may be another in b (a smaller context): cannot tell
     (ABGESCHNITTEN, (), "4 cases could go either way by outputs whose fault cannot be told, in b (abgeschnitten: "
      "S2-1, S2-2, "
-     "S2-3, S2-4); counting the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 "
+     "S2-3, S2-4). Counting the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 "
      "worse) counted for B: p = 0.25, 7 (0 better, 7 worse) "
      f"counted against B: p = {2 / 2 ** 7:.3g}: cannot tell", 2,
      "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way by "
@@ -131,7 +131,7 @@ GRENZE = ("--extra", '{"max_tokens": 256}')
     # calls announced and dropped: cannot tell whose; worse only if they are counted against b
     (VERLOREN, (), "4 cases could go either way by outputs whose fault cannot be told, in b (angekuendigt: S2-1, "
      "S2-2, S2-3, "
-     f"S2-4); counting the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) counted against B: "
+     f"S2-4). Counting the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: p = 0.25, 7 (0 better, 7 worse) counted against B: "
      f"p = {2 / 2 ** 7:.3g}: cannot tell", 2,
      "messen: cannot tell whether b is worse than a: 4 cases (S2-1, S2-2, S2-3, S2-4) could go either way by "
      "outputs of b that are no evidence on the model, worse beyond chance counted against B only; what would settle "
@@ -143,7 +143,7 @@ def test_jeder_grund_hat_seine_art(cli, endpunkt, antwort, extra, grund, status,
                                                           ["S2-5", "S2-6", "S2-7"]), *extra)
     rc, out, err = cli("--vergleich", "a", "b", "--streng")
     assert (rc, err) == (status, meldung.replace("{befehl}", befehl))
-    assert grund in out.splitlines()[-2]
+    assert grund in urteil_von(out)
 
 
 def test_mit_wiederholungen_faellt_nur_die_ausgabe_des_servers_heraus(cli, endpunkt):
@@ -195,7 +195,7 @@ def test_was_ein_agent_bekommt_wird_auch_gepaart(cli, endpunkt):
     assert (status, err) == (3, "messen: b is worse than a beyond chance at 5 % in what an agent gets done "
                                 f"(gelungen_nativ, p = {2 / 2 ** 28:.3g}); --streng exits 3\n")
     assert "Warning" not in out and "server's" not in out.split("\n\n")[-1]
-    assert out.splitlines()[-2] == (
+    assert urteil_von(out) == (
         "0 cases better and 0 worse in b than in a (auftraege_gelungen over the 42 cases compared: 0 points); exact "
         "sign test p = 1: the difference is not beyond chance at 5 %. By kind, Holm-corrected for the two: calling "
         "(S1-S3) 0 better, 0 worse, p = 1; holding still (S4, S5) 0 better, 0 worse, p = 1. What an agent gets done "
@@ -209,7 +209,7 @@ def test_dasselbe_format_in_beiden_laeufen_ist_kein_unterschied(cli, endpunkt):
     vorbereitet(cli, *messung(endpunkt(zaun).url, "--tag", "b"))
     status, out, err = cli("--vergleich", "a", "b", "--streng")
     assert (status, err) == (0, "")
-    assert out.splitlines()[-2].endswith("What an agent gets done (gelungen_nativ, every call from tool_calls): 0 (0 "
+    assert urteil_von(out).endswith("What an agent gets done (gelungen_nativ, every call from tool_calls): 0 (0 "
                                          "better, 0 worse): exact sign test p = 1: the difference is not beyond "
                                          "chance at 5 %.")
 
@@ -241,7 +241,7 @@ def test_was_ein_agent_bekommt_und_dessen_herkunft_offen_ist(cli, endpunkt, antw
     assert (status, err) == (2, "messen: cannot tell whether b is worse than a in what an agent gets done "
                                 f"(gelungen_nativ): counted against B only, {was} and measure again; --streng exits "
                                 "2\n")
-    assert out.splitlines()[-2].endswith(
+    assert urteil_von(out).endswith(
         "What an agent gets done (gelungen_nativ, every call from tool_calls): 0 (0 better, 0 worse) counted for B: "
         f"p = 1, 28 (0 better, 28 worse) counted against B: p = {2 / 2 ** 28:.3g}: cannot tell: counted for B and "
         "against B, the cases that could go either way give different verdicts.")
@@ -261,7 +261,7 @@ def test_ein_parser_der_nur_in_einem_lauf_aus_ist(cli, endpunkt):
     grund = "the server's tool-call parser was off in b (aus_text), in the other run it was on"
     assert (status, err) == (2, f"messen: cannot tell whether the model of b is worse than a's: {grund}; "
                                 "--streng exits 2\n")
-    assert out.splitlines()[-2].endswith(f"Cannot tell whether the model changed: {grund}.")
+    assert urteil_von(out).endswith(f"Cannot tell whether the model changed: {grund}.")
 
 
 def test_eine_reihe_zeigt_das_urteil_ueber_das_modell_je_paar(cli, endpunkt):
@@ -269,11 +269,11 @@ def test_eine_reihe_zeigt_das_urteil_ueber_das_modell_je_paar(cli, endpunkt):
                                                  ["S2-4", "S2-5", "S2-6"]))
     status, out, err = cli("--vergleich", "a", "b", "a")
     assert status == 0, err
-    assert ("  0 cases better and 6 worse in b than in a (auftraege_gelungen over the 42 cases compared: -14.3 "
+    assert ("0 cases better and 6 worse in b than in a (auftraege_gelungen over the 42 cases compared: -14.3 "
             "points); exact sign test p = 0.0312. 3 cases could go either way by outputs the server spoiled, in b "
-            "(leer: S2-1, S2-2, S2-3); counting the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: "
+            "(leer: S2-1, S2-2, S2-3). Counting the outputs that are no evidence on the model for B and against B: 3 (0 better, 3 worse) counted for B: "
             "p = 0.25, 6 (0 better, 6 worse) counted against B: p = 0.0312: cannot tell: counted for B and against B, "
-            "the cases that could go either way give different verdicts. " + NACH_ART_3_BEIDE) in out.splitlines()
+            "the cases that could go either way give different verdicts. " + NACH_ART_3_BEIDE) in urteile(out)
     v = json.loads(cli("--vergleich", "a", "b", "a", "--json")[1])
     assert [x["serverseitig"] for x in v["vergleiche"]] == [["S2-1", "S2-2", "S2-3"], []]
 

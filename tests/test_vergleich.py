@@ -14,7 +14,7 @@ import pytest
 
 import messen
 
-from conftest import (bewertet, vorbereitet, FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langsam, messung,
+from conftest import (urteil_von, bewertet, vorbereitet, FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langsam, messung,
                       mit_fehlern, openai_nachricht, prompt_tokens, richtig, zeilen)
 from messen import KATALOG
 
@@ -214,7 +214,7 @@ def test_eine_neue_form_ist_eine_zeile(cli, endpunkt, monkeypatch):
     monkeypatch.setitem(messen.FORMEN, "tsv", messen.Form(
         "print the summary as tab-separated rows",
         lambda e, k, *_: f"{e['tag']}\t{k.auftraege_gelungen}",
-        lambda a, b, v, _: f"{v.a}\t{v.b}\t{len(v.schlechter)}",
+        lambda a, b, v, *_: f"{v.a}\t{v.b}\t{len(v.schlechter)}",
         lambda laeufe, vs: "\t".join(r.tag for r in laeufe)))
     server = endpunkt(mit_fehlern(KAPITEL_FEHLER))
     status, out, err = cli(*messung(server.url, "--tag", "a", "--tsv"))
@@ -256,9 +256,9 @@ def test_vergleich_jenseits_des_zufalls(cli, endpunkt):
             in zeilen_out)
     assert ('      B: book_room(room="besprechung", date="2026-03-17", start="10:00", end="11:00") (right)'
             in zeilen_out)
-    assert zeilen_out[-2:] == ["6 cases better and 0 worse in perfekt than in basis (auftraege_gelungen over the 42 "
+    assert zeilen_out[-3:] == ["6 cases better and 0 worse in perfekt than in basis (auftraege_gelungen over the 42 "
                                "cases compared: +14.3 points); exact sign test p = 0.0312: perfekt is better beyond "
-                               "chance at 5 %. By kind, Holm-corrected for the two: calling (S1-S3) 4 better, 0 worse, "
+                               "chance at 5 %.", "By kind, Holm-corrected for the two: calling (S1-S3) 4 better, 0 worse, "
                                f"p = {2 * 2 / 2 ** 4:.3g}; holding still (S4, S5) 2 better, 0 worse, p = 0.5.",
                                AUFLOESUNG]
     # a row per failure class either run has: S3-3 has two steps, 3 + 2
@@ -291,9 +291,9 @@ def test_vergleich_markdown(cli, endpunkt):
     assert "| 95 % interval | 84.2-98.7 | 87.7-99.6 | |" in out.splitlines()
     assert ["| kein_aufruf | 0 | 1 | +1 |", "| falscher_wert | 1 | 0 | -1 |", "| ueberzaehlig | 2 | 0 | -2 |"] == \
         [z for z in out.splitlines() if z.startswith(("| kein_aufruf", "| falscher_wert", "| ueberzaehlig"))]
-    assert out.splitlines()[-2:] == ["1 case better and 0 worse in klein than in gross (auftraege_gelungen over the "
+    assert out.splitlines()[-3:] == ["1 case better and 0 worse in klein than in gross (auftraege_gelungen over the "
                                      "42 cases compared: +2.4 points); exact sign test p = 1: the difference is not "
-                                     "beyond chance at 5 %. By kind, Holm-corrected for the two: calling (S1-S3) 0 "
+                                     "beyond chance at 5 %.", "By kind, Holm-corrected for the two: calling (S1-S3) 0 "
                                      "better, 0 worse, p = 1; holding still (S4, S5) 1 better, 0 worse, p = 1.",
                                      AUFLOESUNG]
 
@@ -373,10 +373,10 @@ def test_eine_reihe(cli, endpunkt):
         "",
         "Each run against the first:",
         "  4 cases better and 0 worse in ft-1 than in basis (auftraege_gelungen over the 42 cases compared: "
-        "+9.5 points); exact sign test p = 0.125: the difference is not beyond chance at 5 %. By kind, Holm-corrected "
+        "+9.5 points); exact sign test p = 0.125: the difference is not beyond chance at 5 %.", "  By kind, Holm-corrected "
         "for the two: calling (S1-S3) 3 better, 0 worse, p = 0.5; holding still (S4, S5) 1 better, 0 worse, p = 1.",
         "  6 cases better and 0 worse in ft-2 than in basis (auftraege_gelungen over the 42 cases compared: "
-        "+14.3 points); exact sign test p = 0.0312: ft-2 is better beyond chance at 5 %. By kind, Holm-corrected for "
+        "+14.3 points); exact sign test p = 0.0312: ft-2 is better beyond chance at 5 %.", "  By kind, Holm-corrected for "
         "the two: calling (S1-S3) 4 better, 0 worse, p = 0.25; holding still (S4, S5) 2 better, 0 worse, p = 0.5.",
         "",
         AUFLOESUNG]
@@ -452,7 +452,7 @@ def test_vergleich_mit_wiederholungen_nutzt_den_permutationstest(cli, endpunkt):
     assert ("6 cases better and 0 worse in b than in a (auftraege_gelungen over the 42 cases compared: +7.1 points); "
             "exact permutation test of the per-case differences p = 0.0312: b is better beyond chance at 5 %. By kind, "
             "Holm-corrected for the two: calling (S1-S3) 4 better, 0 worse, p = 0.25; holding still (S4, S5) 2 "
-            "better, 0 worse, p = 0.5.") in out.splitlines()
+            "better, 0 worse, p = 0.5.") == urteil_von(out)
     assert ("Resolution: with 42 cases compared, the least the permutation test calls beyond chance at 5 % is 6 "
             "cases whose every output flips one way and none back (p = 0.0312), 14.3 points of auftraege_gelungen; "
             "a smaller difference is a question for more repeats (--n), not a verdict.") in out.splitlines()
@@ -540,9 +540,9 @@ def test_streng_folgt_der_summe_nicht_der_zahl_der_faelle(cli, endpunkt, reihe, 
     assert round(v["p"], 3) == 0.027 and v["test"] == "permutation"
     rc, out, err = cli("--vergleich", *reihe, "--streng")
     assert rc == status
-    assert out.splitlines()[-2].endswith(richtung)
+    assert urteil_von(out).endswith(richtung)
     punkte = "-21.4" if reihe[0] == "vorher" else "+21.4"
-    assert f"(auftraege_gelungen over the 42 cases compared: {punkte} points)" in out.splitlines()[-2]
+    assert f"(auftraege_gelungen over the 42 cases compared: {punkte} points)" in urteil_von(out)
     assert err == ("" if status == 0 else "messen: nachher is worse than vorher beyond chance at 5 % over all cases "
                                           "(p = 0.0269) and in calling (p = 0.0416, Holm-corrected); --streng exits 3\n")
 
