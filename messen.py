@@ -5162,13 +5162,13 @@ def stufen_von(*ks):
     return [s for s in STUFEN if any(k.stufen.get(s) is not None for k in ks)]
 
 
-def bericht_markdown(e, k, faelle, ausgaben, *_):
+def bericht_markdown(e, k, faelle, ausgaben, _gezeigt=False, hoechstens=None):
     halb = "" if vollstaendig(e, k) else f", {k.ausgaben} of {k.faelle * e['n']} outputs: incomplete"
     kopf = f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}{wie_gesendet(e)}, " \
            f"{mal(k.faelle, 'case')}{halb})"
     kosten = [("latency, median per request", [f"{k.latenz_s:.2f} s"], False),
               ("tokens, prompt / completion", [f"{k.tokens.prompt} / {k.tokens.completion}"], False),
-              ("failed", [", ".join(k.fehlgeschlagen) or "none"], False)]
+              ("failed", [einige(k.fehlgeschlagen, hoechstens or len(k.fehlgeschlagen)) or "none"], False)]
     zeilen = zahlen_zeilen([Gemessen(e, k, faelle, ausgaben)]) + kosten
     return "\n".join([kopf, ""] + tabelle_markdown(zeilen, ["metric", "value"]))
 
@@ -6673,8 +6673,8 @@ def parser():
                                                        "graded on the end state (erledigt)")
     p.add_argument("--stufen", type=stufen_arg, metavar="S2,S6", help="ask only the cases of these stages (S6 "
                                                                      "with --weiter)")
-    p.add_argument("--stichprobe", type=zahl(1, int), metavar="N", help="BFCL's cases: N of each category, drawn evenly "
-                   "across its file, the same N each time")
+    p.add_argument("--stichprobe", type=zahl(1, int), metavar="N", help="BFCL's cases: N of each category, drawn "
+                   "evenly across its file, the same N each time")
     p.add_argument("--stream", action="store_true", help="ask every request streamed, as an agent does; the "
                                                          "stream is assembled, graded, and checked for defects")
     p.add_argument("--server", metavar="TEXT", help="what serves the URL where messen cannot identify it (a proxy "
@@ -6713,13 +6713,10 @@ def lauf_aus(args):
         was = {"synonyme": "\"synonyme\": {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}",
                "ablenkung": "\"ablenkung\": a list of decoy tools"}[args.variante]
         raise Eingabefehler(f"{args.katalog}: --variante {args.variante} needs {was} in the catalogue file")
-    return Lauf(url=args.url, modell=args.modell, temp=args.temp, n=args.n, tag=tag, extra=args.extra,
-                ausgabe=args.ausgabe, faelle=args.faelle or faelle_standard(), parallel=args.parallel,
-                timeout=args.timeout, versuche=args.versuche, key=os.environ.get(args.key_env), neu=args.neu,
-                klaeren=args.klaeren,
-                nachfrage=args.nachfrage, weiter=args.weiter, ganz=args.ganz, stream=args.stream, stufen=args.stufen, stichprobe=args.stichprobe,
-                system=args.system, server=args.server, katalog=variante(katalog, args.variante),
-                form=next((n for n in FORMEN if getattr(args, n, False)), "text"), alle=args.alle)
+    eigen = {"tag": tag, "faelle": args.faelle or faelle_standard(), "key": os.environ.get(args.key_env),
+             "katalog": variante(katalog, args.variante),
+             "form": next((n for n in FORMEN if getattr(args, n, False)), "text")}  # the rest: each flag as given
+    return Lauf(**{f: getattr(args, f) for f in Lauf._fields if hasattr(args, f) and f not in eigen}, **eigen)
 
 
 def einstellungen_fuer(lauf, sha, faelle):
@@ -6795,7 +6792,12 @@ def vorgefunden(lauf, alle, gefragt, pfad, einstellungen):
     if pfad.exists() and lauf.neu:
         print(f"messen: the earlier {pfad} is kept as {beiseite(pfad)}", file=sys.stderr)
     elif pfad.exists():
-        alt, ausgaben, start = lies_lauf(pfad, alle)
+        try:
+            alt, ausgaben, start = lies_lauf(pfad, alle)
+        except Eingabefehler:  # what another sample or case file asked reads as damaged: first, how it was asked
+            if zuerst := lies_einstellungen(pfad):
+                pruefe_einstellungen(pfad, zuerst, einstellungen)
+            raise
         if ausgaben:  # subtle: with nothing saved yet, corrected settings start the run afresh
             pruefe_einstellungen(pfad, alt, einstellungen)
             zustand = "a complete run, shown as saved (--neu measures anew)" \
@@ -6825,7 +6827,8 @@ def gemessen_mit(lauf, tags, faelle_gegeben):
     for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings"),
                       ("stichprobe", "samples of BFCL's cases (--stichprobe)"),
                       *((f"{f}_sha256", f"{st} cases") for st, f in SPAETER_FELDER.items())):
-        if len({json.dumps(e.get(feld)) for e in es if feld in ("faelle_sha256", "katalog_sha256", "stichprobe") or e.get(feld)}) > 1:
+        if len({json.dumps(e.get(feld)) for e in es
+                if feld.removesuffix("_sha256") not in SPAETER_FELDER.values() or e.get(feld)}) > 1:
             raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
     katalog = finde_katalog(pfade[0], es[0], lauf.katalog if lauf.katalog.datei else None)
     faelle_pfad, faelle, sha = finde_faelle(pfade, es, faelle_gegeben, katalog)

@@ -3,7 +3,6 @@ as it computes them, a sample drawn across each file, and every line of every fo
 
 import collections
 import json
-import shutil
 
 import pytest
 
@@ -97,13 +96,12 @@ def test_each_function_is_sent_with_the_python_hint_bfcls_generation_adds(cli, e
     schema (what a call is graded by) is the function's as written."""
     e = endpunkt(lambda fall, body, nummer: completion({"role": "assistant", "content": "No."}))
     vorbereitet(cli, "--url", e.url, "--modell", "m", "--faelle", str(BFCL))
-    beschreibung = {json.dumps(f["parameters"], sort_keys=True): f["description"]
-                    for k in ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
-                    for r in roh(k) for f in r["function"]}
+    eigene = [f["description"] for k in ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
+              for r in roh(k) for f in r["function"]]
     gesendet = [w["function"] for _, b in e.anfragen for w in b.get("tools", [])]
     assert len(e.anfragen) == 220 and len(gesendet) == sum(len(r["function"]) for k in (
         "simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance") for r in roh(k))
-    assert all(w["description"].endswith(HINWEIS) for w in gesendet)
+    assert sorted(w["description"] for w in gesendet) == sorted(d + HINWEIS for d in eigene)
     einfach = roh("simple_python")[0]["function"][0]
     assert messen.bfcl_werkzeug(einfach)["function"]["description"] == einfach["description"] + HINWEIS
     assert "Python 3" not in json.dumps(messen.lade_faelle(BFCL)[0][0]["erwartet"][0]["_schema"])
@@ -175,6 +173,9 @@ def test_bfcls_non_live_overall_is_a_mean_of_categories_and_its_live_one_a_mean_
                                                          (2 * 60 + 2 * 40) / 440)
     vorbereitet(cli, "--url", e.url, "--modell", "m", "--tag", "zwei", "--faelle", str(ordner))
     tabelle = cli("--vergleich", "einfach", "zwei")[1].splitlines()
+    assert tabelle[-2] == ("BFCL's verdict (tool_calls only), paired: 0 (0 better, 0 worse): exact sign test p = 1: "
+                           "the difference is not beyond chance at 5 %; --streng stops on messen's test above, never "
+                           "on this alone.")  # the server broke nothing: no word of what it broke
     assert [z.split()[:3] for z in tabelle if z.startswith(("BFCL non-live", "BFCL live ", "BFCL pooled"))] == [
         ["BFCL", "non-live", "25"], ["BFCL", "live", f"{60 / 180 * 100:.1f}"], ["BFCL", "pooled", f"{200 / 440 * 100:.1f}"]]
     # a folder without a live file: BFCL's live overall is not shown, and non-live is "-" until all four are asked
@@ -211,7 +212,91 @@ def test_a_line_counts_the_irrelevance_answers_bfcl_takes_for_restraint_and_mess
                       "--extra", '{"max_tokens": 256}')[1]
     zeilen_ = out.splitlines()
     assert f"By stage: irrelevance {19 / 40 * 100:.1f} %." in zeilen_  # messen: the 19 "No." held still
-    assert f"BFCL's verdict (tool_calls only, as its FC mode): irrelevance 100 %; pooled by messen over all 100 %." \
+    assert "BFCL's verdict (tool_calls only, as its FC mode): irrelevance 100 %; pooled by messen over all 100 %." \
         in zeilen_
     assert ("BFCL counts 21 irrelevance answers as restraint that messen does not: 19 written as text, 1 malformed "
             "(fehlerhaft), 1 cut by the token limit (abgeschnitten).") in zeilen_
+
+
+# ---------------------------------------------------------------------------
+# --stichprobe: N cases of each file, drawn across it, the same each time
+# ---------------------------------------------------------------------------
+
+def gefragt(endpunkt_):
+    from test_bfcl import BY_SCHLUESSEL, schluessel
+    return [BY_SCHLUESSEL[schluessel({"tools": [], **b})] for _, b in endpunkt_.anfragen]
+
+
+def test_a_sample_is_n_cases_of_each_file_drawn_across_it_and_the_same_each_time(cli, endpunkt):
+    """--stichprobe 4: of each category's file the cases at (i + 1/2) * size / 4, never its first lines; asked the
+    same in a second run, saved with the run, graded the same by --bewerten."""
+    nein = lambda fall, body, nummer: completion({"role": "assistant", "content": "No."})  # noqa: E731
+    e1, e2 = endpunkt(nein), endpunkt(nein)
+    vorbereitet(cli, "--url", e1.url, "--modell", "m", "--tag", "s1", "--faelle", str(BFCL), "--stichprobe", "4")
+    vorbereitet(cli, "--url", e2.url, "--modell", "m", "--tag", "s2", "--faelle", str(BFCL), "--stichprobe", "4")
+    erwartet = [roh(k)[int((i + 0.5) * len(roh(k)) / 4)]["id"] for k in (
+        "simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance") for i in range(4)]
+    assert erwartet[:4] == [roh("simple_python")[i]["id"] for i in (7, 22, 37, 52)]  # 60 cases: 7.5, 22.5, ...
+    assert sorted(gefragt(e1)) == sorted(gefragt(e2)) == sorted(erwartet)
+    einstellungen = json.loads((cli.ausgabe / "s1.jsonl").read_text().splitlines()[0])["einstellungen"]
+    assert einstellungen["stichprobe"] == 4
+    status, out, err = cli("--bewerten", "s1")
+    assert (status, out.splitlines()[0]) == (0, f"Model m, temp 0.0, n 1, tag s1: 20 cases, 20 outputs, measured "
+                                                f"{einstellungen['datum']}"), err
+    # a file of fewer cases than the sample is asked whole
+    e3 = endpunkt(nein)
+    vorbereitet(cli, "--url", e3.url, "--modell", "m", "--tag", "s3", "--faelle", str(BFCL / "BFCL_v4_parallel.json"),
+                "--stichprobe", "100")
+    assert len(e3.anfragen) == 40
+
+
+def test_runs_of_different_samples_are_not_compared_and_a_sample_is_bfcls_only(cli, endpunkt):
+    nein = endpunkt(lambda fall, body, nummer: completion({"role": "assistant", "content": "No."}))
+    vorbereitet(cli, "--url", nein.url, "--modell", "m", "--tag", "vier", "--faelle", str(BFCL), "--stichprobe", "4")
+    vorbereitet(cli, "--url", nein.url, "--modell", "m", "--tag", "fuenf", "--faelle", str(BFCL), "--stichprobe", "5")
+    vorbereitet(cli, "--url", nein.url, "--modell", "m", "--tag", "alle", "--faelle", str(BFCL))
+    for b in ("fuenf", "alle"):
+        assert cli("--vergleich", "vier", b)[::2] == (2, f"messen: vier and {b} were measured on different samples "
+                                                         "of BFCL's cases (--stichprobe); they cannot be compared\n")
+    vorbereitet(cli, "--url", nein.url, "--modell", "m", "--tag", "vier2", "--faelle", str(BFCL), "--stichprobe", "4")
+    assert cli("--vergleich", "vier", "vier2")[0] == 0
+    status, _, err = cli("--url", nein.url, "--modell", "m", "--tag", "vier", "--faelle", str(BFCL),
+                         "--stichprobe", "5")
+    assert (status, err) == (2, f"messen: {cli.ausgabe / 'vier.jsonl'} was measured with stichprobe 4, not 5; use "
+                                "another --tag, or --neu to measure anew (the old file is kept)\n")
+    status, _, err = cli("--url", nein.url, "--modell", "m", "--tag", "kapitel", "--stichprobe", "5")
+    assert (status, err) == (2, f"messen: --stichprobe draws from BFCL's files; {messen.faelle_standard()} is asked "
+                                "whole (--stufen asks its stages)\n")
+    assert cli("--url", nein.url, "--modell", "m", "--stichprobe", "0")[0] == 2
+
+
+# ---------------------------------------------------------------------------
+# Every line bounded: a comparison of 300 flipped cases
+# ---------------------------------------------------------------------------
+
+def test_no_line_of_a_comparison_grows_with_its_cases(cli, endpunkt, tmp_path):
+    """300 irrelevance cases B's server answered empty: the case lists in a line stop after a dozen, the flip list
+    after ten (--alle shows all 300), and no line of the text, the Markdown or stderr reaches 1,000 characters."""
+    viele = tmp_path / "viele"
+    viele.mkdir()
+    irrelevanz = zeilen(BFCL / "BFCL_v4_irrelevance.json")
+    (viele / "BFCL_v4_irrelevance.json").write_text("".join(
+        geaendert(irrelevanz[i % 40], id=f"irrelevance_{i}") for i in range(300)))
+    for tag, text in (("a", "No."), ("b", "")):
+        e = endpunkt(lambda fall, body, nummer, text=text: completion({"role": "assistant", "content": text}))
+        vorbereitet(cli, "--url", e.url, "--modell", "m", "--tag", tag, "--faelle", str(viele))
+    status, out, err = cli("--vergleich", "a", "b", "--streng")
+    assert status == 2
+    z = out.splitlines()
+    assert z[z.index("Worse in B (300):") + 31] == "  ... and 290 more (--alle shows every one)"
+    assert ("300 cases could go either way by outputs the server spoiled, in b (leer: "
+            + ", ".join(f"irrelevance_{i}" for i in range(12)) + " and 288 more).") in z
+    assert "BFCL's verdict (tool_calls only), paired: 0 (0 better, 0 worse): exact sign test p = 1: the difference " \
+           "is not beyond chance at 5 %; it counts what the server broke (300 cases here) as the model's, so " \
+           "--streng stops on messen's test above, never on this alone." in z
+    markdown = cli("--vergleich", "a", "b", "--markdown")[1]
+    alle = cli("--vergleich", "a", "b", "--alle")[1]
+    assert len([x for x in alle.splitlines() if x.startswith("      B: ")]) == 300
+    einzeln = "".join(cli("--bewerten", "b", *form)[1] for form in ((), ("--markdown",)))
+    assert "| failed | " + ", ".join(f"irrelevance_{i}" for i in range(10)) + " and 290 more |" in einzeln
+    assert max(map(len, (out + markdown + err + alle + einzeln).splitlines())) < 1000
