@@ -17,20 +17,13 @@ some stages (--stufen), your own tools (--katalog), a changed catalogue (--varia
 stream (--stream), and the Berkeley Function Calling Leaderboard's files (--faelle), graded
 by BFCL's rules with BFCL's own verdict beside.
 
-Usage:
+Usage (--help gives every option and the exit statuses, README.md the guide):
     python3 messen.py --url http://localhost:8009/v1/chat/completions \\
         --modell qwen3.8-27b --temp 0.0 --n 1 --tag gross
-    python3 messen.py --url http://localhost:8009/v1 --modell qwen3.8-27b --pruefen
     python3 messen.py --selbsttest          # loopback endpoint, must print 100 %
-    python3 messen.py --bewerten gross      # grade a saved run again, no server
     python3 messen.py --vergleich gross klein
-    python3 messen.py --vergleich gross gross-syn gross-abl   # a robustness table of variants
 
-Exit status: 0 a complete measurement (--pruefen: no check failed), 1 the run failed
-(server, network, a full disk; --pruefen: a check failed), 2 bad usage or input (--streng:
-runs not comparable, or evidence that cannot settle it), 3 --vergleich --streng: the last
-run's model is worse beyond chance, 130 interrupted, 143 terminated. Every answer is kept in
-ergebnisse/<tag>.jsonl; the same command again asks only for what is missing.
+Every answer is kept in ergebnisse/<tag>.jsonl; the same command again asks only for what is missing.
 
 Beside the figures stands a diagnosis of whose each failure is: the server's (only where the
 response proves it, in that server's own options), the model's, or cannot tell, and why; a
@@ -150,8 +143,7 @@ KATALOG = [
     _werkzeug("send_email", "Send an email.", {
         "to": _text("The recipient's email address."),
         "subject": _text("The subject line, word for word as given in the request."),
-        "body": _text("The message text, word for word as given in the request.")}, ["to", "subject", "body"]),
-]
+        "body": _text("The message text, word for word as given in the request.")}, ["to", "subject", "body"])]
 WERKZEUGE = {w["function"]["name"]: w["function"]["parameters"] for w in KATALOG}  # name -> parameters
 
 # ---------------------------------------------------------------------------
@@ -246,8 +238,7 @@ STUFEN_TABELLE = (
     Stufe("irrelevance", "BFCL irrelevance", still=True, bfcl=True),
     Stufe("live_simple", "BFCL live simple", bfcl=True), Stufe("live_multiple", "BFCL live mult.", bfcl=True),
     Stufe("live_parallel", "BFCL live par.", bfcl=True), Stufe("live_parallel_multiple", "BFCL live p. m.", bfcl=True),
-    Stufe("live_irrelevance", "BFCL live irrel.", still=True, bfcl=True),
-)
+    Stufe("live_irrelevance", "BFCL live irrel.", still=True, bfcl=True))
 STUFE = {s.name: s for s in STUFEN_TABELLE}
 STUFEN = tuple(STUFE)
 STILL = tuple(s.name for s in STUFEN_TABELLE if s.still)  # stages where the right answer is no call at all
@@ -276,8 +267,7 @@ SYNONYME = {  # --variante synonyme: a hand-written other name for every tool an
     "argumente": {"company": "organisation", "status": "state", "contact_id": "person_id", "name": "full_name",
                   "email": "mail_address", "text": "comment", "calendar": "calendar_key", "date": "day",
                   "title": "summary", "start": "begins", "end": "ends", "room": "meeting_room", "to": "recipient",
-                  "subject": "subject_line", "body": "message"},
-}
+                  "subject": "subject_line", "body": "message"}}
 ABLENKUNG = [  # --variante ablenkung: near misses, never right in any case (nor in S4, nor for what S5 lacks)
     _werkzeug("list_companies", "List the companies the contacts work for.", {
         "industry": _text("Only companies of this industry."),
@@ -291,8 +281,7 @@ ABLENKUNG = [  # --variante ablenkung: near misses, never right in any case (nor
         "text": _text("The message text."),
     }, ["phone", "text"]),
     _werkzeug("archive_contact", "Archive a contact: hidden from every list, but kept.",
-              {"contact_id": CONTACT_ID}, ["contact_id"]),
-]
+              {"contact_id": CONTACT_ID}, ["contact_id"])]
 VARIANTEN = ("synonyme", "reihenfolge", "ablenkung")
 REIHENFOLGE_SEED = 1  # --variante reihenfolge: the order is random.Random(seed), saved with the run
 
@@ -876,8 +865,7 @@ WELT_FELDER = {  # part of a world -> {field: (check, what it must be)}; fields 
                 "date": (lambda x: isinstance(x, str) and bool(DATUM_MUSTER.fullmatch(x)), "a date YYYY-MM-DD"),
                 "start": (lambda x: isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x)), "a time HH:MM"),
                 "end": (lambda x: isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x)), "a time HH:MM")},
-    "ausgang": {f: (lambda x: isinstance(x, str), "a string") for f in ("to", "subject", "body")},
-}
+    "ausgang": {f: (lambda x: isinstance(x, str), "a string") for f in ("to", "subject", "body")}}
 WELT_VORGABEN = {"email", "company", "status", "notizen"}  # a contact's fields that welt_von fills in
 
 
@@ -1201,8 +1189,7 @@ HINWEISE = [  # (pattern in a server's message, what to do about it)
     (r"--jinja", "start llama-server with --jinja"),
     (r"does not support tools", "this Ollama model's template has no tools; pick a model that supports them"),
     (r"context (length|size|window)", "the question and catalogue exceed the server's context; start it with a larger one"),
-    (r"does not exist|not found", "check --modell and --url against the server's /v1/models"),
-]
+    (r"does not exist|not found", "check --modell and --url against the server's /v1/models")]
 KEY_HINWEIS = "put the key in OPENAI_API_KEY or name its variable with --key-env"
 
 
@@ -1215,8 +1202,7 @@ def anfrage(fall, lauf, extra=None):
           katalog.eroeffnung}, {"role": "user", "content": katalog.als_gesendet(fall["frage"])}]
         + (ergebnis_nachrichten(fall, katalog) if "ergebnis" in fall else []),
         "tools": fall["_werkzeuge"] if "_werkzeuge" in fall else angeboten(fall, katalog), "tool_choice": "auto",
-        "temperature": lauf.temp,
-    }
+        "temperature": lauf.temp}
     if not body["tools"]:  # a BFCL irrelevance case may offer none: sent without, as BFCL sends it
         del body["tools"], body["tool_choice"]
     if lauf.stream:
@@ -1583,8 +1569,7 @@ FAMILIEN = {f.name: f for f in (Familie("vLLM", owned_by=("vllm",), seite="/vers
     Familie("TGI", seite="/info", erkennt=tgi_info, probe="grammatik",
             parser="a model TGI supports for tools (it reads calls by grammar only)",
             vorlage="a model whose tokenizer_config has a tool-aware chat_template", denken="its reasoning settings"),
-    UNBEKANNTER_SERVER._replace(name="the self-test's loopback endpoint", owned_by=(SELBSTTEST,)),
-)}
+    UNBEKANNTER_SERVER._replace(name="the self-test's loopback endpoint", owned_by=(SELBSTTEST,)))}
 
 
 def familie_von(server):
@@ -3554,8 +3539,7 @@ TEXT_WESSEN = (  # whose well-formed calls left as text in a parser's form are, 
     ("probe_abgeschnitten", "unklar", lambda x: x.antwort.finish == "length"),  # cut or looping: it tells nothing
     ("probe_nativ", "modell", lambda x: x.antwort.nativ or x.antwort.form in ("nativ", "teilweise")),  # parser works
     ("probe_text", "server", lambda x: x.antwort.aufrufe),  # text again: the parser is off or reads another form
-    ("probe_ohne_aufruf", "unklar", lambda x: True),
-)
+    ("probe_ohne_aufruf", "unklar", lambda x: True))
 
 
 def text_wessen(nativ, server, probe):
@@ -3693,8 +3677,7 @@ WESSEN = (  # whose a failed answer is, by the evidence its Note holds, weighed 
     # (a fine-tune whose end-of-turn token was trained everywhere); more, tokens the server never sent
     ("sofort_beendet", "modell", sofort_beendet),
     ("leer", "server", lambda a: a.mangel == "leer" and not a.inhalt_da and a.completion_tokens is not None),
-    ("leer", "unklar", lambda a: a.mangel == "leer" and not a.inhalt_da),
-)
+    ("leer", "unklar", lambda a: a.mangel == "leer" and not a.inhalt_da))
 
 
 def ausgaenge_je_fall(faelle, ausgaben, grenze, mit_nachfrage=False, nativ=None):
@@ -3721,8 +3704,7 @@ NICHT_NATIV = (  # whose it is that an output done as meant reached an agent as 
     # a parser's form, as the run's diagnosis weighs it: the parser off, or cannot tell; else the model's format
     ("aus_text", "server", lambda a, d, s: a.form != "eigen" and d.aus_text),
     ("text_ungeklaert", "unklar", lambda a, d, s: a.form != "eigen" and d.text_ungeklaert),
-    ("eigenes_format", "modell", lambda a, d, s: True),
-)
+    ("eigenes_format", "modell", lambda a, d, s: True))
 
 
 def ausgang(a, mit_nachfrage, grenze=None, nativ=None):
@@ -3776,8 +3758,7 @@ def kosten(ausgaben):
     return {"latenz_s": statistics.median(s for s, _ in anfragen) if anfragen else None,
         "tokens": Tokens(*(sum(zahl_oder_none(u, f"{t}_tokens") or 0 for _, u in anfragen)
                            for t in ("prompt", "completion"))),
-        "dauer_s": sum(ende - anfang for anfang, ende in sitzungen.values()),
-    }
+        "dauer_s": sum(ende - anfang for anfang, ende in sitzungen.values())}
 
 
 def vorzeichentest(b, c):
@@ -4085,8 +4066,7 @@ AUSGABE = {"stufe": (lambda x: x in STUFEN, "is not a stage"),
     "ende": (lambda x: zahl_ist(x, bis=1e11), "is not a time"),  # 1e11 s: the year 5138
     "zuege": (lambda x: isinstance(x, list) and x != [], "is not a list of turns"),
     "frueher": (lambda x: x is None or isinstance(x, list) and all(isinstance(z, list) for z in x),
-                "is not a list of earlier turns"),
-}
+                "is not a list of earlier turns")}
 ZUG = {"zweck": (lambda x: x in ANFRAGEN + (OHNE_STROM, NOCHMAL), "is not what a turn is for"),
     "nachricht": (lambda x: isinstance(x, dict), "is not an object"),
     "usage": (lambda x: isinstance(x, dict), "is not an object"),
@@ -4096,8 +4076,7 @@ ZUG = {"zweck": (lambda x: x in ANFRAGEN + (OHNE_STROM, NOCHMAL), "is not what a
     "strom": (lambda x: x is None or isinstance(x, dict) and zahl_ist(x.get("chunks"), True) and isinstance(
         x.get("defekte"), list) and all(isinstance(d, str) for d in x["defekte"]), "is not a stream's record"),
     "ergebnisse": (lambda x: x is None or isinstance(x, list), "is not a list of results"),
-    "abgelehnt": (lambda x: x is None or isinstance(x, str), "is not the server's words"),
-}
+    "abgelehnt": (lambda x: x is None or isinstance(x, str), "is not the server's words")}
 
 
 def zug_fehler(z, i, letzter=False):
@@ -4747,8 +4726,7 @@ DIAGNOSE_HINWEISE = {
                             "(both stand in the failed-case list)",
                             "the server's streamed tool-call parser is at fault, not the model: measure without "
                             "--stream to see the model, and update the server or report it (vLLM, SGLang, Ollama "
-                            "and llama.cpp have each had such bugs)", ("server",), NICHT_DAS_MODELL),
-}
+                            "and llama.cpp have each had such bugs)", ("server",), NICHT_DAS_MODELL)}
 
 
 PROTOKOLL_HINWEISE = {  # what a client sees of each protocol deviation, and which servers have had it
@@ -4777,8 +4755,7 @@ PROTOKOLL_HINWEISE = {  # what a client sees of each protocol deviation, and whi
     "strom_name_wechselt": ("streams whose call changed its name midway", "a client runs the first name or the last"),
     "strom_nach_ende": ("streams with fragments after finish_reason", "a client that stops there loses them"),
     "strom_nach_done": ("streams with data after [DONE]", "a client that stops there loses it"),
-    "strom_kein_json": ("streams with a chunk that is not JSON", "a client's parser fails on it"),
-}
+    "strom_kein_json": ("streams with a chunk that is not JSON", "a client's parser fails on it")}
 GEWAEHLTE_GRENZE = {  # the hint where the user capped max_tokens: never "raise it" beside "cap it"
     "abgeschnitten": "under the cap this run chose (max_tokens {grenze}) the model did not finish: that is the model "
                      "at this budget; raise the cap only where a right answer needs more",
@@ -5070,8 +5047,7 @@ def fehllisten(faelle, ausgaben, hoechstens=None):
         ("Not done after the reply", lambda a: a.nachfrage is not None and not gelungen(a.nachfrage),
          lambda a, f: fall_zeilen(a, mehrere, f"{f['frage']}  /  reply: {f['nachtrag']}", f["danach"], a.nachfrage)),
         (STUFE[GANZ].liste, lambda a: a.stufe == GANZ and not gelungen(a.note),
-         lambda a, f: ganz_zeilen(a, mehrere, f)),
-    )
+         lambda a, f: ganz_zeilen(a, mehrere, f)))
     return [z for titel, gehoert, zeilen in listen for falsch in [[a for a in ausgaben if gehoert(a)]]
             for z in fall_liste(f"{titel} ({len(falsch)}):", hoechstens, [zeilen(a, by_id[a.id]) for a in falsch])]
 
@@ -5511,8 +5487,7 @@ TESTS = {  # name -> (in the resolution sentence, in the verdict)
     "sign": ("sign test", "exact sign test"),
     "permutation": ("permutation test", "exact permutation test of the per-case differences"),
     "monte-carlo": ("permutation test", f"permutation test of the per-case differences, over {MONTE_CARLO:,} "
-                                        "sign patterns drawn with seed 0 (too many sums to count exactly)"),
-}
+                                        "sign patterns drawn with seed 0 (too many sums to count exactly)")}
 
 
 def urteil(v):
@@ -5915,8 +5890,7 @@ Form = collections.namedtuple("Form", "hilfe lauf paar reihe")
 # list length) and a series ([(settings, figures)], comparisons); a new form is one row and its three functions
 FORMEN = {"text": Form(None, bericht_text, vergleich_text, reihe_text),
     "json": Form("print the summary as one JSON object", lauf_json, paar_json, reihe_json),
-    "markdown": Form("print the summary as a Markdown table", bericht_markdown, vergleich_markdown, reihe_markdown),
-}
+    "markdown": Form("print the summary as a Markdown table", bericht_markdown, vergleich_markdown, reihe_markdown)}
 
 
 # ---------------------------------------------------------------------------
@@ -6562,8 +6536,7 @@ VOM_BENCH = {  # keys --extra may not set, and why
     "model": "use --modell", "temperature": "use --temp", "n": "use --n; each output is its own request",
     "stream": "use --stream", "stream_options": "--stream sets them", "messages": "the bench sets them for every case",
     "tools": "the bench sends its catalogue", "tool_choice": "the bench asks with \"auto\"",
-    "functions": "the bench sends its catalogue as tools", "function_call": "the bench asks with \"auto\"",
-}
+    "functions": "the bench sends its catalogue as tools", "function_call": "the bench asks with \"auto\""}
 
 
 def extra_arg(text):
