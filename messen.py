@@ -29,13 +29,8 @@ Beside the figures stands a diagnosis of whose each failure is: the server's (on
 response proves it, in that server's own options), the model's, or cannot tell, and why; a
 comparison gives a verdict on the model only where counting the last for B and against B agree.
 
-What it deliberately does not do: it never executes a tool against anything real (one answer per
-case; a second turn only with --nachfrage, only in S5, with the user's reply written in the case
-file; S6's results are written there too; S7's calls run against a CRM in memory, copied fresh for
-each job), never compares text (a call is a name plus a dictionary; an S7 answer is checked only for
-the values its case names), never normalises values beyond stripping whitespace ("1.5" is not "15",
-"Kunde" is not "kunde"; a parameter your schema types as number or boolean is compared as one),
-never grades calls found in a reasoning field, and never grades a transport failure as an answer.
+It never executes a tool against anything real, never compares text, never normalises a value beyond
+stripping whitespace, and never grades a transport failure as an answer (docs/messen.md says each in full).
 """
 
 import argparse
@@ -178,7 +173,6 @@ Rules:
 - When the request asks you to tell it something, name it in your answer."""
 
 
-
 class Figur(typing.NamedTuple):
     """A figure the text report and every table show: its field of Kennzahlen, whether runs show it (a test of
     their Kennzahlen), and the words the text report puts beside it (a function of one run's settings and
@@ -210,10 +204,6 @@ class Stufe(typing.NamedTuple):
     figuren: tuple = ()  # the figures it adds to the report and the tables (Figur): a later stage's own first
     liste: str = None  # the title of its failed list (the chapter's stages share "Failed")
 
-    @property
-    def flagge(self):
-        return f"--{self.feld}" if self.feld else None
-
 
 STUFEN_TABELLE = (
     Stufe("S1", "narrowed"),  # a catalogue narrowed by the case's nur
@@ -242,7 +232,7 @@ STUFEN_TABELLE = (
 STUFE = {s.name: s for s in STUFEN_TABELLE}
 STUFEN = tuple(STUFE)
 STILL = tuple(s.name for s in STUFEN_TABELLE if s.still)  # stages where the right answer is no call at all
-SPAETER = {s.name: s.flagge for s in STUFEN_TABELLE if s.feld}  # stages beyond the chapter's, and the flag of each
+SPAETER = {s.name: f"--{s.feld}" for s in STUFEN_TABELLE if s.feld}  # stages beyond the chapter's, and the flag of each
 SPAETER_FELDER = {s.name: s.feld for s in STUFEN_TABELLE if s.feld}  # and the field and settings key of each
 DANACH_NEBEN = {s.name: s.neben for s in STUFEN_TABELLE if s.neben}  # what precedes the calls after the first step
 BFCL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if s.bfcl)
@@ -944,7 +934,6 @@ def pruefe_nur(fall, katalog):
     return f"'nur' leaves out the expected tool '{fehlt[0]}'" if fehlt else None
 
 
-
 # ---------------------------------------------------------------------------
 # BFCL's files: the Berkeley Function Calling Leaderboard's cases, each category a stage
 # ---------------------------------------------------------------------------
@@ -1037,8 +1026,7 @@ def bfcl_fall(datei, nr, roh, kategorie, antwort, gesehen):
         raise Eingabefehler(f"{antwort[0]}:{antwort[1]}: an expected call beyond the last case of {datei.name}; "
                             "BFCL's runner pairs the two files line by line")
     wo = f"{datei}:{nr}"
-    fehler = bfcl_fehler(roh)
-    if fehler:
+    if fehler := bfcl_fehler(roh):
         raise Eingabefehler(f"{wo}: {fehler}")
     if roh["id"] in gesehen:
         raise Eingabefehler(f"{wo}: duplicate id {roh['id']} (first in {gesehen[roh['id']]})")
@@ -1429,7 +1417,6 @@ class Endpunkt:
         r.close()  # read to its end: the connection goes back to the pool
         return r, time.perf_counter() - start
 
-
     def hole(self, adresse):
         """GET one of the server's pages about itself: its JSON object, or None for anything else
         (an error status, no JSON, a timeout: nothing told). Bounded by KENNUNG_FRIST, at most 1 MB."""
@@ -1441,14 +1428,7 @@ class Endpunkt:
             if r.status_code != 200:
                 r.close()
                 return None
-            teile, gelesen = [], 0
-            for teil in lies_koerper(r, start + frist, frist):
-                teile.append(teil)
-                gelesen += len(teil)
-                if gelesen > 1 << 20:
-                    r.raw.close()
-                    return None
-            wert = json.loads(b"".join(teile))
+            wert = json.loads(b"".join(lies_koerper(r, start + frist, frist, 1 << 20)))  # ZuGross past 1 MB
             return wert if isinstance(wert, dict) else None
         except (requests.RequestException, LocationValueError, ValueError, OSError, RecursionError):
             return None  # RecursionError: JSON nested deeper than the parser goes
@@ -1616,9 +1596,9 @@ class ZuGross(requests.RequestException):
     """An answer larger than GROESSTE_ANTWORT: asked again as any fault."""
 
 
-def lies_koerper(r, ende, timeout):
+def lies_koerper(r, ende, timeout, hoechstens=GROESSTE_ANTWORT):
     """The pieces of a body as they arrive, until its end; requests.Timeout at the deadline `ende`
-    (perf_counter seconds), ZuGross past GROESSTE_ANTWORT bytes, and requests' own errors for a body
+    (perf_counter seconds), ZuGross past `hoechstens` bytes, and requests' own errors for a body
     cut off or badly encoded. A body not read to its end takes its connection with it."""
     lies = getattr(r.raw, "read1", r.raw.read)  # read1 (urllib3 >= 2.2) returns what one recv brought
     gelesen = 0
@@ -1634,9 +1614,9 @@ def lies_koerper(r, ende, timeout):
             if not teil:
                 return
             gelesen += len(teil)
-            if gelesen > GROESSTE_ANTWORT:
+            if gelesen > hoechstens:
                 r.raw.close()
-                raise ZuGross(f"the answer grew past {GROESSTE_ANTWORT >> 20} MB; it was not read further")
+                raise ZuGross(f"the answer grew past {hoechstens >> 20} MB; it was not read further")
             yield teil
     except ReadTimeoutError:
         r.raw.close()
@@ -1692,20 +1672,10 @@ class MitFrist:
                 self.sock = echt  # a connection closed meanwhile has sock None, and keeps it
 
 
-class FristHTTPConnection(MitFrist, HTTPConnection):
-    pass
-
-
-class FristHTTPSConnection(MitFrist, HTTPSConnection):
-    pass
-
-
-class FristHTTPPool(HTTPConnectionPool):
-    ConnectionCls = FristHTTPConnection
-
-
-class FristHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = FristHTTPSConnection
+FRIST_POOLS = {schema: type(f"Frist{pool.__name__}", (pool,), {"ConnectionCls": type(
+    f"Frist{verbindung.__name__}", (MitFrist, verbindung), {})})  # urllib3's, their connections read by MitFrist
+    for schema, pool, verbindung in (("http", HTTPConnectionPool, HTTPConnection),
+                                     ("https", HTTPSConnectionPool, HTTPSConnection))}
 
 
 class FristAdapter(HTTPAdapter):
@@ -1713,12 +1683,12 @@ class FristAdapter(HTTPAdapter):
 
     def init_poolmanager(self, *args, **kwargs):
         super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": FristHTTPPool, "https": FristHTTPSPool}
+        self.poolmanager.pool_classes_by_scheme = FRIST_POOLS
 
     def proxy_manager_for(self, proxy, **kwargs):
         manager = super().proxy_manager_for(proxy, **kwargs)
         if not proxy.lower().startswith("socks"):
-            manager.pool_classes_by_scheme = {"http": FristHTTPPool, "https": FristHTTPSPool}
+            manager.pool_classes_by_scheme = FRIST_POOLS
         return manager
 
 
@@ -3424,14 +3394,13 @@ def bfcl_figuren(ausgaben):
     if not eigene:
         return None
     je = {s: [a.note.bfcl for a in eigene if a.stufe == s] for s in BFCL_STUFEN}
-    gruppen = {g: [je[s] for s in kategorien] if all(je[s] for s in kategorien) else None
-               for g, kategorien in BFCL_GESAMT.items()}  # as eval_runner_helper's overall accuracies
-    return BfclZahlen(gesamt=anteil(sum(a.note.bfcl for a in eigene), len(eigene)),
+    alle = {g: all(je[s] for s in kategorien) for g, kategorien in BFCL_GESAMT.items()}  # each category asked
+    return BfclZahlen(gesamt=statistics.fmean(a.note.bfcl for a in eigene),
                       fehlgeschlagen=list(dict.fromkeys(a.id for a in eigene if not a.note.bfcl)),
-                      stufen={s: anteil(sum(x), len(x)) for s, x in je.items() if x},
-                      nicht_live=gruppen["nicht_live"] and statistics.fmean(sum(x) / len(x)
-                                                                            for x in gruppen["nicht_live"]),
-                      live=gruppen["live"] and anteil(*(sum(map(f, gruppen["live"])) for f in (sum, len))),
+                      stufen={s: statistics.fmean(x) for s, x in je.items() if x},  # as eval_runner_helper's:
+                      nicht_live=statistics.fmean(statistics.fmean(je[s]) for s in BFCL_GESAMT["nicht_live"])
+                      if alle["nicht_live"] else None,  # a mean of categories, and live a mean of cases
+                      live=statistics.fmean(b for s in BFCL_GESAMT["live"] for b in je[s]) if alle["live"] else None,
                       still_anders=dict(collections.Counter(
                           a.note.mangel or ("fehlerhaft" if a.note.fehlerhaft else "text") for a in eigene
                           if a.note.still and a.note.bfcl and not gelungen(a.note)).most_common()))
@@ -4013,9 +3982,8 @@ EINSTELLUNGEN = {"modell": Einstellung(lambda x: isinstance(x, str), "is not a s
     "temp": Einstellung(zahl_ist, "is not a number of at least 0", verglichen=True),
     "n": Einstellung(lambda x: zahl_ist(x, True) and x >= 1, "is not a whole number of at least 1", verglichen=True),
     "extra": Einstellung(lambda x: isinstance(x, dict), "is not an object", verglichen=True),
-    "nachfrage": Einstellung(_wahr, "is not true or false", False, True),
-    **{s.feld: Einstellung(_wahr, "is not true or false", False, True) for s in STUFEN_TABELLE if s.feld},
-    "stream": Einstellung(_wahr, "is not true or false", False, True),
+    **{f: Einstellung(_wahr, "is not true or false", False, True) for f in ("nachfrage", *SPAETER_FELDER.values(),
+                                                                             "stream")},
     "system": Einstellung(_text_oder_nichts, "is not a string", None, True, "another system message (--system)"),
     "variante": Einstellung(lambda x: x is None or isinstance(x, str) and x in VARIANTEN,
                             f"is not one of {', '.join(VARIANTEN)}", None, True),
@@ -4948,7 +4916,6 @@ def protokoll_hinweis(art, server):
     return PROTOKOLL_HINWEISE[art][1]
 
 
-
 def hinweis(name, server, form=None):
     """The fix of a diagnosis key, in the identified server's own options."""
     text = DIAGNOSE_HINWEISE[name][1]
@@ -5109,7 +5076,6 @@ def bericht_json(e, k, gezeigt=False):
     return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
             "variante": e.get("variante"), "katalog": e.get("katalog_datei"), "stream": e.get("stream", False),
             **als_json(k), "nur_gezeigt": gezeigt}
-
 
 
 def nativ_anders(k):
@@ -6020,10 +5986,9 @@ def pruefen(lauf, faelle):
                    lambda: [pruef_aufruf(endpunkt, lauf, faelle, antworten, server[0])]),
                   ("usage and finish_reason are present", 1, lambda: [pruef_felder(antworten)]),
                   ("streamed and plain answers, several calls", 2, lambda: pruef_s3(endpunkt, lauf, faelle))]
-    pruefungen += [("a second turn (--nachfrage)", 1, lambda: [pruef_nachfrage(endpunkt, lauf, faelle)])] \
-        if lauf.nachfrage else []
-    pruefungen += [("the tools' results (--weiter)", 1, lambda: [pruef_weiter(endpunkt, lauf, faelle)])] \
-        if lauf.weiter else []
+    pruefungen += [(was, 1, lambda p=p: [p(endpunkt, lauf, faelle)]) for was, p, ja in (  # the later turns asked
+        ("a second turn (--nachfrage)", pruef_nachfrage, lauf.nachfrage),
+        ("the tools' results (--weiter)", pruef_weiter, lauf.weiter)) if ja]
     print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}, {sum(z for _, z, _ in pruefungen)} checks:",
           flush=True)
     punkte = []
@@ -6958,12 +6923,10 @@ def zeige_vergleich(lauf, laeufe, vs, faelle_by_id):
 
 
 def ausfuehren(args, lauf):
-    modi = [f"--{m}" for m in ("selbsttest", "pruefen", "bewerten", "vergleich") if getattr(args, m)]
-    if len(modi) > 1:
-        raise Eingabefehler(f"{' and '.join(modi)} are two modes of their own; give one of them")
-    formen = [f"--{n}" for n in FORMEN if getattr(args, n, False)]
-    if len(formen) > 1:
-        raise Eingabefehler(f"{' and '.join(formen)} are two forms of one summary; give one of them")
+    for namen, was in ((("selbsttest", "pruefen", "bewerten", "vergleich"), "two modes of their own"),
+                       (FORMEN, "two forms of one summary")):
+        if len(gegeben := [f"--{n}" for n in namen if getattr(args, n, False)]) > 1:
+            raise Eingabefehler(f"{' and '.join(gegeben)} are {was}; give one of them")
     if args.bild and not (args.vergleich or args.bewerten):
         raise Eingabefehler("--bild goes with --bewerten TAG or --vergleich A B [C ...]")
     if args.streng and not args.vergleich:

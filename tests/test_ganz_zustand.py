@@ -125,11 +125,14 @@ def test_wer_keinen_kontakt_liest_faellt_wo_nur_das_lesen_entscheidet(cli, endpu
 def test_wer_raet_besteht_hoechstens_zehn_prozent(cli, endpunkt, modell):
     k = json_lauf(cli, *messung(endpunkt(modell).url, "--ganz", "--stufen", "S7", "--tag", "g"))
     # a guessed time of day can meet the one a run drew (the hours move by a draw of 1 in up to 15): a job passes only
-    # where this run's draw put a free hour at the guess's 09:00, and then by luck (one job in 12 runs tried)
+    # where this run's draw put a time at the guess's 09:00, and then by luck (one job in 12 runs tried); there a
+    # guess can also book the fallback before the refusal it waits for (spare: ueberzaehlig, S7-12)
     bestanden = {f["id"] for f in GANZ_FAELLE} - set(k["fehlgeschlagen"])
-    assert [i for i in bestanden if "09:00" not in zug_karte(cli.ausgabe / "g.jsonl", i).values()] == []
-    assert k["erledigt"] == len(bestanden) / JOBS
-    assert k["fehlerarten"]["falscher_zustand"] == JOBS - len(bestanden)
+    getroffen = {f["id"] for f in GANZ_FAELLE if "09:00" in zug_karte(cli.ausgabe / "g.jsonl", f["id"]).values()}
+    assert bestanden <= getroffen and k["erledigt"] == len(bestanden) / JOBS
+    arten = {a: n for a, n in k["fehlerarten"].items() if n}
+    assert set(arten) <= {"falscher_zustand", "ueberzaehlig"} and arten.get("ueberzaehlig", 0) <= len(getroffen)
+    assert sum(arten.values()) == JOBS - len(bestanden)
 
 
 def test_die_referenz_besteht_ganz(cli, endpunkt):
