@@ -34,10 +34,13 @@ def wissend(fall, body, nummer):
 
 def test_wer_die_welten_der_falldatei_kennt_und_nie_liest_erledigt_nur_was_keinen_wert_braucht(cli, endpunkt):
     k = json_lauf(cli, *messung(endpunkt(wissend).url, "--ganz", "--stufen", "S7"))
-    # only the two jobs that create what they then write pass: their ids come from the job's own results, and what
-    # they write the question gives
-    assert sorted(set(f["id"] for f in GANZ_FAELLE) - set(k["fehlgeschlagen"])) == ["S7-15", "S7-2"]
-    assert k["erledigt"] == 2 / JOBS and 2 / JOBS <= 0.2
+    # the two jobs that create what they then write pass: their ids come from the job's own results, and what they
+    # write the question gives. Where a draw moves the hours by one, the refusal of a first booking in S7-5 or S7-12
+    # names the drawn time, which the endpoint, writing what a conversation showed, gives the fallback booking (one
+    # run in 12 tried): so those two may pass, and no other job
+    bestanden = set(f["id"] for f in GANZ_FAELLE) - set(k["fehlgeschlagen"])
+    assert {"S7-15", "S7-2"} <= bestanden <= {"S7-15", "S7-2", "S7-5", "S7-12"}
+    assert k["erledigt"] == len(bestanden) / JOBS <= 4 / JOBS
 
 
 def test_wer_behaelt_was_fruehere_jobs_gaben_erledigt_keinen_job_ohne_die_eigenen_lookups(cli, endpunkt):
