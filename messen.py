@@ -277,11 +277,9 @@ REIHENFOLGE_SEED = 1  # --variante reihenfolge: the order is random.Random(seed)
 
 
 class Katalog(typing.NamedTuple):
-    """The tools and the opening a run sends, and what the cases are checked and graded against.
-
-    A variant is a transform Katalog -> Katalog (see variante): it changes what is
-    sent, never `schema`, `sha` and `datei`, which stay those of the catalogue as
-    written, so that the cases, their grading and comparisons stay the same."""
+    """The tools and the opening a run sends, and what the cases are checked and graded against. A variant is a
+    transform Katalog -> Katalog (see variante): it changes what is sent, never `schema`, `sha` and `datei`, which stay
+    those of the catalogue as written, so that the cases, their grading and comparisons stay the same."""
     werkzeuge: list  # the tool objects every request carries, in this order (S1 narrows them)
     eroeffnung: str  # the system message
     schema: dict  # name -> parameters, of the catalogue as written
@@ -485,14 +483,7 @@ def lade_katalog(pfad):
         daten = Path(pfad).read_bytes()
     except OSError as e:
         raise Eingabefehler(f"{pfad}: cannot read the catalogue ({e.strerror})")
-    try:
-        k = json.loads(daten.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise Eingabefehler(f"{pfad}: not UTF-8")
-    except (ValueError, RecursionError) as e:
-        raise Eingabefehler(f"{pfad}: not JSON ({json_fehler(e)})")
-    if zu_tief(k):
-        raise Eingabefehler(f"{pfad}: nested deeper than {TIEFE} levels; no tool's schema needs that")
+    k = json_zeile(pfad, 0, daten, "; no tool's schema needs that")
     if not isinstance(k, dict):
         raise Eingabefehler(f"{pfad}: not a JSON object with \"werkzeuge\" and \"eroeffnung\"")
     if not isinstance(k.get("werkzeuge"), list) or not k["werkzeuge"]:
@@ -585,7 +576,6 @@ def zu_tief(wert):
 
 def lade_faelle(pfad, katalog=STANDARD, stichprobe=None):
     """Read and check the case file against the catalogue as written; return (faelle, sha256 of the file).
-
     Every violation names file:line. BFCL's files are read as BFCL's (lade_bfcl), a sample of them too."""
     if ist_bfcl(pfad):
         return lade_bfcl(pfad, stichprobe)
@@ -595,37 +585,51 @@ def lade_faelle(pfad, katalog=STANDARD, stichprobe=None):
         daten = Path(pfad).read_bytes()
     except OSError as e:
         raise Eingabefehler(f"{pfad}: cannot read the case file ({e.strerror})")
-    faelle, gesehen = [], {}  # gesehen: id -> line
-    for nr, fall in json_zeilen(pfad, daten.split(b"\n")):
-        fehler = pruefe_fall(fall, katalog)
-        if not fehler and fall["id"] in gesehen:
-            fehler = f"duplicate id {fall['id']} (first on line {gesehen[fall['id']]})"
-        if fehler:
-            raise Eingabefehler(f"{pfad}:{nr}: {fehler}")
-        gesehen[fall["id"]] = nr
-        fall["_zeile"] = nr
-        mit_typen(fall, katalog)
-        faelle.append(fall)
+    faelle, gesehen, fehler = [], {}, []  # gesehen: id -> line; fehler: each faulty line's first fault
+    for nr, zeile in enumerate(daten.split(b"\n"), 1):
+        try:
+            fall = json_zeile(pfad, nr, zeile)
+        except Eingabefehler as e:
+            fehler.append(str(e))
+            continue
+        falsch = fall is not None and (pruefe_fall(fall, katalog) or fall["id"] in gesehen and
+                                       f"duplicate id {fall['id']} (first on line {gesehen[fall['id']]})")
+        if falsch:
+            fehler.append(f"{pfad}:{nr}: {falsch}")
+        elif fall is not None:
+            gesehen[fall["id"]], fall["_zeile"] = nr, nr
+            faelle.append(mit_typen(fall, katalog))
+    if fehler:  # every faulty line, a line each, the rest counted: one run of the check finds them all
+        mehr = len(fehler) - FEHLER_HOECHSTENS
+        rest = [f"{pfad}: {mal(mehr, 'more faulty line')}"] * (mehr > 0)
+        raise Eingabefehler("\nmessen: ".join(fehler[:FEHLER_HOECHSTENS] + rest))
     if not faelle:
         raise Eingabefehler(f"{pfad}: no cases in the file")
     return faelle, faelle_hash(daten)
 
 
+FEHLER_HOECHSTENS = 12  # faulty lines of a case file named one by one; the rest are counted
+
+
 def json_zeilen(pfad, zeilen):
-    """(line number, value) of each line of a file of JSON lines (a case file, BFCL's; lines as bytes), blank
-    lines left out, one line at a time; UTF-8, JSON and nesting a case can have checked, each fault file:line."""
-    for nr, zeile in enumerate(zeilen, 1):
-        if not zeile.strip():
-            continue
-        try:  # a byte-order mark, as some editors write, is no part of the first line
-            wert = json.loads(zeile.decode("utf-8-sig" if nr == 1 else "utf-8"))
-        except UnicodeDecodeError:
-            raise Eingabefehler(f"{pfad}:{nr}: not UTF-8")
-        except (ValueError, RecursionError) as e:
-            raise Eingabefehler(f"{pfad}:{nr}: not JSON ({json_fehler(e)})")
-        if zu_tief(wert):
-            raise Eingabefehler(f"{pfad}:{nr}: nested deeper than {TIEFE} levels, where a case nests a few")
-        yield nr, wert
+    """(line number, value) of each line of a file of JSON lines (lines as bytes), blank lines left out, one line
+    at a time; the first fault stops it."""
+    return ((nr, w) for nr, zeile in enumerate(zeilen, 1) for w in [json_zeile(pfad, nr, zeile)] if w is not None)
+
+
+def json_zeile(pfad, nr, zeile, tief=", where a case nests a few"):
+    """One line's value (nr 0: a whole file's), or None for a blank line; UTF-8, JSON and nesting checked, a fault
+    file:line. A byte-order mark, as some editors write, is no part of the first line."""
+    wo = f"{pfad}:{nr}" if nr else pfad
+    try:
+        wert = json.loads(zeile.decode("utf-8-sig" if nr < 2 else "utf-8")) if zeile.strip() else None
+    except UnicodeDecodeError:
+        raise Eingabefehler(f"{wo}: not UTF-8")
+    except (ValueError, RecursionError) as e:
+        raise Eingabefehler(f"{wo}: not JSON ({json_fehler(e)})")
+    if zu_tief(wert):
+        raise Eingabefehler(f"{wo}: nested deeper than {TIEFE} levels{tief}")
+    return wert
 
 
 TYPEN = ("number", "integer", "boolean")  # schema types whose values are compared as that type, not as text
@@ -639,6 +643,7 @@ def mit_typen(fall, katalog):
                  if isinstance(p, dict) and p.get("type") in TYPEN}
         if typen:
             soll["_typen"] = typen
+    return fall
 
 
 def soll_aufrufe(fall):
@@ -656,7 +661,6 @@ def intern_weg(wert):
 
 def faelle_hash(daten):
     """sha256 of a case file's bytes without its S6 and S7 lines: what a run of the chapter's stages depends on.
-
     A file that gained S6 or S7 cases keeps its hash, so a run measured before them still finds the file and compares
     with runs measured after; the S6 cases a run with --weiter asked, and the S7 ones of --ganz, have hashes of their
     own (stufen_hash)."""
@@ -730,20 +734,31 @@ def pruefe_aufruf(soll, katalog):
         return "each expected call must be {\"name\": string, \"args\": object}"
     if soll["name"] not in katalog.schema:
         return f"expected tool '{soll['name']}' is not in {katalog.name()}{WELCHER_KATALOG * (not katalog.datei)}"
-    parameter = katalog.schema[soll["name"]]
-    fremd = sorted(set(soll["args"]) - set(parameter.get("properties", {})))
+    parameter, name, args = katalog.schema[soll["name"]], soll["name"], soll["args"]
+    oder, optional = soll.get("oder", {}), soll.get("optional", {})
+    feld = next((f for f, x in (("oder", oder), ("optional", optional)) if not isinstance(x, dict) or
+                 not all(isinstance(w, list) and w for w in x.values())), None)
+    if feld:
+        return f"'{feld}' in {name} must be an object of argument -> a non-empty list of the values it accepts"
+    fremd = sorted((set(args) | set(optional)) - set(parameter.get("properties", {})))
     if fremd:
-        return f"{soll['name']} has no argument '{fremd[0]}'"
-    fehlt = [p for p in parameter.get("required", []) if p not in soll["args"]]
+        return f"{name} has no argument '{fremd[0]}'"
+    fehlt = [p for p in parameter.get("required", []) if p not in args]
     if fehlt:
-        return f"expected call {soll['name']} lacks its required argument '{fehlt[0]}'"
-    gepolstert = [k for k, v in soll["args"].items() if str(v) != str(v).strip()]
+        return f"expected call {name} lacks its required argument '{fehlt[0]}'" + \
+            " (the tool requires it, so it cannot be optional)" * (fehlt[0] in optional)
+    doppelt = [f"'oder' names '{k}', which 'args' lacks (one that may be left out goes in 'optional')"
+               for k in oder if k not in args] + [f"'{k}' stands in 'args' and in 'optional', where an argument that "
+                                                  "may be left out stands alone" for k in optional if k in args]
+    if doppelt:
+        return f"{name}: {doppelt[0]}"
+    werte = list(args.items()) + [(k, w) for x in (oder, optional) for k, ws in x.items() for w in ws]
+    gepolstert = [k for k, v in werte if str(v) != str(v).strip()]
     if gepolstert:  # passt strips the answer's value, never the expected one
-        return (f"the expected value of '{gepolstert[0]}' in {soll['name']} has leading or trailing spaces; "
+        return (f"the expected value of '{gepolstert[0]}' in {name} has leading or trailing spaces; "
                 "a stripped answer can never equal it")
-    falsch = next((f for k, v in soll["args"].items() for f in [wert_fehler(k, v, parameter["properties"][k])] if f),
-                  None)
-    return f"the expected value of '{falsch[0]}' in {soll['name']} is {falsch[1]}" if falsch else None
+    falsch = next((f for k, v in werte for f in [wert_fehler(k, v, parameter["properties"][k])] if f), None)
+    return f"the expected value of '{falsch[0]}' in {name} is {falsch[1]}" if falsch else None
 
 
 SCHEMA_TYPEN = {"string": str, "number": (int, float), "integer": int, "boolean": bool, "object": dict, "array": list}
@@ -962,10 +977,9 @@ def ist_bfcl(pfad):
 
 
 def lade_bfcl(pfad, stichprobe=None):
-    """BFCL's question files with their possible_answer/ beside them: a file, or a directory's files of the
-    categories messen knows (the stage table's BFCL rows); with stichprobe N, N cases of each drawn evenly
-    across its file. Read a line at a time: what stays are the cases kept. Returns (faelle, sha256 of every
-    file read)."""
+    """BFCL's question files with their possible_answer/ beside them: a file, or a directory's files of the categories
+    messen knows (the stage table's BFCL rows); with stichprobe N, N cases of each drawn evenly across its file. Read a
+    line at a time: what stays are the cases kept. Returns (faelle, sha256 of every file read)."""
     pfad = Path(pfad)
     if pfad.is_dir():
         try:
@@ -1228,7 +1242,6 @@ def ergebnis_nachrichten(fall, katalog):
 def werkzeug_runde(schluessel, aufrufe, ergebnisse, katalog, gesagt=None):
     """One round of tools as the conversation carries it: the assistant's calls (name and args as sent) beside what
     it told the user (gesagt), then one tool message per call, the result's keys in the names the catalogue sent.
-
     content "" where nothing was told: TGI refuses a message without content, LM Studio refused null. The ids are 9
     letters or digits, the only ids Mistral's templates take, fixed by `schluessel`: a request is the same each time."""
     ids = [hashlib.sha256(f"{schluessel}/{i}".encode()).hexdigest()[:9] for i in range(len(aufrufe))]
@@ -1397,7 +1410,6 @@ class Endpunkt:
 
     def versuch(self, body):
         """One POST, bounded as a whole by --timeout: (response with its body read, latency).
-
         requests' timeout bounds each socket read, so a server that trickles a byte at a time would hold the run
         forever. The body is read here as it arrives instead, each read waiting only for what is left of --timeout, the
         deadline checked between reads: no thread per attempt."""
@@ -1618,17 +1630,14 @@ def lies_koerper(r, ende, timeout, hoechstens=GROESSTE_ANTWORT):
                 r.raw.close()
                 raise ZuGross(f"the answer grew past {hoechstens >> 20} MB; it was not read further")
             yield teil
-    except ReadTimeoutError:
+    except BaseException as e:  # every fault closes the connection; urllib3's named as requests names them
         r.raw.close()
-        raise zu_spaet(timeout) from None
-    except ProtocolError as e:
-        r.raw.close()
-        raise requests.exceptions.ChunkedEncodingError(e) from None
-    except DecodeError as e:
-        r.raw.close()
-        raise requests.exceptions.ContentDecodingError(e) from None
-    except BaseException:
-        r.raw.close()
+        if isinstance(e, ReadTimeoutError):
+            raise zu_spaet(timeout) from None
+        for art, als in ((ProtocolError, requests.exceptions.ChunkedEncodingError),
+                         (DecodeError, requests.exceptions.ContentDecodingError)):
+            if isinstance(e, art):
+                raise als(e) from None
         raise
 
 
@@ -1709,7 +1718,6 @@ WARTEN_HOECHSTENS = 60  # seconds of Retry-After a run waits; a longer wait stop
 
 def wartezeit(r):
     """The seconds a 429, 503 or 413 asks to wait (Retry-After: seconds or an HTTP date), or None.
-
     Read here, not by urllib3, which caps the wait and raises on a header it cannot read."""
     wert = r.headers.get("Retry-After", "").strip() if r.status_code in Retry.RETRY_AFTER_STATUS_CODES else ""
     if re.fullmatch(r"[0-9]{1,12}", wert):  # subtle: str.isdigit takes "¹", which float() refuses
@@ -1919,11 +1927,9 @@ def sse_daten(text):
 
 
 def koerper_text(r):
-    """The body as text, bad bytes replaced: a stream (SSE) always as UTF-8, as its specification says;
-    anything else as UTF-8 (JSON's) unless the server names another charset.
-
-    subtle: requests takes ISO-8859-1 for any text/* without a charset, and llama.cpp and Ollama
-    send text/event-stream so: "Zürich" would arrive as "ZÃ¼rich"."""
+    """The body as text, bad bytes replaced: a stream (SSE) always as UTF-8, as its specification says; anything else as
+    UTF-8 (JSON's) unless the server names another charset. subtle: requests takes ISO-8859-1 for any text/* without a
+    charset, and llama.cpp and Ollama send text/event-stream so: "Zürich" would arrive as "ZÃ¼rich"."""
     typ = r.headers.get("Content-Type", "").lower()
     kodierung = "utf-8" if "event-stream" in typ or "charset" not in typ else r.encoding or "utf-8"
     try:
@@ -2175,7 +2181,6 @@ def doppelt_kodiert(arguments):
 
 def json_wert(text, pos=0, decoder=RUF_DECODER):
     """(value, end) of the JSON value at text[pos:]; ValueError if there is none.
-
     Too deep for the parser counts as not JSON: a malformed call, never a crash."""
     try:
         return decoder.raw_decode(text, pos)
@@ -2193,7 +2198,6 @@ def json_laden(text, decoder=RUF_DECODER):
 
 def kappe(wert, grenze=TIEFE):
     """The value, with every container nested deeper than `grenze` replaced by ZU_TIEF.
-
     Iterative, so a deep value cannot exhaust the stack here or when it is saved, printed or compared later."""
     stapel = [(wert, 1)] if isinstance(wert, (dict, list)) else []
     while stapel:
@@ -2220,30 +2224,13 @@ def inhalt(nachricht):
 
 def ohne_denken(text):
     """The text without <think>...</think> blocks (Qwen3, DeepSeek-R1), an unclosed one cut off."""
-    teile, pos = [], 0
-    while True:
-        a = text.find("<think>", pos)
-        e = text.find("</think>", a) if a >= 0 else -1
-        if e < 0:
-            teile.append(text[pos:] if a < 0 else text[pos:a])
-            break
-        teile.append(text[pos:a])
-        pos = e + len("</think>")
-    text = "".join(teile)
+    text = re.sub(r"<think>.*?(?:</think>|\Z)", "", text, flags=re.S)
     return text.rsplit("</think>", 1)[1] if "</think>" in text else text  # the template opened <think> itself
 
 
 def zaun_bloecke(text):
     """The insides of every closed ``` fence in the text (a leading 'json' dropped)."""
-    bloecke, pos = [], 0
-    while True:
-        a = text.find("```", pos)
-        e = text.find("```", a + 3) if a >= 0 else -1
-        if e < 0:
-            return bloecke
-        innen = text[a + 3:e]
-        bloecke.append((innen[4:] if innen.startswith("json") else innen).strip())
-        pos = e + 3
+    return [(i[4:] if i.startswith("json") else i).strip() for i in re.findall("```(.*?)```", text, re.S)]
 
 
 def text_aufrufe(text):
@@ -2386,8 +2373,7 @@ def json_folge(text):
     """JSON values separated by whitespace, ';' or ',' from the start: (those that parse, whether all of it did)."""
     werte, pos = [], 0
     while True:
-        while pos < len(text) and text[pos] in " \t\r\n;,":
-            pos += 1
+        pos = re.compile(r"[ \t\r\n;,]*").match(text, pos).end()
         if pos == len(text):
             return werte, True
         try:
@@ -2717,17 +2703,27 @@ def warum_nicht(ist, soll):
     if "_schema" in soll:  # a BFCL case's: its checker's rules, not the chapter's
         yield from bfcl_warum(ist["args"], soll)
         return
-    # Mandatory: every expected argument is there with the expected value.
+    oder, optional, typen = soll.get("oder", {}), soll.get("optional", {}), soll.get("_typen", {})
+    # Mandatory: every expected argument is there with the expected value (or one its case accepts beside it).
     for k, v in soll["args"].items():
         if k not in ist["args"]:
             yield "fehlendes_argument", f"{k} missing"
-        elif not wert_passt(ist["args"][k], v, soll.get("_typen", {}).get(k)):
-            yield "falscher_wert", (f"{k} {kurz(json.dumps(ist['args'][k], ensure_ascii=False))} instead of "
-                                    f"{json.dumps(v, ensure_ascii=False)}")
-    # No extra, unexpected argument (invented filters count as wrong).
+        elif not any(wert_passt(ist["args"][k], w, typen.get(k)) for w in [v, *oder.get(k, ())]):
+            yield "falscher_wert", f"{k} {kurz(json.dumps(ist['args'][k], ensure_ascii=False))} instead of " + \
+                eines([v, *oder.get(k, ())])
+    # No extra, unexpected argument (invented filters count as wrong); an optional one has a value it accepts.
     for k in ist["args"]:
-        if k not in soll["args"]:
+        if k in optional and not any(wert_passt(ist["args"][k], w, typen.get(k)) for w in optional[k]):
+            yield "falscher_wert", f"{k} {kurz(json.dumps(ist['args'][k], ensure_ascii=False))} instead of " \
+                                   f"{eines(optional[k])} or left out"
+        elif k not in soll["args"] and k not in optional:
             yield "erfundenes_argument", f"{kurz(k, 40)} not expected"
+
+
+def eines(werte):
+    """'"a"', or 'one of "a", "b"': the values an argument accepts, as the failed list names them."""
+    texte = [kurz(json.dumps(w, ensure_ascii=False)) for w in werte]
+    return texte[0] if len(texte) == 1 else "one of " + ", ".join(texte)
 
 
 def wert_passt(ist, soll, typ=None):
@@ -3205,7 +3201,6 @@ def mangel(nachricht, aufrufe, finish, vollstaendig, still, gekappt_):
 
 def schleift(nachricht):
     """Does the text end in one piece repeated three times or more (a model looping until its token limit)?
-
     subtle: a periodic text equals itself shifted by its period; the piece being cut, the test compares the
     last two periods with the two before them."""
     text = next((t for t in (inhalt(nachricht), nachricht.get("reasoning_content"), nachricht.get("reasoning"))
@@ -3689,18 +3684,13 @@ def ausgang(a, mit_nachfrage, grenze=None, nativ=None):
 
 
 def wilson_ki(paare):
-    """95 % interval for sum(successes) / sum(outputs) over cases: Wilson's score interval.
-
-    With p = S / M, z = 1.96 and N outputs that count as independent:
-        (p + z²/2N  ±  z · sqrt(p(1-p)/N + z²/4N²)) / (1 + z²/N).
-    Unlike a percentile bootstrap it does not collapse at 0 or 100 %: 42 of 42 gives
-    91.6 % to 100 %, not "100 % to 100 %". With one output per case N is the number of
-    cases. With n outputs per case, a case's outputs are not independent, so N is the
-    effective sample size M / deff; the design effect comes from the ratio estimator's
-    variance over the K cases, var(p) = K/(K-1) · Σ (s_i - p·m_i)² / M², as
-    N = p(1-p) / var(p), kept between K (a case's outputs all alike) and M (all
-    independent); at p = 0 or 1, where that variance says nothing, N = K.
-    """
+    """95 % interval for sum(successes) / sum(outputs) over cases: Wilson's score interval. With p = S / M,
+    z = 1.96 and N outputs that count as independent: (p + z²/2N  ±  z · sqrt(p(1-p)/N + z²/4N²)) / (1 + z²/N).
+    Unlike a percentile bootstrap it does not collapse at 0 or 100 %: 42 of 42 gives 91.6 % to 100 %. With one
+    output per case N is the number of cases. With n per case, a case's outputs are not independent, so N is the
+    effective sample size M / deff, from the ratio estimator's variance over the K cases, var(p) = K/(K-1) ·
+    Σ (s_i - p·m_i)² / M², as N = p(1-p) / var(p), kept between K (a case's outputs all alike) and M (all
+    independent); at p = 0 or 1, where that variance says nothing, N = K."""
     if not paare:
         return None
     k, s, m = len(paare), sum(e for e, _ in paare), sum(m for _, m in paare)
@@ -3718,34 +3708,28 @@ def wilson_ki(paare):
 def kosten(ausgaben):
     """Median latency per request, tokens, and wall time summed over the sessions of a run;
     the second turns of --nachfrage are requests too."""
-    sitzungen = {}  # session -> (first start, last end)
+    sitzungen = collections.defaultdict(list)  # session -> each output's start and end
     for a in ausgaben:
-        anfang, ende = a.ende - a.latenz_s, a.ende
-        alt = sitzungen.get(a.sitzung, (anfang, ende))
-        sitzungen[a.sitzung] = (min(alt[0], anfang), max(alt[1], ende))
+        sitzungen[a.sitzung] += [a.ende - a.latenz_s, a.ende]
     anfragen = [x for a in ausgaben for x in a.anfragen]  # (seconds, usage)
     return {"latenz_s": statistics.median(s for s, _ in anfragen) if anfragen else None,
         "tokens": Tokens(*(sum(zahl_oder_none(u, f"{t}_tokens") or 0 for _, u in anfragen)
                            for t in ("prompt", "completion"))),
-        "dauer_s": sum(ende - anfang for anfang, ende in sitzungen.values())}
+        "dauer_s": sum(max(t) - min(t) for t in sitzungen.values())}
 
 
 def vorzeichentest(b, c):
-    """Exact two-sided sign test (McNemar's exact test on the flipped cases).
-
-    p = min(1, 2 * sum_{i=0}^{min(b,c)} C(b+c, i) / 2^(b+c)); p = 1 when nothing flipped.
-    """
+    """Exact two-sided sign test (McNemar's exact test on the flipped cases):
+    p = min(1, 2 * sum_{i=0}^{min(b,c)} C(b+c, i) / 2^(b+c)); p = 1 when nothing flipped."""
     m = b + c
     return 1.0 if m == 0 else min(1.0, 2 * sum(math.comb(m, i) for i in range(min(b, c) + 1)) / 2 ** m)
 
 
 def permutationstest(differenzen):
-    """Exact two-sided paired permutation test of per-case differences d_i (fractions).
-
-    Under no difference each d_i is as likely +|d_i| as -|d_i|, so p = #{signs e: |sum e_i |d_i|| >= |sum d_i|} / 2^m
-    over the m cases with d_i != 0. The d_i are made integers on their common grid and the sums counted by dynamic
-    programming, so the test is exact; with one output per case it is the sign test.
-    """
+    """Exact two-sided paired permutation test of per-case differences d_i (fractions). Under no difference each
+    d_i is as likely +|d_i| as -|d_i|, so p = #{signs e: |sum e_i |d_i|| >= |sum d_i|} / 2^m over the m cases with
+    d_i != 0. The d_i are made integers on their common grid and the sums counted by dynamic programming, so the
+    test is exact; with one output per case it is the sign test."""
     d = [x for x in differenzen if x]
     if not d:
         return 1.0
@@ -3797,7 +3781,6 @@ def jenseits_zufall(p):
 
 def aufloesung(faelle_verglichen):
     """The fewest cases flipping one way, none back, that the test calls beyond chance; None if none can.
-
     The same for both tests: k cases whose every output flips give p = 2 / 2^k in each."""
     k = next((k for k in range(1, faelle_verglichen + 1) if jenseits_zufall(vorzeichentest(k, 0))), None)
     return k and (k, vorzeichentest(k, 0))
@@ -4128,7 +4111,6 @@ def speicherform(zeile):
 @contextlib.contextmanager
 def allein(pfad):
     """Hold the OS lock of one results file for a whole run; a killed process holds none.
-
     The lock is a file of its own beside the results, since those are renamed and replaced."""
     sperre = pfad.with_name(f".{pfad.name}.lock")
     try:
@@ -4236,7 +4218,6 @@ def gefragt(endpunkt, wer, body, zweck):
     """Ask one request: its turn, and its cross-check's. With --stream at temperature 0, every streamed answer is
     asked once more plain (OHNE_STROM); where that differs, the stream once more too (NOCHMAL), which tells a
     broken stream from the model's noise. The raw answers alone decide (FRAGEREGEL), never a grade.
-
     subtle: a server with a prompt cache or several slots may answer a repeated prompt otherwise even
     at temperature 0 (llama.cpp does); the repeated stream is as warm as the plain request. At a
     temperature above 0 a plain answer may differ by sampling alone, so none is asked."""
@@ -4435,10 +4416,8 @@ def probe_fall(faelle, ausgaben, server=None):
 
 
 def gespeichert(pfad, faelle, gezaehlt):
-    """How many outputs a stopped run's file holds, read back from it.
-
-    subtle: Ctrl-C may fall between a line written and the count that follows it; the
-    file is what the next run finds, so the message says what the file says."""
+    """How many outputs a stopped run's file holds, read back from it. subtle: Ctrl-C may fall between a line written
+    and the count that follows it; the file is what the next run finds, so the message says what the file says."""
     try:
         return fertig(lies_lauf(pfad, faelle)[1])
     except (Abbruch, OSError):
@@ -4548,8 +4527,7 @@ class Fortschritt(Anzeige):
 
     def __init__(self, fertig, gesamt, offen, terminal=None, parallel=1):
         self.fertig, self.gesamt, self.offen = fertig, gesamt, offen  # offen: requests the outputs left expect
-        self.parallel = parallel  # --parallel: the answers that come back in one bunch (resttakt)
-        self.fall_id = ""
+        self.parallel, self.fall_id = parallel, ""  # --parallel: the answers that come back in one bunch (resttakt)
         super().__init__(terminal)
         if self.terminal:  # from the first second, before any answer
             self.zeige()
@@ -4575,7 +4553,8 @@ class Fortschritt(Anzeige):
         with self.sperre:
             teile = [f"{uhrzeit(jetzt - self.start)} so far"] + (
                 [f"{statistics.median(s for _, s in self.anfragen):.1f} s a request (median)"] if self.anfragen else [])
-            rest = resttakt(self.zeiten, self.offen, self.start, self.parallel) if self.fertig < self.gesamt else None
+            rest = resttakt(self.zeiten, self.offen, self.start, self.parallel, jetzt) \
+                if self.fertig < self.gesamt else None
         if rest:
             teile.append(f"about {uhrzeit(rest[0])} left ({uhrzeit(rest[1])} to {uhrzeit(rest[2])})")
         return ", ".join(teile) + self.in_flug(jetzt)
@@ -4604,22 +4583,28 @@ class Pruefstand(Anzeige):
             self.schreibe("\r\033[K")
 
 
-def resttakt(zeiten, offen, start, parallel=1):
+def resttakt(zeiten, offen, start, parallel=1, jetzt=None):
     """(seconds left, low, high), or None until five requests and a tenth of those expected came back: the requests
     still expected (offen) times the median gap of the last K (a quarter, 5 to 30: the pace lately); the range
-    from those gaps' quartiles and the run's median gap, widened by 1 + 1/sqrt(K).
-
+    from those gaps' quartiles and the run's median gap, widened by 1 + 1/sqrt(K), its high end never above the
+    slowest gap so far (the open one since the last answer too) for each request left. Between answers (jetzt)
+    all three count down, by at most one request's share: the request in flight overdue, the rest still take
+    their pace, and the high end grows with the seconds it has taken.
     subtle: with --parallel P, answers come back in bunches of P (gaps of 0.3 s and 7.7 s in turn), whose median
     is either; a gap is taken over P answers and divided by P, which is the pace whatever the bunching."""
-    n = len(zeiten)
+    n, offen = len(zeiten), max(0, offen)
     if n < 5 or n < (n + offen) / 10:
         return None
     p = max(1, min(parallel, n))
     luecken = [(b - a) / p for a, b in zip([start] * p + zeiten, zeiten)]  # seconds per answer, over P answers
+    seit = 0 if jetzt is None else max(0, jetzt - zeiten[-1])
     k = max(5, min(30, n // 4))
     viertel, alle, weit = statistics.quantiles(luecken[-k:], n=4), statistics.median(luecken), 1 + 1 / math.sqrt(k)
-    offen = max(0, offen)
-    return offen * viertel[1], offen * min(viertel[0], alle) / weit, offen * max(viertel[2], alle) * weit
+    mitte, tief, hoch = offen * viertel[1], offen * min(viertel[0], alle) / weit, offen * max(viertel[2], alle) * weit
+    danach = (max(1, offen) - 1) / max(1, offen)  # the share of the requests after the one in flight
+    hoch = max(hoch - seit, hoch * danach + seit - mitte / max(1, offen))
+    return (max(mitte - seit, mitte * danach), max(tief - seit, tief * danach),
+            min(hoch, offen * max(luecken + [(seit + zeiten[-1] - zeiten[-p]) / p])))
 
 
 def uhrzeit(sekunden):
@@ -4984,7 +4969,9 @@ def aufruf_text(c):
     """One call as the lists show it, at most ANDERS_HOECHSTENS characters however many arguments it has."""
     if c["args"] is None:
         return f"{kurz(c['name'] or '?')}(<malformed arguments>)"
-    teile = [f"{kurz(k, 40)}={kurz(json.dumps(v, ensure_ascii=False))}" for k, v in list(c["args"].items())[:20]]
+    oder = c.get("oder", {})  # an expected call's alternatives and optional arguments (pruefe_aufruf)
+    teile = [f"{kurz(k, 40)}={eines([v, *oder.get(k, ())])}" for k, v in list(c["args"].items())[:20]] + \
+        [f"{kurz(k, 40)}={eines(ws)} or left out" for k, ws in c.get("optional", {}).items()]
     mehr = [f"... {len(c['args']) - 20} more"] if len(c["args"]) > 20 else []
     return kurz(f"{kurz(c['name'])}(" + ", ".join(teile + mehr) + ")", ANDERS_HOECHSTENS)
 
@@ -5052,7 +5039,6 @@ def fall_liste(titel, hoechstens, bloecke):
 
 def fall_zeilen(a, mehrere, frage, erwartet, b):
     """One output in a failed-case list: the question, what was expected, what came (b), how it differs.
-
     mehrere: the run has repeats, so each line names its output (#1, #2 ...)."""
     lauf = f" #{a.lauf + 1}" if mehrere else ""
     gruende = gruende_von(b) if b.befunde else ""
@@ -5190,14 +5176,14 @@ Flip = collections.namedtuple("Flip", "art gruende in_ zug ziehungen")  # whose 
 class Vergleich(collections.namedtuple("Vergleich", (
         "a b besser schlechter p test aufloesung faelle_verglichen aenderung jenseits_zufall richtung wessen "
         "serverseitig unklar modell grenze gruppen_stufen nicht_vergleichbar mit_weiter mit_ganz "
-        "mit_kapitel mit_nachfrage differenz nativ bfcl rueck ergebnis"), defaults=(None, None, (), None))):
+        "mit_kapitel mit_nachfrage differenz gegenlauf nativ bfcl rueck ergebnis"), defaults=(None,) * 3 + ((), None))):
     """A comparison of two runs, made once by vergleiche: the test as the outputs stand, each part's both ways, the
     flips and whose, what makes the runs not comparable, the end (ergebnis) with its exit status; all read it.
     aufloesung: (cases, p), the least the test can call beyond chance, or None; wessen: id -> Flip; modell: part
     (TEILE) -> Teil; grenze: the token limit both runs were asked with, or None; mit_weiter, mit_ganz and
     mit_nachfrage: S6's cases, S7's, S5's second turns are in the test; differenz: figure -> B minus A; nativ (a
     Teil): gelungen_nativ paired, where text calls changed what an agent gets done; bfcl (a Test): BFCL's verdict
-    paired, for BFCL runs; rueck: kinds that moved the other way in either count."""
+    paired, for BFCL runs; rueck: kinds that moved the other way in either count; gegenlauf: a Gegenlauf or None."""
     __slots__ = ()
 
     @property
@@ -5245,11 +5231,27 @@ def vergleiche(a, b):
         mit_kapitel=ka.auftraege_gelungen is not None and kb.auftraege_gelungen is not None, mit_nachfrage=nachfrage,
         differenz={m: None if None in (x, y) else y - x for m in (f.name for f in figuren(ka, kb))
                    for x, y in [(getattr(ka, m), getattr(kb, m))]},
-        nativ=nativ_test(a, b, nachfrage, gemeinsam, einzeln),
+        gegenlauf=gegenlauf(a, b), nativ=nativ_test(a, b, nachfrage, gemeinsam, einzeln),
         bfcl=bfcl_test(a.ausgaben, b.ausgaben, gemeinsam, einzeln),
         # a kind that moved the other way (in either count): a gain in one kind never reads as "better" alone
         rueck=[g for g in GRUPPEN if "schlechter" in (teile[g].fuer_b.richtung, teile[g].gegen_b.richtung)])
     return v._replace(ergebnis=ergebnis(v))
+
+
+# The calls as meant and the calls an agent gets moved different ways from A to B: the two figures' names, each
+# run's (meant, native) values, and the calls each run's server sent in tool_calls over all its answers.
+Gegenlauf = collections.namedtuple("Gegenlauf", "gemeint nativ a b aufrufe")
+
+
+def gegenlauf(a, b):
+    """The chapter's pair (or S7's in a run of S7 alone) where its two figures moved different ways; else None."""
+    for gemeint, nativ in (("auftraege_gelungen", "gelungen_nativ"), ("erledigt", "erledigt_nativ")):
+        (x, xn), (y, yn) = werte = [(getattr(r.kennzahlen, gemeint), getattr(r.kennzahlen, nativ)) for r in (a, b)]
+        if None not in (x, xn, y, yn):
+            return Gegenlauf(gemeint, nativ, *werte, tuple(sum(n.nativ for o in r.ausgaben for n in antworten(o))
+                                                           for r in (a, b))) \
+                if vorzeichen(y - x) * vorzeichen(yn - xn) < 0 else None
+    return None
 
 
 def stufen_kurz(stufen):
@@ -5266,7 +5268,6 @@ def stufen_kurz(stufen):
 
 def differenz_je_fall(xa, xb, szenario=None):
     """B's success rate in a case minus A's (a Fraction), from each run's outputs (see ausgaenge_je_fall).
-
     szenario None: the outputs as they stand. 'fuer_b' / 'gegen_b': an output that is no evidence on the
     model, the server's or cannot-tell, counts as a success in B / in A and as a failure in the other: only
     the model's own outputs are evidence, so a verdict stands only where both ways agree."""
@@ -5460,8 +5461,11 @@ def urteil(v):
     """The verdict, a line for each part (none of them long): what flipped as the outputs stand, and the test; whose
     the flips are and the model's test over all cases; the same by kind, calling and holding still apart; and where
     the evidence cannot settle it, why. Where a whole run measured a setting, that no verdict can be given."""
-    b, s = len(v.besser), len(v.schlechter)
-    satz = (f"{b} case{'s' * (b != 1)} better and {s} worse in {v.b} than in {v.a} "
+    b, s, g = len(v.besser), len(v.schlechter), v.gegenlauf
+    satz = (f"The calls as meant and those an agent gets point different ways: {g.gemeint} {prozent(g.a[0])} in "
+            f"{v.a}, {prozent(g.b[0])} in {v.b}; {g.nativ} {prozent(g.a[1])} and {prozent(g.b[1])}; native calls: "
+            f"{v.a} {g.aufrufe[0]}, {v.b} {g.aufrufe[1]}. " if g else "")
+    satz += (f"{b} case{'s' * (b != 1)} better and {s} worse in {v.b} than in {v.a} "
             f"({figur(v)} over the {mal(v.faelle_verglichen, 'case')} compared: "
             f"{differenz('auftraege_gelungen', v.aenderung)}); {TESTS[v.test][1]} p = {v.p:.3g}")
     if v.nicht_vergleichbar:
@@ -5817,18 +5821,13 @@ def intervall_kurz(ki):
 def was_geschah(ausgaben):
     """id -> what the run did in that case, one line (for flipped cases), from the grades alone."""
     je_fall = {}
+    ok = lambda b: "right" if gelungen(b) else gruende_von(b)
     for a in ausgaben:
-        b = a.note
-        if b.job:  # a job: its requests and its end state
-            je_fall.setdefault(a.id, []).append(f"{mal(b.job.schritte, 'request')} "
-                                                f"({'right' if gelungen(b) else warum_ganz(b)})")
-            continue
-        ok = "right" if gelungen(b) else gruende_von(b)
-        zeile = f"{aufrufe_text(b.aufrufe, b.mangel)} ({ok})"
-        if a.nachfrage:  # a second turn flips a case too: it is shown
-            n = a.nachfrage
-            ok = "right" if gelungen(n) else gruende_von(n)
-            zeile += f"; after the reply: {aufrufe_text(n.aufrufe, n.mangel)} ({ok})"
+        b, n = a.note, a.nachfrage
+        zeile = f"{mal(b.job.schritte, 'request')} ({'right' if gelungen(b) else warum_ganz(b)})" if b.job else \
+            f"{aufrufe_text(b.aufrufe, b.mangel)} ({ok(b)})"  # a job: its requests and its end state
+        if n:  # a second turn flips a case too: it is shown
+            zeile += f"; after the reply: {aufrufe_text(n.aufrufe, n.mangel)} ({ok(n)})"
         je_fall.setdefault(a.id, []).append(zeile)
     return {i: kurz(" | ".join(t), ZEILE_HOECHSTENS) for i, t in je_fall.items()}  # a line a terminal can show
 
@@ -5914,8 +5913,7 @@ def zeichne(pfad, laeufe):
         bfcl_balken(stufen, k, gezeigte_stufen, versatz, breite, "BFCL's verdict (hatched)" if i == 0 else None)
         kopfwert, ki = kopfzahl(k)
         if kopfwert is not None:  # a run of S6 alone has none of the chapter's tasks, nor a job
-            lo, hi = ki
-            wert_ = 100 * kopfwert
+            (lo, hi), wert_ = ki, 100 * kopfwert
             fehler = [[max(0.0, wert_ - 100 * lo)], [max(0.0, 100 * hi - wert_)]]  # subtle: 0.9999... at 100 %
             kopf.bar_label(kopf.bar(i - 0.15 * nativ, wert_, 0.6 - 0.3 * nativ, yerr=fehler, capsize=4), fmt="%.1f",
                            fontsize=7, padding=6)
@@ -5927,12 +5925,10 @@ def zeichne(pfad, laeufe):
     stufen.set(xticks=range(len(gezeigte_stufen)), ylim=(0, 112),
                ylabel="tasks done, % (auftraege_gelungen; S7: erledigt)" if "S7" in gezeigte_stufen else
                "tasks done (auftraege_gelungen), %", title="By stage")
-    if any(STUFE[s].bfcl for s in gezeigte_stufen):  # a category names itself; its names are long: slanted
-        stufen.set_xticklabels(gezeigte_stufen, rotation=30, ha="right")
-    else:
-        stufen.set_xticklabels([f"{s}\n{STUFE[s].was}" for s in gezeigte_stufen])
-    stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 0.1 * any(STUFE[s].bfcl for s in gezeigte_stufen)),
-                  ncol=len(laeufe), frameon=False)
+    bfcl = any(STUFE[s].bfcl for s in gezeigte_stufen)  # a category names itself; its names are long: slanted
+    stufen.set_xticklabels(gezeigte_stufen if bfcl else [f"{s}\n{STUFE[s].was}" for s in gezeigte_stufen],
+                           **({"rotation": 30, "ha": "right"} if bfcl else {}))
+    stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 0.1 * bfcl), ncol=len(laeufe), frameon=False)
     nur_s7 = all(k.auftraege_gelungen is None and k.erledigt is not None for k in ks)
     kopf.set(xticks=range(len(laeufe)), xticklabels=[r.tag for r in laeufe], ylim=(0, 112),
              ylabel="%", title=("S7 jobs done, 95 % interval" if nur_s7 else "All cases, 95 % interval") +
@@ -5967,6 +5963,8 @@ def ohne_id(e):
     """A Serverfehler of the check's own requests, without the id its message begins with."""
     return str(e).removeprefix(f"{PRUEF_ID}: ")
 PRUEF_TOKENS = 512  # per answer in the call check; --extra max_tokens overrides it
+SEITEN = 1 + sum(bool(f.erkennt) for f in FAMILIEN.values())  # the GETs erkenne_server sends at most
+STROM_GLEICH, MEHRERE = "streamed and plain answers give the same calls", "several calls come in one answer"
 
 
 def pruefen(lauf, faelle):
@@ -5976,30 +5974,36 @@ def pruefen(lauf, faelle):
     endpunkt, antworten = Endpunkt(lauf, stand), []
     server = []  # the server, once the model check has passed and it is identified
 
-    # each check: (what it checks, how many lines it prints, the check); the count the first line names is their sum
-    pruefungen = [("the endpoint answers and accepts the model name", 1,
+    # each check: (the lines it prints, the requests it sends at most, the check); the first line counts both
+    pruefungen = [(("the endpoint answers and accepts the model name",), 1,
                    lambda: [pruef_modell(endpunkt, lauf, antworten)]),
-                  ("which server this is", 1, lambda: pruef_server(endpunkt, server)),
-                  ("the catalogue reaches the prompt", 1,
+                  (("which server this is",), 0, lambda: pruef_server(endpunkt, server)),
+                  (("the catalogue reaches the prompt",), 1,
                    lambda: [pruef_katalog(endpunkt, lauf, antworten, server[0])]),
-                  ("a call comes back as tool_calls", 1,
+                  (("a call comes back as tool_calls",), 6,  # up to five S1 cases, and the probe
                    lambda: [pruef_aufruf(endpunkt, lauf, faelle, antworten, server[0])]),
-                  ("usage and finish_reason are present", 1, lambda: [pruef_felder(antworten)]),
-                  ("streamed and plain answers, several calls", 2, lambda: pruef_s3(endpunkt, lauf, faelle))]
-    pruefungen += [(was, 1, lambda p=p: [p(endpunkt, lauf, faelle)]) for was, p, ja in (  # the later turns asked
-        ("a second turn (--nachfrage)", pruef_nachfrage, lauf.nachfrage),
-        ("the tools' results (--weiter)", pruef_weiter, lauf.weiter)) if ja]
-    print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}, {sum(z for _, z, _ in pruefungen)} checks:",
-          flush=True)
+                  (("usage and finish_reason are present",), 0, lambda: [pruef_felder(antworten)]),
+                  ((STROM_GLEICH, MEHRERE), 5,  # plain and streamed, each once more, parallel_tool_calls
+                   lambda: pruef_s3(endpunkt, lauf, faelle))]
+    pruefungen += [((was,), 1, lambda p=p: [p(endpunkt, lauf, faelle)]) for was, p, ja in (  # the later turns asked
+        ("a second turn (--nachfrage) is accepted", pruef_nachfrage, lauf.nachfrage),
+        ("the tools' results (--weiter) are accepted", pruef_weiter, lauf.weiter)) if ja]
+    anfragen = sum(a for _, a, _ in pruefungen)
+    print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}, {sum(len(z) for z, _, _ in pruefungen)} "
+          f"checks, at most {anfragen} requests of up to --timeout {lauf.timeout:g} s and {SEITEN} pages of up to "
+          f"{KENNUNG_FRIST} s ({uhrzeit(anfragen * lauf.timeout + SEITEN * KENNUNG_FRIST)} at most; longer only where "
+          "a request the server fails is asked again):", flush=True)
     punkte = []
     try:
-        for was, _, pruefung in pruefungen:
-            stand.beginne(was)
+        for i, (namen, _, pruefung) in enumerate(pruefungen):
+            stand.beginne("; ".join(namen))
             ergebnis = pruefung()
             stand.loesche()
             punkte += zeige_punkte(ergebnis)
-            if not punkte[0][0]:
-                break  # the endpoint does not answer: nothing else can be checked
+            if not punkte[0][0]:  # the endpoint does not answer: nothing else can be checked, and each line says so
+                print("".join(f"  -     {n}: not checked, the endpoint does not answer\n" for z, _, _ in
+                              pruefungen[i + 1:] for n in z), end="", flush=True)
+                break
     finally:
         stand.halt.set()
         stand.loesche()
@@ -6079,7 +6083,6 @@ def werkzeuge_wort(zahl):
 
 def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
     """Up to five S1 cases (the easiest calls) until one comes back; how it came back, and whose it is.
-
     Each answer is cut at PRUEF_TOKENS unless --extra sets max_tokens: seconds, not minutes."""
     was = "a call comes back as tool_calls"
     auswahl = [f for f in faelle if f["stufe"] == "S1"][:versuche]
@@ -6179,6 +6182,9 @@ def pruef_takt(lauf, faelle, anfragen):
     genug = math.ceil(3 * laengste / 10) * 10  # three times the slowest: a full answer runs longer than a cut one
     if genug > lauf.timeout:
         satz += f" --timeout {lauf.timeout:g} s is short for it: give --timeout {genug}."
+    if eine_url(lauf.url)[1] == "loopback" and hasattr(os, "getloadavg"):  # the server shares this machine
+        satz += (f" This machine's load was {os.getloadavg()[0]:.1f} meanwhile (the 1-minute average; "
+                 f"{mal(os.cpu_count() or 1, 'core')}): the run's pace follows its load then.")
     return satz
 
 
@@ -6219,9 +6225,8 @@ def pruef_s3(endpunkt, lauf, faelle):
     """Two checks on the first S3 case at temperature 0: streamed and plain give the same calls; and
     several calls come without asking for them (llama.cpp takes parallel_tool_calls from the template)."""
     fall = next((f for f in faelle if f["stufe"] == "S3"), None)
-    was_strom, was_mehr = "streamed and plain answers give the same calls", "several calls come in one answer"
     if fall is None:
-        return [(None, f"{w}: cannot tell, the case file has no S3 case") for w in (was_strom, was_mehr)]
+        return [(None, f"{w}: cannot tell, the case file has no S3 case") for w in (STROM_GLEICH, MEHRERE)]
 
     def frage(stream=False, **mehr):
         lauf_ = lauf._replace(temp=0.0, stream=stream)
@@ -6230,12 +6235,12 @@ def pruef_s3(endpunkt, lauf, faelle):
     try:
         schlicht = frage()
     except Serverfehler as e:
-        return [(False, f"{was_strom}: {e}")]
+        return [(False, f"{STROM_GLEICH}: {e}"), (None, f"{MEHRERE}: not checked, the plain request failed")]
     try:
-        zeile_strom = pruef_strom(fall, was_strom, schlicht, frage(stream=True), frage)
+        zeile_strom = pruef_strom(fall, STROM_GLEICH, schlicht, frage(stream=True), frage)
     except Serverfehler as e:
-        zeile_strom = False, f"{was_strom}: the streamed request fails: {e}"
-    return [zeile_strom, pruef_mehr(lauf, fall, was_mehr, schlicht, frage)]
+        zeile_strom = False, f"{STROM_GLEICH}: the streamed request fails: {e}"
+    return [zeile_strom, pruef_mehr(lauf, fall, MEHRERE, schlicht, frage)]
 
 
 def pruef_strom(fall, was, schlicht, strom, frage):
@@ -6865,7 +6870,9 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
         raise Eingabefehler(f"--streng needs complete runs; {' and '.join(halb)} {'is' if len(halb) == 1 else 'are'} "
                             "incomplete: finish measuring first")
     vs = [vergleiche(laeufe[0], spaeter) for spaeter in laeufe[1:]]
-    zeige_vergleich(lauf, laeufe, vs, {f["id"]: f for f in faelle})
+    form = FORMEN[lauf.form]  # a pair, or a series
+    print(form.paar(laeufe[0], laeufe[1], vs[0], {f["id"]: f for f in faelle}, None if lauf.alle else
+                    FEHLSCHLAEGE_GEZEIGT) if len(laeufe) == 2 else form.reihe(laeufe, vs))
     if bild:
         zeichne(bild, laeufe)
     status = vs[-1].status if streng else 0
@@ -6912,14 +6919,6 @@ def streng_satz(v, laeufe):
             f"beyond chance counted against B only; what would settle it: "
             f"{'; '.join(klaert) or 'the diagnosis names what is unclear'}" +
             "".join(f"; then ask {t}'s outputs again: {befehl(e[t], '--klaeren')}" for t in nochmal))
-
-
-def zeige_vergleich(lauf, laeufe, vs, faelle_by_id):
-    if len(laeufe) == 2:
-        print(FORMEN[lauf.form].paar(laeufe[0], laeufe[1], vs[0], faelle_by_id,
-                                     None if lauf.alle else FEHLSCHLAEGE_GEZEIGT))
-    else:
-        print(FORMEN[lauf.form].reihe(laeufe, vs))
 
 
 def ausfuehren(args, lauf):

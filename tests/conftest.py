@@ -514,7 +514,8 @@ def rad(tmp_path_factory):
     return next((ordner / "rad").glob("messen-*.whl"))
 
 
-URTEIL_ANFANG = re.compile(r"\d+ cases? better and \d+ worse in ")  # a verdict's first line
+URTEIL_ANFANG = re.compile(r"\d+ cases? better and \d+ worse in |The calls as meant and those an agent gets point "
+                           "different ways")  # a verdict's first line
 URTEIL_WEITER = re.compile(r"\d+ cases? could go either way|On the model's|Counting the outputs|By kind, |What an "
                            r"agent gets done|BFCL's verdict \(tool_calls only\), paired")  # its later lines
 

@@ -5,12 +5,14 @@ hint, and --pruefen fails on it. A healthy server is all clear.
 """
 
 import json
+import os
 import re
 
 import pytest
 
 from conftest import (meldungen, vorbereitet, BY_ID, KAPITEL_FEHLER, LM_STUDIO, UNBEKANNT, UNERKANNT, completion, messung, mit_fehlern, openai_nachricht,
                       prompt_tokens, richtig)
+import messen
 from messen import KATALOG
 
 KLAR = "Diagnosis: all clear (every output an answer, calls from tool_calls)."
@@ -205,7 +207,8 @@ def test_pruefen_auf_einem_gesunden_server(cli, endpunkt):
     assert (status, meldungen(err)) == (0, [])
     ohne, mit = prompt_tokens({}), prompt_tokens({"tools": KATALOG})
     assert out.splitlines() == [
-        f"Checking {server.url} with model m, 7 checks:",
+        f"Checking {server.url} with model m, 7 checks, at most 13 requests of up to --timeout 120 s and 3 pages of "
+        "up to 10 s (26:30 at most; longer only where a request the server fails is asked again):",
         "  ok    the endpoint answers and accepts the model name",
         UNERKANNT,
         f"  ok    the catalogue reaches the prompt (prompt_tokens {mit} with all eleven tools, {ohne} without)",
@@ -218,7 +221,7 @@ def test_pruefen_auf_einem_gesunden_server(cli, endpunkt):
     # the pace of the three requests of cases, what the planned run takes at it; --timeout 120 s is enough here
     assert re.fullmatch(r"Pace: a request of a case took \d+\.\d s here \(median of 3, the slowest \d+\.\d s, "
                         r"answers cut at 512 tokens\); the run these settings plan, 42 requests at --parallel 1, "
-                        r"takes about 0:0\d at that pace\.", out.splitlines()[-2])
+                        r"takes about 0:0\d at that pace\. " + LAST, out.splitlines()[-2])
     koerper = [b for _, b in server.anfragen]
     assert len(koerper) == 3 + 2
     assert [b.get("max_tokens") for b in koerper] == [1, 1, 512, 512, 512]
@@ -227,6 +230,10 @@ def test_pruefen_auf_einem_gesunden_server(cli, endpunkt):
     # parallel_tool_calls is never sent
     assert [(b.get("stream"), b.get("stream_options"), b.get("parallel_tool_calls"), b["temperature"])
             for b in koerper[3:]] == [(None, None, None, 0.0), (True, {"include_usage": True}, None, 0.0)]
+
+
+LAST = (r"This machine's load was \d+\.\d\d? meanwhile \(the 1-minute average; " + messen.mal(os.cpu_count(), "core") +
+        r"\): the run's pace follows its load then\.")  # the loopback server shares the machine
 
 
 def fehler_zeilen(out):
@@ -284,6 +291,20 @@ def test_pruefen_schlaegt_fehl_wo_die_probe_den_parser_zeigt(cli, endpunkt):
     assert server.zahl() <= 7 + 3 + 1  # and the probe
 
 
+def test_pruefen_zaehlt_die_zeilen_die_es_druckt(cli, endpunkt):
+    """S3-1's plain request refused: both checks of S3 say so, each on its line, and the first line counts them."""
+    server = endpunkt(lambda fall, body, nummer: (400, {"error": {"message": "bad request"}}, {})
+                      if fall is not None and fall["id"] == "S3-1" and not body.get("stream") else
+                      gesund(fall, body, nummer), {})
+    status, out, err = cli("--pruefen", *messung(server.url))
+    zeilen = out.splitlines()
+    punkte = [z for z in zeilen if re.match(r"  (ok|\?|FAIL|-) ", z)]
+    assert (status, int(re.search(r", (\d+) checks, ", zeilen[0])[1]), len(punkte)) == (1, 7, 7)
+    assert punkte[-2:] == [
+        "  FAIL  streamed and plain answers give the same calls: S3-1: the server answered 400: bad request",
+        "  ?     several calls come in one answer: not checked, the plain request failed"]
+
+
 def test_pruefen_kann_es_ohne_kennung_des_servers_nicht_sagen(cli, endpunkt):
     """The same answers from a server that does not say who it is: a probe would prove nothing, none is asked."""
     server = endpunkt(tags_als_text)
@@ -306,6 +327,10 @@ def test_pruefen_ein_unbekanntes_modell(cli, endpunkt):
     assert out.splitlines()[1:] == [
         "  FAIL  the endpoint answers and accepts the model name: the server answered 404: model 'qwn' "
         "not found (check --modell and --url against the server's /v1/models)",
+        *[f"  -     {was}: not checked, the endpoint does not answer" for was in (
+            "which server this is", "the catalogue reaches the prompt", "a call comes back as tool_calls",
+            "usage and finish_reason are present", "streamed and plain answers give the same calls",
+            "several calls come in one answer")],
         "1 check failed: fix it before a long run."]
     assert server.zahl() == 1
 

@@ -6,13 +6,16 @@ A quoted output block is preceded by `<!-- geprueft: NAME -->` (a scenario below
 loopback) or `<!-- gemessen: COMMAND -->` (measured on a real server by a script of tests/)."""
 
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 
 import pytest
 
 import messen
-from conftest import erwartet_von, KAPITEL_FEHLER, ROOT, completion, falsch_in, messung, mit_fehlern, openai_nachricht, richtig, \
+from conftest import FAELLE, erwartet_von, KAPITEL_FEHLER, ROOT, completion, falsch_in, messung, mit_fehlern, openai_nachricht, richtig, \
     vorbereitet
 
 DATEIEN = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -138,3 +141,28 @@ def test_jeder_verweis_fuehrt_zu_einer_datei_und_ueberschrift():
             if not datei.exists() or a and datei in koepfe and a[1:] not in koepfe[datei]:
                 kaputt.append((pfad.name, ziel, a))
     assert kaputt == []
+
+
+
+def test_was_die_einrichtung_dem_leser_erklaert(cli):
+    """The set-up's note holds: the self-test's schritte_je_auftrag is the 42 cases' expected calls per case."""
+    status, out, err = cli("--selbsttest")
+    soll = sum(len(f["erwartet"]) for f in FAELLE)
+    zahl = re.search(r"^schritte_je_auftrag +(\S+)$", out, re.M)[1]
+    assert (status, soll, zahl) == (0, 37, f"{37 / 42:.2f}")
+    assert f"`schritte_je_auftrag` reads {zahl} there, not 1: it counts calls per output, and the\n42 cases expect " \
+           f"{soll} calls" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_die_uebersprungenen_tests_sind_benannt(tmp_path):
+    """Without bfcl-eval at hand, the README's three tests are skipped, each named with why (-rs)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MESSEN_BFCL", "PYTEST_ADDOPTS")}
+    env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path))  # an empty cache: bfcl-eval is not at hand
+    lauf = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "tests/test_bfcl.py",
+                           "tests/test_bfcl_zwei.py", "-k", "at_hand or drawn_answers"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    grund = "bfcl-eval is not installed (MESSEN_BFCL=1 installs it without its dependencies)"
+    assert [re.sub(r":\d+:", ":", z) for z in lauf.stdout.splitlines() if z.startswith("SKIPPED")] == [
+        f"SKIPPED [1] tests/test_bfcl.py: {grund}", f"SKIPPED [1] tests/test_bfcl.py: {grund}",
+        f"SKIPPED [1] tests/test_bfcl_zwei.py: {grund}"]  # -rs names each (its line left out here)
+    assert "Three tests that hold" in (ROOT / "README.md").read_text(encoding="utf-8")

@@ -81,7 +81,7 @@ def test_jeder_wert_im_format_seiner_beschreibung(fall):
 
 
 # ---------------------------------------------------------------------------
-# A bad case file: one line naming file:line, status 2, no request sent
+# A bad case file: a line per fault naming file:line, status 2, no request sent
 # ---------------------------------------------------------------------------
 
 GUT = json.dumps(BY_ID["S2-1"])
@@ -89,6 +89,11 @@ GUT = json.dumps(BY_ID["S2-1"])
 
 def fall(**aenderung):
     return json.dumps({**BY_ID["S2-7"], **aenderung})
+
+
+def anders(**aenderung):
+    """S2-7 whose expected call has the fields given (args, oder, optional), as bytes."""
+    return fall(erwartet=[{**BY_ID["S2-7"]["erwartet"][0], **aenderung}]).encode()
 
 
 @pytest.mark.parametrize("inhalt, meldung", [
@@ -119,6 +124,21 @@ def fall(**aenderung):
     (fall(stufe="S4").encode(), "{p}:1: stage S4 expects no call, but 'erwartet' lists 1"),
     (fall(stufe="S5").encode(), "{p}:1: stage S5 expects no call, but 'erwartet' lists 1"),
     (fall(erwartet=[]).encode(), "{p}:1: stage S2 expects at least one call"),
+    (anders(oder={"status": ["Kunde"]}), "{p}:1: the expected value of 'status' in update_contact is \"Kunde\", "
+     'not one of its enum ("lead", "interessent", "kunde", "inaktiv")'),
+    (anders(oder={"status": "kunde"}), "{p}:1: 'oder' in update_contact must be an object of argument -> a non-empty "
+     "list of the values it accepts"),
+    (anders(optional={"email": []}), "{p}:1: 'optional' in update_contact must be an object of argument -> a "
+     "non-empty list of the values it accepts"),
+    (anders(oder={"email": ["a@b.example"]}), "{p}:1: update_contact: 'oder' names 'email', which 'args' lacks (one "
+     "that may be left out goes in 'optional')"),
+    (anders(optional={"status": ["kunde"]}), "{p}:1: update_contact: 'status' stands in 'args' and in 'optional', "
+     "where an argument that may be left out stands alone"),
+    (anders(args={"status": "kunde"}, optional={"contact_id": ["x"]}), "{p}:1: expected call update_contact lacks "
+     "its required argument 'contact_id' (the tool requires it, so it cannot be optional)"),
+    (anders(optional={"colour": ["red"]}), "{p}:1: update_contact has no argument 'colour'"),
+    (anders(optional={"email": [" a@b.example"]}), "{p}:1: the expected value of 'email' in update_contact has "
+     "leading or trailing spaces; a stripped answer can never equal it"),
 ])
 def test_schlechte_falldatei(cli, endpunkt, tmp_path, inhalt, meldung):
     server = endpunkt()
@@ -126,6 +146,24 @@ def test_schlechte_falldatei(cli, endpunkt, tmp_path, inhalt, meldung):
     p.write_bytes(inhalt)
     status, out, err = cli(*messung(server.url, "--faelle", str(p)))
     assert (status, out, err) == (2, "", "messen: " + meldung.format(p=p) + "\n")
+    assert server.zahl() == 0
+
+
+def test_jeder_fehler_einer_falldatei_eine_zeile(cli, endpunkt, tmp_path):
+    """Every faulty line is named, one line each, a dozen at most and the rest counted; good lines say nothing."""
+    server = endpunkt()
+    p = tmp_path / "faelle.jsonl"
+    falsch = [fall(stufe="S8"), "{id: 1}", GUT, fall(erwartet=[])] + [fall(id=f"X-{i}", stufe="S4") for i in range(12)]
+    p.write_text("\n".join(falsch) + "\n")
+    status, out, err = cli(*messung(server.url, "--faelle", str(p)))
+    assert (status, out) == (2, "")
+    assert err.splitlines()[:4] == [
+        f"messen: {p}:1: unknown stage 'S8' (known: S1, S2, S3, S4, S5, S6, S7)",
+        f"messen: {p}:2: not JSON (Expecting property name enclosed in double quotes)",
+        f"messen: {p}:4: stage S2 expects at least one call",
+        f"messen: {p}:5: stage S4 expects no call, but 'erwartet' lists 1"]
+    assert err.splitlines()[4:] == [f"messen: {p}:{nr}: stage S4 expects no call, but 'erwartet' lists 1"
+                                    for nr in range(6, 14)] + [f"messen: {p}: 3 more faulty lines"]
     assert server.zahl() == 0
 
 

@@ -8,6 +8,7 @@ import re
 import select
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -154,13 +155,20 @@ def test_die_restzeit_aus_dem_takt_der_anfragen():
     # the chapter's 37 left after 15 answered in a second each, and S7's 26 jobs, as many as their references
     offen = 37 + sum(len(f["loesung"]) for f in GANZ_FAELLE)
     assert offen == 121 and sum(messen.erwartete_anfragen(f, messen.Lauf()) for f in GANZ_FAELLE) == 121 - 37
-    assert messen.resttakt(list(range(1, 16)), offen, 0) == pytest.approx((121, 121 / weit, 121 * weit))
+    # the high end no more than the slowest gap, a second, for each request left
+    assert messen.resttakt(list(range(1, 16)), offen, 0) == pytest.approx((121, 121 / weit, 121))
+    # while the 16th is in flight: half a second on, all count down; three and ten seconds on, it is overdue, so
+    # the 120 after it hold their pace and the high end grows with the seconds it has taken beyond the median gap
+    assert messen.resttakt(list(range(1, 16)), offen, 0, jetzt=15.5) == pytest.approx((120.5, 121 / weit - 0.5, 121))
+    assert messen.resttakt(list(range(1, 16)), offen, 0, jetzt=18) == pytest.approx((120, 120 / weit, 120 * weit + 2))
+    assert messen.resttakt(list(range(1, 16)), offen, 0, jetzt=25) == pytest.approx((120, 120 / weit, 120 * weit + 9))
+    assert messen.resttakt(list(range(1, 16)), 0, 0, jetzt=25) == (0, 0, 0)  # none left, however long it takes
     # the 13th held for ten seconds: the pace stays a second a request, the range widens to take it in
     gehalten = list(range(1, 13)) + [22, 23, 24]
     assert messen.resttakt(gehalten, offen, 0)[:2] == pytest.approx((121, 121 / weit))
     # half as fast lately: the pace follows, the range reaches down to the whole run's (1.5 s, the median gap)
     langsamer = list(range(1, 11)) + [12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
-    assert messen.resttakt(langsamer, offen, 0) == pytest.approx((242, 121 * 1.5 / weit, 242 * weit))
+    assert messen.resttakt(langsamer, offen, 0) == pytest.approx((242, 121 * 1.5 / weit, 242))
     # --parallel 2, requests of 8 s each, the two slots 0.3 s apart: answers come back 0.3 s and 7.7 s apart in
     # turn; the pace is 4 s an answer, which gaps over two answers give, and single gaps' median does not
     paarweise = [t for k in range(1, 11) for t in (8 * k, 8 * k + 0.3)]
@@ -170,10 +178,10 @@ def test_die_restzeit_aus_dem_takt_der_anfragen():
     assert messen.resttakt(list(range(1, 11)), 100, 0) is None  # ten of 110: less than a tenth
 
 
-def lies_pty_mit_zeit(fd, proc):
+def lies_pty_mit_zeit(fd, proc, schaue=None):
     """What the process writes to the pseudo-terminal until it ends, each piece with when it came (monotonic
-    seconds); bounded by the process."""
-    teile, utf8 = [], codecs.getincrementaldecoder("utf-8")()  # a character split between two reads stays whole
+    seconds), each whole line (as rewritten with \\r) shown to schaue as it comes; bounded by the process."""
+    teile, utf8, angefangen = [], codecs.getincrementaldecoder("utf-8")(), ""  # a split character stays whole
     while True:
         bereit, _, _ = select.select([fd], [], [], 30)
         if not bereit:
@@ -185,6 +193,10 @@ def lies_pty_mit_zeit(fd, proc):
         if not teil:
             break
         teile.append((time.monotonic(), utf8.decode(teil)))
+        if schaue:
+            *fertig, angefangen = (angefangen + teile[-1][1]).replace("\r\n", "\n").replace("\n", "\r").split("\r")
+            for zeile in filter(None, fertig):
+                schaue(zeile)
     proc.wait(timeout=30)
     return teile
 
@@ -223,6 +235,43 @@ def test_ein_langsamer_server_laesst_niemanden_blind_warten(endpunkt, tmp_path):
     geschaetzt = [(int(m.group(1)), ende - t, *map(sekunden, re.findall(r"\d+:\d\d", m.group(5))[1:]))
                   for t, m in stand if m.group(5) and int(m.group(1)) >= 42 / 4]
     assert geschaetzt and all(lo / 2 - 1 <= echt <= 2 * hi + 1 for _, echt, lo, hi in geschaetzt), geschaetzt
+
+
+def test_die_restzeit_zaehlt_herunter_waehrend_eine_anfrage_unterwegs_ist(endpunkt, tmp_path):
+    """On a terminal: five answers a second apart, then S1-6 held. The ticks while it is in flight count the time
+    left down from the line of the fifth output, never up; once it has taken longer than the gaps, the high end
+    grows. S1-6 is let go as soon as a tick shows both (the test fails if none does within 30 s)."""
+    los, gesehen = threading.Event(), []
+
+    def antwort(fall, body, nummer):
+        if fall is not None and fall["id"] == "S1-6":
+            los.wait(30)
+        elif fall is not None and fall["id"] in ("S1-1", "S1-2", "S1-3", "S1-4", "S1-5"):
+            time.sleep(1)
+        return richtig(fall, body, nummer)
+
+    def schaue(zeile):
+        m = ZEILE.fullmatch(zeile)
+        if m and m.group(1) == "5" and m.group(5):
+            gesehen.append((bool(m.group(6)), *map(sekunden, re.findall(r"\d+:\d\d", m.group(5)))))
+            if gesehen[-1][0] and gesehen[-1][1] < gesehen[0][1] and gesehen[-1][3] > gesehen[0][3]:
+                los.set()
+    server = endpunkt(antwort)
+    herr, knecht = pty.openpty()
+    proc = subprocess.Popen([sys.executable, str(ROOT / "messen.py"), *messung(server.url), "--ausgabe",
+                             str(tmp_path)], stdout=subprocess.DEVNULL, stderr=knecht, stdin=subprocess.DEVNULL)
+    os.close(knecht)
+    try:
+        lies_pty_mit_zeit(herr, proc, schaue)
+    finally:
+        los.set()
+        os.close(herr)
+    assert proc.returncode == 0
+    # the first line of five outputs is the fifth output's own, with nothing in flight; the ticks name S1-6
+    assert not gesehen[0][0] and all(unterwegs for unterwegs, *_ in gesehen[1:])
+    mitten = [mitte for _, mitte, _, _ in gesehen]
+    assert mitten == sorted(mitten, reverse=True) and mitten[-1] < mitten[0], gesehen
+    assert gesehen[-1][3] > gesehen[0][3], gesehen
 
 
 def sekunden(uhr):

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import urteil_von, urteile, LM_STUDIO, completion, fall_von, mit_fehlern, messung, richtig, vorbereitet, zeilen, BY_ID
+from conftest import FAELLE, urteil_von, urteile, LM_STUDIO, completion, fall_von, mit_fehlern, messung, richtig, vorbereitet, zeilen, BY_ID
 
 LEER = completion({"role": "assistant", "content": None})  # the endpoint adds usage: 20 completion tokens
 ABGESCHNITTEN = completion({"role": "assistant", "content": "<tool_call>{\"name\": \"get_con"}, "length")
@@ -202,6 +202,22 @@ def test_was_ein_agent_bekommt_wird_auch_gepaart(cli, endpunkt):
         f"(gelungen_nativ, every call from tool_calls): 28 (0 better, 28 worse): exact sign test p = {2 / 2 ** 28:.3g}: "
         "b is worse beyond chance at 5 %: its calls reach an agent less often.")
     assert json.loads(cli("--vergleich", "a", "b", "--json")[1])["ergebnis"] == "schlechter"
+
+
+def test_gemeint_und_nativ_gegenlaeufig_steht_vorne(cli, endpunkt):
+    # A calls natively and gets four S2 cases wrong; B is right as meant in all 42, every call as text: better as
+    # meant, worse for an agent, and the verdict's first sentence says both, with the calls each server sent
+    vorbereitet(cli, *messung(endpunkt(server_und_modell({}, ["S2-1", "S2-2", "S2-3", "S2-4"])).url, "--tag", "a"))
+    vorbereitet(cli, *messung(endpunkt(zaun).url, "--tag", "b"))
+    status, out, err = cli("--vergleich", "a", "b")
+    nativ_a = sum(len(f["erwartet"]) for f in FAELLE)
+    assert (status, urteil_von(out).split(": the difference")[0]) == (0, 
+        "The calls as meant and those an agent gets point different ways: auftraege_gelungen "
+        f"{100 * 38 / 42:.1f} % in a, 100 % in b; gelungen_nativ {100 * 38 / 42:.1f} % and {100 * 14 / 42:.1f} %; "
+        f"native calls: a {nativ_a}, b 0. 4 cases better and 0 worse in b than in a (auftraege_gelungen over the 42 "
+        f"cases compared: +{100 * 4 / 42:.1f} points); exact sign test p = {2 / 2 ** 4:.3g}")
+    status, out, err = cli("--vergleich", "a", "a")
+    assert urteil_von(out).startswith("0 cases better and 0 worse in a than in a")
 
 
 def test_dasselbe_format_in_beiden_laeufen_ist_kein_unterschied(cli, endpunkt):
