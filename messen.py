@@ -190,19 +190,67 @@ def anders_als(name, gemeint):
     return lambda ks: any(getattr(k, name) != getattr(k, gemeint) for k in ks)  # where text calls made a difference
 
 
+class Weise(typing.NamedTuple):
+    """How a stage's cases are checked, asked, graded and listed when failed, each a function of the case: a stage
+    asked another way is a row of its own and its functions. The defaults are the chapter's (one question, graded
+    on its expected calls; S5's second turn where the case has a reply)."""
+    soll: typing.Callable = lambda fall: fall["erwartet"]  # the calls an answer is graded against
+    alle: typing.Callable = lambda fall: fall["erwartet"] + fall.get("danach", [])  # every call the case names
+    pruefe: typing.Callable = lambda fall, katalog: pruefe_frage(fall, katalog)  # what is wrong with it, or None
+    nachrichten: typing.Callable = lambda fall, lauf: eroeffnet(lauf.katalog.eroeffnung, fall, lauf.katalog)
+    werkzeuge: typing.Callable = lambda fall, katalog: angeboten(fall, katalog)  # the tools its request offers
+    frage: typing.Callable = lambda e, fall, erste, k: frage_fall(e, fall, erste)  # (endpunkt, fall, saved turns,
+    # draw): its turns, and a second turn's fault or None
+    anfragen: typing.Callable = lambda fall, lauf: (2 if lauf.stream and lauf.temp == 0 else 1) * (
+        2 if lauf.nachfrage and "nachtrag" in fall else 1)  # a draw's requests: S5's reply, a stream's twin (FRAGEREGEL)
+    folge: typing.Callable = lambda haupt: haupt in ([FRAGE], [FRAGE, NACHFRAGE])  # its outputs' requests, in order
+    bewerte: typing.Callable = lambda *x: bewerte_frage(*x)  # a saved output graded (bewerte_gespeichert)
+    urteil: typing.Callable = lambda fall, nachricht: None  # BFCL's verdict on an answer, where its checker judges
+    schluss: bool = False  # a text answer ends it as an answer (a job's step), whatever the stage
+    zeilen: typing.Callable = lambda a, fall, mehrere: fall_zeilen(a, mehrere, kurz(fall["frage"], 240),
+                                                                  fall["erwartet"], a.note)  # a failed output
+
+
+NACH_ERGEBNIS = Weise(  # S6: the first step sent as done, with the tools' results; graded on the calls after them
+    soll=lambda fall: fall["danach"], nachrichten=lambda fall, lauf: Weise().nachrichten(fall, lauf) +
+    ergebnis_nachrichten(fall, lauf.katalog), zeilen=lambda a, f, mehrere: fall_zeilen(
+        a, mehrere, f"{f['frage']}  /  {aufrufe_text(f['erwartet'])} returned " + kurz(" and ".join(json.dumps(
+            x, ensure_ascii=False) for x in f["ergebnis"]), 240), f["danach"], a.note))
+SCHLEIFE = Weise(  # S7: the whole job in a loop against its world, graded on the end state and the way
+    soll=lambda fall: [], alle=lambda fall: [soll for schritt in fall["loesung"] for soll in schritt],
+    pruefe=lambda fall, katalog: pruefe_ganz(fall, katalog), frage=lambda e, fall, erste, k: (frage_ganz(e, fall, k),
+                                                                                              None),
+    nachrichten=lambda fall, lauf: eroeffnet(lauf.katalog.eroeffnung_ganz, fall, lauf.katalog), schluss=True,
+    anfragen=lambda fall, lauf: len(fall["loesung"]), folge=lambda haupt: set(haupt) == {SCHRITT},
+    bewerte=lambda *x: bewerte_job(*x), zeilen=lambda a, fall, mehrere: ganz_zeilen(a, mehrere, fall))
+BFCL_WEISE = Weise(  # BFCL's: its own messages and functions, and its checker's verdict beside messen's
+    nachrichten=lambda fall, lauf: bfcl_nachrichten(fall, lauf.system), werkzeuge=lambda fall, k: fall["_werkzeuge"],
+    urteil=lambda fall, nachricht: bfcl_urteil(fall, nachricht))
+
+
+def weise(fall):
+    """How a case is asked and graded: its stage's row; a call list graded alone (S5's reply) as the chapter's."""
+    return STUFE[fall["stufe"]].weise if isinstance(fall.get("stufe"), str) and fall["stufe"] in STUFE else Weise()
+
+
 class Stufe(typing.NamedTuple):
-    """One stage, a row that the case check, the settings and their hashes, the figures (its own as Figur
-    rows), the lists' titles, the comparison, the picture and --pruefen read; asking, grading and listing an S6
-    or S7 case still branch on its name (WEITER, GANZ)."""
+    """One stage, a row that every stage-dependent part reads: the case check, asking, grading and the failed
+    lists (its weise), the settings and their hashes, the figures (its own as Figur rows), the comparison, the
+    picture and --pruefen."""
     name: str
     was: str  # what it measures, in two words (the picture's axis)
     still: bool = False  # the right answer is no call at all: stillgehalten counts it
-    bfcl: bool = False  # one of BFCL's categories: its cases come with their functions and are graded as BFCL does
     feld: str = None  # a stage beyond the chapter's: Lauf's field and the settings key that ask it (--FELD);
     # its cases have a hash of their own (FELD_sha256), and the chapter's five figures leave it out
     neben: str = None  # what the case file gives after the first step: the user's reply, or the tools' results
     figuren: tuple = ()  # the figures it adds to the report and the tables (Figur): a later stage's own first
     liste: str = None  # the title of its failed list (the chapter's stages share "Failed")
+    weise: Weise = Weise()  # how its cases are asked, graded and listed
+
+    @property
+    def bfcl(self):
+        """One of BFCL's categories: its cases come with their functions and are graded as BFCL does."""
+        return self.weise is BFCL_WEISE
 
 
 STUFEN_TABELLE = (
@@ -214,21 +262,20 @@ STUFEN_TABELLE = (
         Figur("nachfrage", gemessen_in("nachfrage"),
               lambda e, k: "S5 outputs that held still, then hit every call after the reply"),)),
     # after the tool's result: its first step is given as done, not asked
-    Stufe("S6", "after result", feld="weiter", neben="ergebnis", liste="After the tool's result",
+    Stufe("S6", "after result", feld="weiter", neben="ergebnis", liste="After the tool's result", weise=NACH_ERGEBNIS,
           figuren=(Figur("weiter", gemessen_in("weiter"),
                          lambda e, k: "S6 outputs that went on right after the tools' results"),)),
     # the whole job, in a loop against its case's simulated CRM
-    Stufe("S7", "whole job", feld="ganz", liste="The whole job", figuren=(
+    Stufe("S7", "whole job", feld="ganz", liste="The whole job", weise=SCHLEIFE, figuren=(
         Figur("erledigt", gemessen_in("erledigt"), lambda e, k: erledigt_worte(k)),
         Figur("erledigt_nativ", anders_als("erledigt_nativ", "erledigt"),
               lambda e, k: "with every call from tool_calls: the jobs an agent on this server gets done"))),
     # BFCL's single-turn Python categories, read from its files (--faelle): each case brings its functions
-    Stufe("simple_python", "BFCL simple", bfcl=True), Stufe("multiple", "BFCL multiple", bfcl=True),
-    Stufe("parallel", "BFCL parallel", bfcl=True), Stufe("parallel_multiple", "BFCL par. mult.", bfcl=True),
-    Stufe("irrelevance", "BFCL irrelevance", still=True, bfcl=True),
-    Stufe("live_simple", "BFCL live simple", bfcl=True), Stufe("live_multiple", "BFCL live mult.", bfcl=True),
-    Stufe("live_parallel", "BFCL live par.", bfcl=True), Stufe("live_parallel_multiple", "BFCL live p. m.", bfcl=True),
-    Stufe("live_irrelevance", "BFCL live irrel.", still=True, bfcl=True))
+    *(Stufe(name, was, still=name in ("irrelevance", "live_irrelevance"), weise=BFCL_WEISE) for name, was in (
+        ("simple_python", "BFCL simple"), ("multiple", "BFCL multiple"), ("parallel", "BFCL parallel"),
+        ("parallel_multiple", "BFCL par. mult."), ("irrelevance", "BFCL irrelevance"),
+        ("live_simple", "BFCL live simple"), ("live_multiple", "BFCL live mult."), ("live_parallel", "BFCL live par."),
+        ("live_parallel_multiple", "BFCL live p. m."), ("live_irrelevance", "BFCL live irrel."))))
 STUFE = {s.name: s for s in STUFEN_TABELLE}
 STUFEN = tuple(STUFE)
 STILL = tuple(s.name for s in STUFEN_TABELLE if s.still)  # stages where the right answer is no call at all
@@ -243,7 +290,7 @@ FIGUREN = (  # every figure beside the per-stage line, in the order the report a
           lambda e, k: "with every call from tool_calls: what an agent on this server gets done"),
     Figur("schritte_je_auftrag"), Figur("stillgehalten")) + tuple(f for s in STUFEN_TABELLE for f in s.figuren)
 KAPITEL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if not s.bfcl)  # the stages a case file of ours may name
-WEITER, GANZ = "S6", "S7"  # the two stages asked another way: after given results, and in a loop
+GANZ = "S7"  # the whole job: its figures, its refusal of a catalogue without a simulation
 
 # ---------------------------------------------------------------------------
 # The catalogue a run sends: the chapter's, a user's file, or a variant of either
@@ -638,18 +685,12 @@ TYPEN = ("number", "integer", "boolean")  # schema types whose values are compar
 def mit_typen(fall, katalog):
     """Each expected call of a tool with typed parameters carries their types (_typen: name -> type),
     which passt compares by; the chapter's catalogue has none, so its cases stay as written."""
-    for soll in soll_aufrufe(fall):
+    for soll in weise(fall).alle(fall):
         typen = {k: p.get("type") for k, p in katalog.schema[soll["name"]].get("properties", {}).items()
                  if isinstance(p, dict) and p.get("type") in TYPEN}
         if typen:
             soll["_typen"] = typen
     return fall
-
-
-def soll_aufrufe(fall):
-    """Every call a case names: the expected ones and those after; in S7, every step of the reference."""
-    return [soll for schritt in fall["loesung"] for soll in schritt] if fall["stufe"] == GANZ else \
-        fall["erwartet"] + fall.get("danach", [])
 
 
 def intern_weg(wert):
@@ -688,10 +729,10 @@ def stufen_hash(faelle, stufe):
 WELCHER_KATALOG = " (give your own tools with --katalog FILE)"
 
 
-def faelle_fuer(faelle, weiter, pfad, stufen=None, ganz=False):
-    """The cases a run asks: S6 only with --weiter and S7 only with --ganz, each of which then needs its
-    cases; only the stages named by --stufen, where it names some."""
-    an = {WEITER: weiter, GANZ: ganz}
+def faelle_fuer(faelle, wie, pfad):
+    """The cases a run asks (wie: its Lauf as a dict, or its settings line): a later stage's only with its flag
+    (S6 --weiter, S7 --ganz), which then needs its cases; only the stages named by --stufen, where it names some."""
+    an, stufen = {s: bool(wie.get(f)) for s, f in SPAETER_FELDER.items()}, wie.get("stufen")
     for stufe, flagge in SPAETER.items():
         if an[stufe] and not any(f["stufe"] == stufe for f in faelle):
             raise Eingabefehler(f"{pfad}: no {stufe} case in the file, so {flagge} has nothing to measure")
@@ -708,11 +749,12 @@ def faelle_fuer(faelle, weiter, pfad, stufen=None, ganz=False):
 
 
 def pruefe_fall(fall, katalog=STANDARD):
-    """Return what is wrong with one case, or None."""
-    if not isinstance(fall, dict):
-        return "a case must be a JSON object"
-    if fall.get("stufe") == GANZ:
-        return pruefe_ganz(fall, katalog)
+    """Return what is wrong with one case, or None: as its stage's row checks it (pruefe_frage, pruefe_ganz)."""
+    return weise(fall).pruefe(fall, katalog) if isinstance(fall, dict) else "a case must be a JSON object"
+
+
+def pruefe_frage(fall, katalog):
+    """A case asked as one question: the chapter's fields, a known stage, its nur, what follows its first step."""
     for feld, typ in FELDER.items():
         if not isinstance(fall.get(feld), typ) or (typ is str and not fall[feld].strip()):
             return f"field '{feld}' missing or not a {'list' if typ is list else 'non-empty string'}"
@@ -806,8 +848,8 @@ def pruefe_danach(fall, katalog):
         stufe = next(s for s, f in DANACH_NEBEN.items() if f == fremd)
         return f"'{fremd}' belongs to {stufe} only, not to {fall['stufe']}"
     da = [f for f in (neben, "danach") if f in fall]
-    if fall["stufe"] == WEITER and len(da) < 2:
-        return f"stage {WEITER} needs 'ergebnis' (what each call of the first step returned) and 'danach'"
+    if neben == "ergebnis" and len(da) < 2:
+        return f"stage {fall['stufe']} needs 'ergebnis' (what each call of the first step returned) and 'danach'"
     if not da:
         return None
     if neben is None:
@@ -1197,14 +1239,9 @@ KEY_HINWEIS = "put the key in OPENAI_API_KEY or name its variable with --key-env
 
 def anfrage(fall, lauf, extra=None):
     """The request body for one case, with the run's catalogue (S1: narrowed by nur) and --extra
-    (or `extra` in its place)."""
-    katalog = lauf.katalog
-    body = {"model": lauf.modell, "messages": bfcl_nachrichten(fall, lauf.system) if "_nachrichten" in fall else
-        [{"role": "system", "content": katalog.eroeffnung_ganz if fall.get("stufe") == GANZ else
-          katalog.eroeffnung}, {"role": "user", "content": katalog.als_gesendet(fall["frage"])}]
-        + (ergebnis_nachrichten(fall, katalog) if "ergebnis" in fall else []),
-        "tools": fall["_werkzeuge"] if "_werkzeuge" in fall else angeboten(fall, katalog), "tool_choice": "auto",
-        "temperature": lauf.temp}
+    (or `extra` in its place); its messages and tools as the case's stage asks it (weise)."""
+    body = {"model": lauf.modell, "messages": weise(fall).nachrichten(fall, lauf),
+            "tools": weise(fall).werkzeuge(fall, lauf.katalog), "tool_choice": "auto", "temperature": lauf.temp}
     if not body["tools"]:  # a BFCL irrelevance case may offer none: sent without, as BFCL sends it
         del body["tools"], body["tool_choice"]
     if lauf.stream:
@@ -1222,6 +1259,11 @@ def bfcl_nachrichten(fall, system):
     if nachrichten[0]["role"] == "system":
         return [{"role": "system", "content": f"{system}\n\n{nachrichten[0]['content']}"}] + nachrichten[1:]
     return [{"role": "system", "content": system}] + nachrichten
+
+
+def eroeffnet(eroeffnung, fall, katalog):
+    """A case's first messages: the opening its stage sends, then its question in the catalogue's words."""
+    return [{"role": "system", "content": eroeffnung}, {"role": "user", "content": katalog.als_gesendet(fall["frage"])}]
 
 
 def angeboten(fall, katalog):
@@ -2486,7 +2528,7 @@ def gezogen(fall, salz):
     UUID, each address another tag before its @, a company the question does not name another of FIRMEN, every time
     of day moved by the same whole hours (order and clashes stay). Question, world, reference and answer change
     alike: the same job, in values no case file or other job's transcript gives. salz None: the case as written."""
-    if salz is None or fall.get("stufe") != GANZ:
+    if salz is None:
         return fall
     zufall = lambda x: int(hashlib.sha256(f"{salz}/{x}".encode()).hexdigest()[:8], 16)  # noqa: E731
     kontakte, text = fall["welt"].get("kontakte", []), json.dumps(fall, ensure_ascii=False)
@@ -2941,13 +2983,13 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, 
     aufrufe, form = lies_aufrufe(nachricht)
     if umbenennung:
         aufrufe = zurueckbenannt(aufrufe, umbenennung)
-    soll = soll_von(fall)
+    soll = weise(fall).soll(fall)
     treffer, offen = bewerte(aufrufe, soll)
     vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
     still = fall.get("stufe") in STILL
     tokens, schleife = zahl_oder_none(usage, "completion_tokens"), schleift(nachricht)
     gekappt_ = finish == "length" or schleife or None not in (tokens, grenze) and tokens >= grenze
-    fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or fall.get("stufe") == GANZ, gekappt_)
+    fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or weise(fall).schluss, gekappt_)
     gedacht = fehlt == "leer" and "<think>" in inhalt(nachricht)
     return Note(aufrufe=tuple(aufrufe), form=form, treffer=treffer, offen=offen, soll=len(soll), mangel=fehlt,
                 still=still, nativ=len(native_rohe(nachricht)), protokoll=protokoll_von(nachricht, finish),
@@ -2955,7 +2997,7 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, 
                 completion_tokens=tokens, nur_gedacht=gedacht,
                 befunde=tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else [] if vollstaendig or
                               not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
-                bfcl=bfcl_urteil(fall, nachricht) if "_werkzeuge" in fall else None)
+                bfcl=weise(fall).urteil(fall, nachricht))
 
 
 def kein_befund(fehlt, schleife, gedacht=False):
@@ -2974,7 +3016,7 @@ def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None, grenze=
     erledigt (treffer 1) needs that, no spare write (im_job), and a closing answer that names the values antwort
     lists and none of their alternatives (genannt). Its Note is an answer's, its steps in job. voll: the request
     after the last step was refused for its length, which ended the job."""
-    schritte = [bewerte_ausgabe({"erwartet": [], "stufe": GANZ}, s["nachricht"], s["finish_reason"], umbenennung,
+    schritte = [bewerte_ausgabe({"erwartet": [], "stufe": fall["stufe"]}, s["nachricht"], s["finish_reason"], umbenennung,
                                 s["usage"], grenze)._replace(defekte=tuple((s.get("strom") or {}).get("defekte", [])))
                 for s in verlauf]  # each step what its stream broke: the diagnosis counts steps as answers
     gelaufen = gelaufene_aufrufe([b.aufrufe for b in schritte])
@@ -3107,31 +3149,25 @@ def genannt(wert, text, stamm=False):
     return wert in text
 
 
-def soll_von(fall):
-    """The calls an answer is graded against: in S6 those after the tools' results (its first step was sent as done),
-    in S7 none (a job is graded on its end state), elsewhere the expected calls of the first answer."""
-    return fall["danach"] if fall.get("stufe") == WEITER else [] if fall.get("stufe") == GANZ else fall["erwartet"]
-
-
 def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=None, grenze=None, ziehung=None):
-    """A saved output graded from its turns: the question's answer, with what it cost, and (nachfrage) S5's reply
-    where the run asked for one (None where it never came); for an S7 job, its end state and its way."""
-    zuege, teile = a["zuege"], {}
-    fragen = [z for z in zuege if z["zweck"] in (FRAGE, SCHRITT) and "fehlt" not in z]
-    anfragen = [z for z in zuege if z["zweck"] in ANFRAGEN and "fehlt" not in z]
-    kosten = {"latenz_s": sum(z["latenz_s"] for z in fragen), "usage": summe_usage(z["usage"] for z in fragen)
-              if fall["stufe"] == GANZ else fragen[0]["usage"], "verworfen": sum(z["verworfen"] for z in anfragen),
-              "anfragen": tuple((z["latenz_s"], z["usage"]) for z in anfragen)}
-    kopf = {f: a[f] for f in ("id", "stufe", "lauf", "sitzung", "ende")}
-    kosten["frueher"] = tuple(bewerte_gespeichert(fall, {**a, "zuege": f, "frueher": []}, umbenennung, nachfrage,
-                                                  welt_salz, grenze, ziehung) for f in a.get("frueher") or ())
-    if fall["stufe"] == GANZ:  # its steps' streams are not cross-checked; what they broke stands in protokoll
-        defekte = dict.fromkeys(d for z in fragen for d in (z.get("strom") or {}).get("defekte", []))
-        voll = any("fehlt" in z for z in zuege)  # a step refused for its length (frage_ganz)
-        salz, fall = job_salz(welt_salz, a["id"], a["lauf"]), gezogen(fall, job_salz(ziehung, a["id"], a["lauf"]))
-        note = bewerte_ganz(fall, fragen, umbenennung, voll, salz, grenze)._replace(defekte=tuple(defekte))
-        return Ausgabe(**kopf, note=note, zeile=a, **kosten)
-    for z in zuege:  # each request with the cross-checks that follow it
+    """A saved output graded from its turns, as its stage's row grades it (bewerte_frage, bewerte_job), with what
+    it cost; the draws asked before it (frueher) graded alike."""
+    fragen = [z for z in a["zuege"] if z["zweck"] in (FRAGE, SCHRITT) and "fehlt" not in z]
+    anfragen = [z for z in a["zuege"] if z["zweck"] in ANFRAGEN and "fehlt" not in z]
+    frueher = tuple(bewerte_gespeichert(fall, {**a, "zuege": f, "frueher": []}, umbenennung, nachfrage, welt_salz,
+                                        grenze, ziehung) for f in a.get("frueher") or ())
+    roh = Ausgabe(**{f: a[f] for f in ("id", "stufe", "lauf", "sitzung", "ende")}, note=None, zeile=a,
+                  latenz_s=sum(z["latenz_s"] for z in fragen), usage=fragen[0]["usage"], frueher=frueher,
+                  verworfen=sum(z["verworfen"] for z in anfragen),
+                  anfragen=tuple((z["latenz_s"], z["usage"]) for z in anfragen))
+    return weise(fall).bewerte(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenze, ziehung)
+
+
+def bewerte_frage(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenze, ziehung):
+    """One question's answer, with its stream's cross-checks, and (nachfrage) S5's reply where the run asked for
+    one (None where it never came)."""
+    teile = {}
+    for z in a["zuege"]:  # each request with the cross-checks that follow it
         if z["zweck"] in ANFRAGEN:
             teile[z["zweck"]] = vorige = (z, [])
         else:
@@ -3139,10 +3175,19 @@ def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=No
     mit_nachfrage = bool(nachfrage and "nachtrag" in fall)
     z, pruefungen = teile.get(NACHFRAGE, ({"fehlt": None}, []))
     note = bewerte_zug(fall, *teile[FRAGE], umbenennung, grenze)
-    return Ausgabe(**kopf, note=note, zeile=a, **kosten,
-                   mit_nachfrage=mit_nachfrage, nachfrage_fehlt=z.get("fehlt") is not None,
-                   nachfrage=None if not mit_nachfrage or "fehlt" in z or not gelungen(note) else  # held still
-                   bewerte_zug({"erwartet": fall["danach"]}, z, pruefungen, umbenennung, grenze))
+    return roh._replace(note=note, mit_nachfrage=mit_nachfrage, nachfrage_fehlt=z.get("fehlt") is not None,
+                        nachfrage=None if not mit_nachfrage or "fehlt" in z or not gelungen(note) else  # held still
+                        bewerte_zug({"erwartet": fall["danach"]}, z, pruefungen, umbenennung, grenze))
+
+
+def bewerte_job(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenze, ziehung):
+    """An S7 job on its end state and its way, in the values its output was drawn in; its steps' streams are not
+    cross-checked (what they broke stands in protokoll), its costs are its steps' added up."""
+    defekte = dict.fromkeys(d for z in fragen for d in (z.get("strom") or {}).get("defekte", []))
+    voll = any("fehlt" in z for z in a["zuege"])  # a step refused for its length (frage_ganz)
+    salz, fall = job_salz(welt_salz, a["id"], a["lauf"]), gezogen(fall, job_salz(ziehung, a["id"], a["lauf"]))
+    note = bewerte_ganz(fall, fragen, umbenennung, voll, salz, grenze)._replace(defekte=tuple(defekte))
+    return roh._replace(note=note, usage=summe_usage(z["usage"] for z in fragen))
 
 
 def bewerte_zug(fall, z, pruefungen, umbenennung, grenze=None):
@@ -3888,8 +3933,7 @@ def folge_fehler(zwecke, fall, e):
     """What is wrong with the order of an output's turns, or None: an S7 job's steps, else the question and
     perhaps S5's reply; a stream's plain cross-check right after the turn it checks, its repeat after it."""
     haupt = [z for z in zwecke if z in ANFRAGEN]
-    ganz = fall["stufe"] == GANZ
-    if ganz and set(haupt) != {SCHRITT} or not ganz and haupt not in ([FRAGE], [FRAGE, NACHFRAGE]):
+    if not weise(fall).folge(haupt):
         return f"the turns {', '.join(zwecke)} in {fall['id']}, a case of {fall['stufe']}"
     if NACHFRAGE in haupt and "nachtrag" not in fall:
         return f"a second turn in {fall['id']}, which has none"
@@ -4139,12 +4183,10 @@ def allein(pfad):
 # ---------------------------------------------------------------------------
 
 
-def frage_fall(endpunkt, fall, erste=None, k=0):
+def frage_fall(endpunkt, fall, erste=None):
     """One output: (its turns, the second turn's fault or None). With --nachfrage, an S5 answer that may have held
     still (still_roh) gets its second turn at once, saved in one line; where that fails, only it is asked again later
-    (erste: the turns saved before it)."""
-    if fall["stufe"] == GANZ:
-        return frage_ganz(endpunkt, fall, k), None
+    (erste: the turns saved before it). An S7 job is asked by frage_ganz (its stage's row)."""
     zuege = erste or gefragt(endpunkt, fall, anfrage(fall, endpunkt.lauf), FRAGE)
     nachricht = zuege[0]["nachricht"]
     if not endpunkt.lauf.nachfrage or "nachtrag" not in fall or not still_roh(nachricht, zuege[0]["finish_reason"]):
@@ -4280,7 +4322,7 @@ def beantworte(endpunkt, auftraege, parallel):
     flight at once. auftraege: (fall, lauf, the turns saved before a failed second turn, or None)."""
     if parallel == 1:
         for fall, lauf, erste in auftraege:
-            yield fall, lauf, frage_fall(endpunkt, fall, erste, lauf)
+            yield fall, lauf, weise(fall).frage(endpunkt, fall, erste, lauf)
         return
     warteschlange, fertig_, halt = queue.Queue(), queue.Queue(), threading.Event()
     for auftrag in auftraege:
@@ -4293,7 +4335,7 @@ def beantworte(endpunkt, auftraege, parallel):
             except queue.Empty:
                 return
             try:
-                fertig_.put((fall, lauf, frage_fall(endpunkt, fall, erste, lauf), None))
+                fertig_.put((fall, lauf, weise(fall).frage(endpunkt, fall, erste, lauf), None))
             except Exception as e:  # handed to the main thread, which stops the run
                 fertig_.put((fall, lauf, None, e))
 
@@ -4334,7 +4376,7 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     sitzung = max((a.sitzung for a in ausgaben), default=-1) + 1
     gesamt, fertige = len(faelle) * lauf.n, fertig(ausgaben, lauf.klaeren)
     ersetzt = {(a.id, a.lauf): a for a in ausgaben if noch_offen(a, lauf.klaeren)}  # replaced by a later line
-    offen = sum(1 if erste else erwartete_anfragen(f, lauf) for f, _, erste in auftraege)  # requests expected
+    offen = sum(1 if erste else weise(f).anfragen(f, lauf) for f, _, erste in auftraege)  # requests expected
     anzeige = Fortschritt(fertige, gesamt, offen, parallel=lauf.parallel)
     with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
@@ -4352,7 +4394,7 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
                 ausgaben.append(a)
                 fertige += not fehler
                 if not fehler:
-                    anzeige.weiter(a, fall["id"], erwartete_anfragen(fall, lauf))
+                    anzeige.weiter(a, fall["id"], weise(fall).anfragen(fall, lauf))
                 if fehler:
                     raise fehler
         except (Abbruch, KeyboardInterrupt, OSError) as e:
@@ -4362,15 +4404,6 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
             raise fehler from None
     anzeige.ende()
     return ordne(pfad, einstellungen, ausgaben, {f["id"]: i for i, f in enumerate(faelle)}, len(ersetzt))
-
-
-def erwartete_anfragen(fall, lauf):
-    """The requests one output is expected to take: an S7 job as many as its reference, an S5 case asked
-    with --nachfrage two (it holds still, then the reply), else one; streamed at temperature 0, each but a
-    job's step with its plain twin (FRAGEREGEL)."""
-    zwilling = 2 if lauf.stream and lauf.temp == 0 else 1
-    return len(fall["loesung"]) if fall["stufe"] == GANZ else zwilling * (2 if lauf.nachfrage and "nachtrag" in fall
-                                                                            else 1)
 
 
 def nach_dem_lauf(lauf, pfad, einstellungen, faelle, ausgaben):
@@ -4992,18 +5025,14 @@ def fehllisten(faelle, ausgaben, hoechstens=None):
     """The failed-case lists, each from the grades and its case: the chapter's stages, S6 after the tool's
     result (what the tools returned), S5 after the user's reply, S7's whole jobs (the reference step by step)."""
     by_id, mehrere = {f["id"]: f for f in faelle}, any(a.lauf for a in ausgaben)
-    listen = (  # (title, the outputs it lists, one output's lines)
-        ("Failed", lambda a: a.stufe not in SPAETER and not gelungen(a.note),
-         lambda a, f: fall_zeilen(a, mehrere, kurz(f["frage"], 240), f["erwartet"], a.note)),
-        (STUFE[WEITER].liste, lambda a: a.stufe == WEITER and not gelungen(a.note),
-         lambda a, f: fall_zeilen(a, mehrere, f"{f['frage']}  /  {aufrufe_text(f['erwartet'])} returned " + kurz(
-             " and ".join(json.dumps(x, ensure_ascii=False) for x in f["ergebnis"]), 240), f["danach"], a.note)),
+    eigene = [(s.liste, lambda a, s=s: a.stufe == s.name and not gelungen(a.note), s.weise.zeilen)
+              for s in STUFEN_TABELLE if s.liste]  # (title, the outputs it lists, one output's lines)
+    listen = [("Failed", lambda a: not STUFE[a.stufe].liste and not gelungen(a.note), Weise().zeilen)] + eigene[:1] + [
         ("Not done after the reply", lambda a: a.nachfrage is not None and not gelungen(a.nachfrage),
-         lambda a, f: fall_zeilen(a, mehrere, f"{f['frage']}  /  reply: {f['nachtrag']}", f["danach"], a.nachfrage)),
-        (STUFE[GANZ].liste, lambda a: a.stufe == GANZ and not gelungen(a.note),
-         lambda a, f: ganz_zeilen(a, mehrere, f)))
-    return [z for titel, gehoert, zeilen in listen for falsch in [[a for a in ausgaben if gehoert(a)]]
-            for z in fall_liste(f"{titel} ({len(falsch)}):", hoechstens, [zeilen(a, by_id[a.id]) for a in falsch])]
+         lambda a, f, m: fall_zeilen(a, m, f"{f['frage']}  /  reply: {f['nachtrag']}", f["danach"], a.nachfrage))
+    ] + eigene[1:]  # the reply's list after S6's, where reports have always had it
+    return [z for titel, gehoert, zeilen in listen for falsch in [[a for a in ausgaben if gehoert(a)]] for z in
+            fall_liste(f"{titel} ({len(falsch)}):", hoechstens, [zeilen(a, by_id[a.id], mehrere) for a in falsch])]
 
 
 def ganz_zeilen(a, mehrere, fall):
@@ -6172,7 +6201,7 @@ def pruef_takt(lauf, faelle, anfragen):
     dauern = [sekunden for wer, sekunden in anfragen if wer != PRUEF_ID]
     if not dauern:
         return None
-    anzahl = sum(erwartete_anfragen(f, lauf) for f in faelle) * lauf.n
+    anzahl = sum(weise(f).anfragen(f, lauf) for f in faelle) * lauf.n
     mitte, laengste = statistics.median(dauern), max(dauern)
     grenze = lauf.extra.get("max_tokens", PRUEF_TOKENS)
     satz = (f"Pace: a request of a case took {mitte:.1f} s here (median of {len(dauern)}, the slowest "
@@ -6205,7 +6234,7 @@ def pruef_nachfrage(endpunkt, lauf, faelle):
 def pruef_weiter(endpunkt, lauf, faelle):
     """--weiter: one request that carries a first step and its tool results is accepted."""
     was = "the tools' results (--weiter) are accepted"
-    fall = next(f for f in faelle if f["stufe"] == WEITER)  # faelle_fuer made sure there is one
+    fall = next(f for f in faelle if weise(f) is NACH_ERGEBNIS)  # faelle_fuer made sure there is one
     body = anfrage(fall, lauf, {"max_tokens": PRUEF_TOKENS, **lauf.extra})
     return pruef_angenommen(endpunkt, was, fall, body, fall["id"], "results")
 
@@ -6406,8 +6435,8 @@ def selbsttest(lauf, faelle, sha):
     """Measure the built-in endpoint in a temporary folder; 0 only if every figure is 100 %."""
     import tempfile
 
-    gefragt = faelle_fuer(faelle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)  # one that asks nothing: the user's
-    if all("_werkzeuge" in f for f in faelle):  # BFCL's: its expected calls are no answer the endpoint could give
+    gefragt = faelle_fuer(faelle, lauf._asdict(), lauf.faelle)  # one that asks nothing: the user's
+    if all(STUFE[f["stufe"]].bfcl for f in faelle):  # BFCL's: its expected calls are no answer the endpoint could give
         je = collections.Counter(f["stufe"] for f in gefragt)
         print(f"Read {mal(len(gefragt), 'BFCL case')} from {lauf.faelle}: "
               f"{', '.join(f'{s} {n}' for s, n in je.items())}. The self-test asks nothing of them; "
@@ -6443,7 +6472,7 @@ def selbsttest_schuld(datei, faelle):
     erste = {}  # question -> first case asking it
     for f in faelle:
         anderer = erste.setdefault(f["frage"], f)
-        if soll_aufrufe(anderer) != soll_aufrufe(f):
+        if weise(f).alle(anderer) != weise(f).alle(f):
             return (f"{datei}:{anderer['_zeile']} ({anderer['id']}) and {datei}:{f['_zeile']} ({f['id']}) ask the "
                     "same question but expect different calls; the case file is at fault")
     return "this installation is broken"
@@ -6687,7 +6716,7 @@ def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
 def lauf_messen(lauf, alle, sha):
     """Measure (or resume) the run lauf.tag on the cases it asks of `alle`, print its summary, return its figures."""
     pfad = lauf.ausgabe / f"{lauf.tag}.jsonl"
-    faelle = faelle_fuer(alle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz)
+    faelle = faelle_fuer(alle, lauf._asdict(), lauf.faelle)
     with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
         einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha, alle))
         lauf = lauf._replace(welt_salz=einstellungen.get("welt_salz"), ziehung=einstellungen.get("ziehung"))
@@ -6842,7 +6871,7 @@ def pruefe_gespeichert(lauf, alle, pfad, e, ausgaben):
     """A saved run as the reports take it: (its settings, the cases it asked, its outputs)."""
     if e is None or not ausgaben:
         raise Eingabefehler(f"{pfad} holds no output yet; run the command that measures it")
-    faelle = faelle_fuer(alle, e.get("weiter", False), lauf.faelle, e.get("stufen"), e.get("ganz", False))
+    faelle = faelle_fuer(alle, e, lauf.faelle)
     if fertig(ausgaben) < len(faelle) * e["n"]:
         print(f"messen: {pfad} is incomplete ({fertig(ausgaben)} of {len(faelle) * e['n']} outputs); "
               "the command that measured it, run again, asks for the rest", file=sys.stderr)
@@ -6940,10 +6969,10 @@ def ausfuehren(args, lauf):
             return vergleich(lauf, faelle, args.vergleich, args.streng, args.bild)
         return bewerten(lauf, faelle, args.bewerten, args.bild)
     faelle, sha = lade_faelle(lauf.faelle, lauf.katalog, lauf.stichprobe)
-    if lauf.katalog is not STANDARD and any("_werkzeuge" in f for f in faelle):
+    if lauf.katalog is not STANDARD and any(STUFE[f["stufe"]].bfcl for f in faelle):
         raise Eingabefehler(f"{lauf.faelle}: each BFCL case brings its own functions; --katalog and --variante "
                             "choose the tools for the chapter's cases and yours")
-    if lauf.system is not None and not all("_werkzeuge" in f for f in faelle):
+    if lauf.system is not None and not all(STUFE[f["stufe"]].bfcl for f in faelle):
         raise Eingabefehler(f"--system goes with BFCL's cases; {lauf.faelle} is sent the catalogue's opening "
                             "(your own: --katalog FILE)")
     if args.selbsttest:
@@ -6952,7 +6981,7 @@ def ausfuehren(args, lauf):
         raise Eingabefehler("--url and --modell are needed to measure "
                             "(or --selbsttest, --bewerten TAG, --vergleich A B)")
     if args.pruefen:
-        return pruefen(lauf, faelle_fuer(faelle, lauf.weiter, lauf.faelle, lauf.stufen, lauf.ganz))
+        return pruefen(lauf, faelle_fuer(faelle, lauf._asdict(), lauf.faelle))
     if lauf.extra.get("parallel_tool_calls") is False:
         print(f"messen: warning: {PARALLEL_AUS}", file=sys.stderr)
     lauf_messen(lauf, faelle, sha)

@@ -57,7 +57,7 @@ def pruefe_bewertung(fall, b):
         assert ("geschrieben" in a) == (a["args"] is None) and len(a.get("geschrieben", "")) <= 80 + 30
         assert a["name"] is None or isinstance(a["name"], str)
         assert a["args"] is None or isinstance(a["args"], dict)
-    assert 0 <= b.treffer <= b.soll == len(messen.soll_von(fall))
+    assert 0 <= b.treffer <= b.soll == len(messen.weise(fall).soll(fall))
     assert 0 <= b.offen <= len(b.aufrufe)
     assert b.mangel in (None, "leer", "abgeschnitten", "im_denken", "angekuendigt")
     assert b.mangel is None or not messen.gelungen(b)
