@@ -176,10 +176,12 @@ Rules:
 class Figur(typing.NamedTuple):
     """A figure the text report and every table show: its field of Kennzahlen, whether runs show it (a test of
     their Kennzahlen), and the words the text report puts beside it (a function of one run's settings and
-    Kennzahlen, or None). The chapter's five stand first; a stage's own figures are rows of its stage."""
+    Kennzahlen, or None). The chapter's five stand first; a stage's own figures are rows of its stage, each with
+    its value as a function of the run's outputs (wert)."""
     name: str
     gezeigt: typing.Callable = lambda ks: True
     worte: typing.Callable = None
+    wert: typing.Callable = None
 
 
 def gemessen_in(name):
@@ -259,17 +261,17 @@ STUFEN_TABELLE = (
     Stufe("S3", "several"),  # several calls in one answer
     Stufe("S4", "no tool fits", still=True),
     Stufe("S5", "value missing", still=True, neben="nachtrag", figuren=(  # a mandatory value missing: ask back
-        Figur("nachfrage", gemessen_in("nachfrage"),
-              lambda e, k: "S5 outputs that held still, then hit every call after the reply"),)),
+        Figur("nachfrage", gemessen_in("nachfrage"), lambda e, k: "S5 outputs that held still, then hit every call "
+              "after the reply", lambda ausgaben: nachfrage(ausgaben)),)),
     # after the tool's result: its first step is given as done, not asked
     Stufe("S6", "after result", feld="weiter", neben="ergebnis", liste="After the tool's result", weise=NACH_ERGEBNIS,
-          figuren=(Figur("weiter", gemessen_in("weiter"),
-                         lambda e, k: "S6 outputs that went on right after the tools' results"),)),
+          figuren=(Figur("weiter", gemessen_in("weiter"), lambda e, k: "S6 outputs that went on right after the tools' "
+                         "results", lambda ausgaben: stufen_figur(ausgaben, "S6")),)),
     # the whole job, in a loop against its case's simulated CRM
     Stufe("S7", "whole job", feld="ganz", liste="The whole job", weise=SCHLEIFE, figuren=(
-        Figur("erledigt", gemessen_in("erledigt"), lambda e, k: erledigt_worte(k)),
-        Figur("erledigt_nativ", anders_als("erledigt_nativ", "erledigt"),
-              lambda e, k: "with every call from tool_calls: the jobs an agent on this server gets done"))),
+        Figur("erledigt", gemessen_in("erledigt"), lambda e, k: erledigt_worte(k), lambda a: stufen_figur(a, "S7")),
+        Figur("erledigt_nativ", anders_als("erledigt_nativ", "erledigt"), lambda e, k: "with every call from "
+              "tool_calls: the jobs an agent on this server gets done", lambda a: stufen_figur(a, "S7", gelungen_nativ)))),
     # BFCL's single-turn Python categories, read from its files (--faelle): each case brings its functions
     *(Stufe(name, was, still=name in ("irrelevance", "live_irrelevance"), weise=BFCL_WEISE) for name, was in (
         ("simple_python", "BFCL simple"), ("multiple", "BFCL multiple"), ("parallel", "BFCL parallel"),
@@ -3361,7 +3363,8 @@ BFCL_GESAMT = {"nicht_live": ("simple_python", "multiple", "parallel", "parallel
                "live": ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")}  # by cases
 Kennzahlen = collections.namedtuple("Kennzahlen", (  # a run's figures, read by field; only als_json makes them keys
     "faelle ausgaben formkorrekt richtig_je_schritt auftraege_gelungen schritte_je_auftrag stillgehalten "
-    "gelungen_nativ nachfrage weiter erledigt erledigt_nativ anfragen_je_job bfcl stufen alle_n alle_n_stufen "
+    f"gelungen_nativ {' '.join(f.name for s in STUFEN_TABELLE for f in s.figuren)} anfragen_je_job bfcl stufen alle_n "
+    "alle_n_stufen "
     "gelungen_ki erledigt_ki unlesbar_geschrieben fehlerarten fehlgeschlagen diagnose latenz_s tokens dauer_s"))
 # nachfrage, weiter, erledigt (and its _nativ, _ki, anfragen_je_job), bfcl: None for a run that did not ask them;
 # stufen, alle_n_stufen: stage -> share; fehlerarten: class -> count, zeros included; *_ki: [low, high], Wilson's
@@ -3394,8 +3397,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         gelungen_nativ=anteil(sum(map(gelungen_nativ, kapitel)), len(kapitel)),
         schritte_je_auftrag=anteil(sum(len(b.aufrufe) for b in kapitel), len(kapitel)),
         stillgehalten=anteil(sum(not b.aufrufe and b.mangel is None for b in still), len(still)),
-        **{s.figuren[0].name: stufen_figur(ausgaben, s.name) for s in STUFEN_TABELLE if s.feld},  # weiter, erledigt
-        erledigt_nativ=stufen_figur(ausgaben, GANZ, gelungen_nativ),  # S7's jobs an agent on the server gets done
+        **{f.name: f.wert(ausgaben) for s in STUFEN_TABELLE for f in s.figuren},  # a stage's own: nachfrage, weiter ...
         anfragen_je_job=anfragen_je_job(ausgaben), bfcl=bfcl_figuren(ausgaben),
         stufen={s: anteil(sum(gelungen(a.note) for a in ausgaben if a.stufe == s),
                           sum(a.stufe == s for a in ausgaben)) for s in stufen},
@@ -3409,7 +3411,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         unlesbar_geschrieben=[{"id": a.id, "lauf": a.lauf, "zug": zug, "form": form, "text": text}
                               for a in ausgaben if a.note.job is None
                               for zug, b in enumerate(a.noten, 1) for form, text in unlesbar_von(b)],
-        nachfrage=nachfrage(ausgaben), fehlerarten=fehlerarten(faelle, ausgaben), **kosten(ausgaben))
+        fehlerarten=fehlerarten(faelle, ausgaben), **kosten(ausgaben))
 
 
 def fehlerarten(faelle, ausgaben):
@@ -5204,7 +5206,8 @@ Flip = collections.namedtuple("Flip", "art gruende in_ zug ziehungen")  # whose 
 
 class Vergleich(collections.namedtuple("Vergleich", (
         "a b besser schlechter p test aufloesung faelle_verglichen aenderung jenseits_zufall richtung wessen "
-        "serverseitig unklar modell grenze gruppen_stufen nicht_vergleichbar mit_weiter mit_ganz "
+        "serverseitig unklar modell grenze gruppen_stufen nicht_vergleichbar "
+        f"{' '.join(f'mit_{s.feld}' for s in STUFEN_TABELLE if s.feld)} "
         "mit_kapitel mit_nachfrage differenz gegenlauf nativ bfcl rueck ergebnis"), defaults=(None,) * 3 + ((), None))):
     """A comparison of two runs, made once by vergleiche: the test as the outputs stand, each part's both ways, the
     flips and whose, what makes the runs not comparable, the end (ergebnis) with its exit status; all read it.
@@ -5255,8 +5258,8 @@ def vergleiche(a, b):
             stufen_kurz(sorted({stufe[i] for i in gemeinsam if art[i] == g == gruppe(stufe[i])})),
             "S5's second turns" * any(art[i] == g != gruppe(stufe[i]) for i in gemeinsam)])) for g in GRUPPEN},
         nicht_vergleichbar=nicht_vergleichbar(ea, ka, a.ausgaben, eb, kb, b.ausgaben, gemeinsam),
-        mit_weiter=ka.weiter is not None and kb.weiter is not None,
-        mit_ganz=ka.erledigt is not None and kb.erledigt is not None,
+        **{f"mit_{s.feld}": None not in (getattr(ka, s.figuren[0].name), getattr(kb, s.figuren[0].name))
+           for s in STUFEN_TABELLE if s.feld},  # mit_weiter, mit_ganz: a later stage's cases are in the test
         mit_kapitel=ka.auftraege_gelungen is not None and kb.auftraege_gelungen is not None, mit_nachfrage=nachfrage,
         differenz={m: None if None in (x, y) else y - x for m in (f.name for f in figuren(ka, kb))
                    for x, y in [(getattr(ka, m), getattr(kb, m))]},
@@ -5637,8 +5640,8 @@ def gruppen_schluss(v):
 def figur(v):
     """What the per-case test of a comparison counts: the chapter's tasks, S6's and S7's where both runs have them."""
     return " and ".join(["auftraege_gelungen"] * v.mit_kapitel +
-                        ["nachfrage"] * bool(v.mit_nachfrage) + ["weiter"] * bool(v.mit_weiter) +
-                        ["erledigt"] * bool(v.mit_ganz))
+                        ["nachfrage"] * bool(v.mit_nachfrage) +
+                        [s.figuren[0].name for s in STUFEN_TABELLE if s.feld and getattr(v, f"mit_{s.feld}")])
 
 
 def aufloesung_satz(v):
