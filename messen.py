@@ -201,8 +201,7 @@ class Weise(typing.NamedTuple):
     pruefe: typing.Callable = lambda fall, katalog: pruefe_frage(fall, katalog)  # what is wrong with it, or None
     nachrichten: typing.Callable = lambda fall, lauf: eroeffnet(lauf.katalog.eroeffnung, fall, lauf.katalog)
     werkzeuge: typing.Callable = lambda fall, katalog: angeboten(fall, katalog)  # the tools its request offers
-    frage: typing.Callable = lambda e, fall, erste, k: frage_fall(e, fall, erste)  # (endpunkt, fall, saved turns,
-    # draw): its turns, and a second turn's fault or None
+    frage: typing.Callable = lambda e, fall, erste, k: frage_fall(e, fall, erste)  # its turns, a 2nd turn's fault
     anfragen: typing.Callable = lambda fall, lauf: (2 if lauf.stream and lauf.temp == 0 else 1) * (
         2 if lauf.nachfrage and "nachtrag" in fall else 1)  # a draw's requests: S5's reply, a stream's twin (FRAGEREGEL)
     folge: typing.Callable = lambda haupt: haupt in ([FRAGE], [FRAGE, NACHFRAGE])  # its outputs' requests, in order
@@ -248,11 +247,8 @@ class Stufe(typing.NamedTuple):
     figuren: tuple = ()  # the figures it adds to the report and the tables (Figur): a later stage's own first
     liste: str = None  # the title of its failed list (the chapter's stages share "Failed")
     weise: Weise = Weise()  # how its cases are asked, graded and listed
-
-    @property
-    def bfcl(self):
-        """One of BFCL's categories: its cases come with their functions and are graded as BFCL does."""
-        return self.weise is BFCL_WEISE
+    pruefer: str = None  # a BFCL category's checker: simple, multiple, parallel or irrelevance
+    bfcl = property(lambda self: self.pruefer is not None)  # its cases bring their functions, BFCL's checker judges
 
 
 STUFEN_TABELLE = (
@@ -272,12 +268,14 @@ STUFEN_TABELLE = (
         Figur("erledigt", gemessen_in("erledigt"), lambda e, k: erledigt_worte(k), lambda a: stufen_figur(a, "S7")),
         Figur("erledigt_nativ", anders_als("erledigt_nativ", "erledigt"), lambda e, k: "with every call from "
               "tool_calls: the jobs an agent on this server gets done", lambda a: stufen_figur(a, "S7", gelungen_nativ)))),
-    # BFCL's single-turn Python categories, read from its files (--faelle): each case brings its functions
-    *(Stufe(name, was, still=name in ("irrelevance", "live_irrelevance"), weise=BFCL_WEISE) for name, was in (
-        ("simple_python", "BFCL simple"), ("multiple", "BFCL multiple"), ("parallel", "BFCL parallel"),
-        ("parallel_multiple", "BFCL par. mult."), ("irrelevance", "BFCL irrelevance"),
-        ("live_simple", "BFCL live simple"), ("live_multiple", "BFCL live mult."), ("live_parallel", "BFCL live par."),
-        ("live_parallel_multiple", "BFCL live p. m."), ("live_irrelevance", "BFCL live irrel."))))
+    # BFCL's single-turn Python categories, read from its files (--faelle), each with its checker's kind: simple (its
+    # one function), multiple (one call), parallel (calls in any order), irrelevance (no call at all)
+    *(Stufe(name, f"BFCL {was}", still=art == "irrelevance", weise=BFCL_WEISE, pruefer=art) for name, was, art in (
+        ("simple_python", "simple", "simple"), ("multiple", "multiple", "multiple"), ("parallel", "parallel",
+        "parallel"), ("parallel_multiple", "par. mult.", "parallel"), ("irrelevance", "irrelevance", "irrelevance"),
+        ("live_simple", "live simple", "simple"), ("live_multiple", "live mult.", "multiple"),
+        ("live_parallel", "live par.", "parallel"), ("live_parallel_multiple", "live p. m.", "parallel"),
+        ("live_irrelevance", "live irrel.", "irrelevance"))))
 STUFE = {s.name: s for s in STUFEN_TABELLE}
 STUFEN = tuple(STUFE)
 STILL = tuple(s.name for s in STUFEN_TABELLE if s.still)  # stages where the right answer is no call at all
@@ -1164,7 +1162,7 @@ def bfcl_soll(wo, g, funktionen, kategorie):
     if werte and not any(werte.values()):
         raise Eingabefehler(f"{wo}: every argument of the expected call {name} accepts no value ([]): no answer "
                             "could pass")
-    if "simple" in kategorie and funktionen:
+    if STUFE[kategorie].pruefer == "simple" and funktionen:
         funktion = funktionen[0]
     else:
         funktion = next((f for f in funktionen if f["name"] == name), None)
@@ -2895,7 +2893,7 @@ def bfcl_urteil(fall, nachricht):
     if decodiert is None or len(decodiert) != len(fall["erwartet"]):
         return False
     ist = [{"name": n, "args": a} for n, a in decodiert]
-    if "parallel" not in fall["stufe"]:
+    if STUFE[fall["stufe"]].pruefer != "parallel":
         return passt(ist[0], fall["erwartet"][0])
     treffer, offen = bewerte(ist, fall["erwartet"])
     return treffer == len(fall["erwartet"]) and offen == 0
@@ -5374,16 +5372,22 @@ def ergebnis(v):
 STRENG = {"nicht_vergleichbar": 2, "schlechter": 3, "unklar": 2}  # --streng's exit; else 0
 
 
+TESTS = {  # name -> (in the resolution sentence, in the verdict, p from the per-case differences d)
+    "sign": ("sign test", "exact sign test", lambda d: vorzeichentest(sum(x > 0 for x in d), sum(x < 0 for x in d))),
+    "permutation": ("permutation test", "exact permutation test of the per-case differences", permutationstest),
+    "monte-carlo": ("permutation test", f"permutation test of the per-case differences, over {MONTE_CARLO:,} "
+                                        "sign patterns drawn with seed 0 (too many sums to count exactly)",
+                    permutationstest_mc)}
+
+
 def paartest(differenzen, einzeln):
-    """The paired test of per-case differences (None: left out): with one output per case in both runs,
+    """The paired test of per-case differences (None: left out), by TESTS: with one output per case in both runs,
     the sign test on the flipped cases; more, the permutation test, which gains power from repeats."""
     d = {i: x for i, x in differenzen.items() if x is not None}
     besser = [i for i in d if d[i] > 0]  # ids better in B, worse in B
     schlechter = [i for i in d if d[i] < 0]
     test = "sign" if einzeln else "permutation" if genau_machbar(d.values()) else "monte-carlo"
-    p = {"sign": lambda: vorzeichentest(len(besser), len(schlechter)),
-         "permutation": lambda: permutationstest(d.values()),
-         "monte-carlo": lambda: permutationstest_mc(list(d.values()))}[test]()
+    p = TESTS[test][2](list(d.values()))
     aenderung = float(sum(d.values()) / len(d)) if d else 0.0
     return Test(besser, schlechter, p, test, len(d), aenderung,
                 "besser" if aenderung > 0 else "schlechter" if aenderung < 0 else "gleich")
@@ -5480,13 +5484,6 @@ def prompt_anders(ea, aa, eb, ab, gemeinsam):
     return (f"the prompts of the {mal(len(beide), 'case')} both runs share cost {ma:g} tokens in {ea['tag']} and "
             f"{mb:g} in {eb['tag']} (medians): the catalogue never reached {weniger['tag']}'s prompts, or its chat "
             "template differs")
-
-
-TESTS = {  # name -> (in the resolution sentence, in the verdict)
-    "sign": ("sign test", "exact sign test"),
-    "permutation": ("permutation test", "exact permutation test of the per-case differences"),
-    "monte-carlo": ("permutation test", f"permutation test of the per-case differences, over {MONTE_CARLO:,} "
-                                        "sign patterns drawn with seed 0 (too many sums to count exactly)")}
 
 
 def urteil(v):
