@@ -203,7 +203,7 @@ class Weise(typing.NamedTuple):
     werkzeuge: typing.Callable = lambda fall, katalog: angeboten(fall, katalog)  # the tools its request offers
     frage: typing.Callable = lambda e, fall, erste, k: frage_fall(e, fall, erste)  # its turns, a 2nd turn's fault
     anfragen: typing.Callable = lambda fall, lauf: (2 if lauf.stream and lauf.temp == 0 else 1) * (
-        2 if lauf.nachfrage and "nachtrag" in fall else 1)  # a draw's requests: S5's reply, a stream's twin (FRAGEREGEL)
+        2 if lauf.nachfrage and "nachtrag" in fall else 1)  # a draw's: S5's reply, a stream's twin (FRAGEREGEL)
     folge: typing.Callable = lambda haupt: haupt in ([FRAGE], [FRAGE, NACHFRAGE])  # its outputs' requests, in order
     bewerte: typing.Callable = lambda *x: bewerte_frage(*x)  # a saved output graded (bewerte_gespeichert)
     urteil: typing.Callable = lambda fall, nachricht: None  # BFCL's verdict on an answer, where its checker judges
@@ -257,8 +257,11 @@ STUFEN_TABELLE = (
     Stufe("S3", "several"),  # several calls in one answer
     Stufe("S4", "no tool fits", still=True),
     Stufe("S5", "value missing", still=True, neben="nachtrag", figuren=(  # a mandatory value missing: ask back
+        # S5 outputs that held still, then hit every call after the reply; None for a run without --nachfrage
         Figur("nachfrage", gemessen_in("nachfrage"), lambda e, k: "S5 outputs that held still, then hit every call "
-              "after the reply", lambda ausgaben: nachfrage(ausgaben)),)),
+              "after the reply", lambda aus: anteil(sum(a.nachfrage is not None and gelungen(a.nachfrage) for a in aus
+                                                        if a.mit_nachfrage), sum(a.mit_nachfrage for a in aus))
+              if any(a.mit_nachfrage for a in aus) else None),)),
     # after the tool's result: its first step is given as done, not asked
     Stufe("S6", "after result", feld="weiter", neben="ergebnis", liste="After the tool's result", weise=NACH_ERGEBNIS,
           figuren=(Figur("weiter", gemessen_in("weiter"), lambda e, k: "S6 outputs that went on right after the tools' "
@@ -267,7 +270,8 @@ STUFEN_TABELLE = (
     Stufe("S7", "whole job", feld="ganz", liste="The whole job", weise=SCHLEIFE, figuren=(
         Figur("erledigt", gemessen_in("erledigt"), lambda e, k: erledigt_worte(k), lambda a: stufen_figur(a, "S7")),
         Figur("erledigt_nativ", anders_als("erledigt_nativ", "erledigt"), lambda e, k: "with every call from "
-              "tool_calls: the jobs an agent on this server gets done", lambda a: stufen_figur(a, "S7", gelungen_nativ)))),
+              "tool_calls: the jobs an agent on this server gets done", lambda a: stufen_figur(a, "S7",
+                                                                                                gelungen_nativ)))),
     # BFCL's single-turn Python categories, read from its files (--faelle), each with its checker's kind: simple (its
     # one function), multiple (one call), parallel (calls in any order), irrelevance (no call at all)
     *(Stufe(name, f"BFCL {was}", still=art == "irrelevance", weise=BFCL_WEISE, pruefer=art) for name, was, art in (
@@ -2270,11 +2274,6 @@ def ohne_denken(text):
     return text.rsplit("</think>", 1)[1] if "</think>" in text else text  # the template opened <think> itself
 
 
-def zaun_bloecke(text):
-    """The insides of every closed ``` fence in the text (a leading 'json' dropped)."""
-    return [(i[4:] if i.startswith("json") else i).strip() for i in re.findall("```(.*?)```", text, re.S)]
-
-
 def text_aufrufe(text):
     """Calls written as text, and their form: 'parser' for the forms a server's tool-call
     parser reads (it was off), 'eigen' for those no parser reads (the model's own), 'versuch'
@@ -2346,7 +2345,7 @@ def pythonische_aufrufe(text):
 
 def eigene_aufrufe(text):
     """Calls in ``` fences, or else the first call-shaped JSON in prose: forms of the model's own."""
-    bloecke = zaun_bloecke(text)
+    bloecke = [(i[4:] if i.startswith("json") else i).strip() for i in re.findall("```(.*?)```", text, re.S)]
     if bloecke:
         return [a for b in bloecke for a in json_aufrufe(b, False)]
     m = AUFRUF_IN_PROSA.search(text) if '"name"' in text else None  # the find first: a long text without is quick
@@ -2656,11 +2655,6 @@ ATTRAPPEN = {  # --variante ablenkung: each decoy answers as the tool it claims 
     "archive_contact": lambda welt, contact_id: {"archived": kontakt(welt, contact_id)["contact_id"]}}
 SCHEMATA = {**WERKZEUGE, **{w["function"]["name"]: w["function"]["parameters"] for w in ABLENKUNG}}
 LESEND = {"list_contacts", "get_contact", "list_calendars", "get_events"}  # the tools that change nothing
-
-
-def welt_nach(fall):
-    """The world the reference leaves: loesung replayed on a fresh copy, never stored."""
-    return kanonisch(abgespielt(fall)[0], fall)
 
 
 def abgespielt(fall):
@@ -3016,8 +3010,9 @@ def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None, grenze=
     erledigt (treffer 1) needs that, no spare write (im_job), and a closing answer that names the values antwort
     lists and none of their alternatives (genannt). Its Note is an answer's, its steps in job. voll: the request
     after the last step was refused for its length, which ended the job."""
-    schritte = [bewerte_ausgabe({"erwartet": [], "stufe": fall["stufe"]}, s["nachricht"], s["finish_reason"], umbenennung,
-                                s["usage"], grenze)._replace(defekte=tuple((s.get("strom") or {}).get("defekte", [])))
+    schritt = {"erwartet": [], "stufe": fall["stufe"]}  # a step graded as its stage's: a text answer ends the job
+    schritte = [bewerte_ausgabe(schritt, s["nachricht"], s["finish_reason"], umbenennung, s["usage"],
+                                grenze)._replace(defekte=tuple((s.get("strom") or {}).get("defekte", [])))
                 for s in verlauf]  # each step what its stream broke: the diagnosis counts steps as answers
     gelaufen = gelaufene_aufrufe([b.aufrufe for b in schritte])
     welt, weg, ergebnisse = im_job(fall, gelaufen, salz)
@@ -3025,7 +3020,7 @@ def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None, grenze=
     # subtle: a closing text the limit merely ended still closes the job, as a complete answer does elsewhere
     beendet = not voll and not gelaufen[-1] and (letzte.mangel is None or letzte.mangel == "abgeschnitten" and
                                     texte[-1].strip() != "")
-    zustand = zustand_anders(kanonisch(welt, fall), welt_nach(fall))
+    zustand = zustand_anders(kanonisch(welt, fall), kanonisch(abgespielt(fall)[0], fall))  # the reference's
     weg = [] if zustand else weg  # a spare write that left its trace is named by the end state
     teile = ([f"the end state differs: {zustand}"] if zustand else []) + \
         (antwort_fehler(fall, "\n".join(texte), ergebnisse) if beendet else []) + weg
@@ -3241,7 +3236,8 @@ def mangel(nachricht, aufrufe, finish, vollstaendig, still, gekappt_):
         return "angekuendigt"
     if aufrufe or SONDERTOKEN.sub("", ohne_denken(inhalt(nachricht))).strip():
         return None
-    return "im_denken" if denk_text(nachricht) else "leer"
+    denken = (nachricht.get(f) for f in ("reasoning_content", "reasoning"))  # where a reasoning parser put it all
+    return "im_denken" if any(isinstance(d, str) and d.strip() for d in denken) else "leer"
 
 
 def schleift(nachricht):
@@ -3261,11 +3257,6 @@ def erste_zeile(nachricht, laenge=100):
     """What the model wrote, its first line that says something, cut at `laenge` (for the failed-case list)."""
     zeile = next((z.strip() for z in ohne_denken(inhalt(nachricht)).splitlines() if z.strip()), "")
     return zeile if len(zeile) <= laenge else zeile[:laenge] + "..."
-
-
-def denk_text(nachricht):
-    """Does a reasoning field hold anything: where a reasoning parser put the whole answer."""
-    return any(isinstance(nachricht.get(f), str) and nachricht[f].strip() for f in ("reasoning_content", "reasoning"))
 
 
 def gelungen(b):
@@ -3362,8 +3353,8 @@ BFCL_GESAMT = {"nicht_live": ("simple_python", "multiple", "parallel", "parallel
 Kennzahlen = collections.namedtuple("Kennzahlen", (  # a run's figures, read by field; only als_json makes them keys
     "faelle ausgaben formkorrekt richtig_je_schritt auftraege_gelungen schritte_je_auftrag stillgehalten "
     f"gelungen_nativ {' '.join(f.name for s in STUFEN_TABELLE for f in s.figuren)} anfragen_je_job bfcl stufen alle_n "
-    "alle_n_stufen "
-    "gelungen_ki erledigt_ki unlesbar_geschrieben fehlerarten fehlgeschlagen diagnose latenz_s tokens dauer_s"))
+    "alle_n_stufen gelungen_ki erledigt_ki unlesbar_geschrieben fehlerarten fehlgeschlagen diagnose latenz_s tokens "
+    "dauer_s"))
 # nachfrage, weiter, erledigt (and its _nativ, _ki, anfragen_je_job), bfcl: None for a run that did not ask them;
 # stufen, alle_n_stufen: stage -> share; fehlerarten: class -> count, zeros included; *_ki: [low, high], Wilson's
 
@@ -3453,13 +3444,6 @@ def anfragen_je_job(ausgaben):
         if s7 else None
 
 
-def nachfrage(ausgaben):
-    """Share of S5 outputs that held still and then, after the user's reply, hit every call with
-    nothing spare; None for a run without --nachfrage (its S5 outputs carry no grade 'nachfrage')."""
-    s5 = [a for a in ausgaben if a.mit_nachfrage]
-    return anteil(sum(a.nachfrage is not None and gelungen(a.nachfrage) for a in s5), len(s5)) if s5 else None
-
-
 KATALOG_TOKENS = 200
 S1_WEGGELASSEN = 4010.5  # characters of the tools the chapter's S1 leaves out, the median over its cases
 # subtle: the full catalogue is about 4,800 characters of JSON and S1's two to four tools 600 to 1,500, so a template
@@ -3488,7 +3472,8 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     heil = lambda b: sum(c["args"] is not None and c["quelle"] != NATIV for c in b.aufrufe)  # noqa: E731
     text = sum(heil(b) for b in alle if b.form == "parser")
     wessen, grund = text_wessen(any(b.nativ for b in alle), server, e.get("probe"))
-    protokoll = sum((collections.Counter(b.protokoll) + strom_notizen(b) for b in alle), collections.Counter())
+    protokoll = sum((collections.Counter(b.protokoll) + collections.Counter(STROM_NOTIZEN.get(d, "strom_sonst") for d
+                     in b.defekte) for b in alle), collections.Counter())  # what each stream broke, by kind
     katalog = katalog_befund(ausgaben, schwelle)
     return Diagnose(leer=sum(b.mangel == "leer" and not sofort_beendet(b) and not b.nur_gedacht for b in alle),
         sofort_beendet=sum(map(sofort_beendet, alle)),
@@ -3594,11 +3579,6 @@ def strom_defekt(a):
 def als_menge(aufrufe):
     """Calls as a comparable multiset: the order of calls and of their arguments does not matter."""
     return sorted(json.dumps(aufruf_kern(c), sort_keys=True) for c in aufrufe)
-
-
-def strom_notizen(b):
-    """What one stream broke of the protocol, by kind (protokoll's strom_...)."""
-    return collections.Counter(STROM_NOTIZEN.get(d, "strom_sonst") for d in b.defekte)
 
 
 def strom_ungeprueft(b):
@@ -3990,12 +3970,7 @@ def zahl_ist(x, ganz=False, bis=math.inf):
 PFLICHT = object()  # a settings field every results file has had: no default for older ones
 
 
-def _wahr(x):
-    return isinstance(x, bool)
-
-
-def _text_oder_nichts(x):
-    return x is None or isinstance(x, str)
+_text_oder_nichts = lambda x: x is None or isinstance(x, str)  # noqa: E731
 
 
 Einstellung = collections.namedtuple("Einstellung", "pruefe falsch vorgabe verglichen anders",
@@ -4009,8 +3984,8 @@ EINSTELLUNGEN = {"modell": Einstellung(lambda x: isinstance(x, str), "is not a s
     "temp": Einstellung(zahl_ist, "is not a number of at least 0", verglichen=True),
     "n": Einstellung(lambda x: zahl_ist(x, True) and x >= 1, "is not a whole number of at least 1", verglichen=True),
     "extra": Einstellung(lambda x: isinstance(x, dict), "is not an object", verglichen=True),
-    **{f: Einstellung(_wahr, "is not true or false", False, True) for f in ("nachfrage", *SPAETER_FELDER.values(),
-                                                                             "stream")},
+    **{f: Einstellung(lambda x: isinstance(x, bool), "is not true or false", False, True)
+       for f in ("nachfrage", *SPAETER_FELDER.values(), "stream")},
     "system": Einstellung(_text_oder_nichts, "is not a string", None, True, "another system message (--system)"),
     "variante": Einstellung(lambda x: x is None or isinstance(x, str) and x in VARIANTEN,
                             f"is not one of {', '.join(VARIANTEN)}", None, True),
@@ -5720,7 +5695,8 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
     if any(r.einstellungen["n"] > 1 for r in laeufe):
         zeilen.append(("alle_n", [prozent(r.kennzahlen.alle_n) if r.einstellungen["n"] > 1 else "-" for r in laeufe],
                        "", False))
-    zeilen.append(("95 % interval", [intervall_kurz(kopfzahl(k)[1]) for k in ks], "", False))
+    zeilen.append(("95 % interval", ["-" if ki is None else f"{ki[0] * 100:.1f}-{ki[1] * 100:.1f}"
+                                          for ki in (kopfzahl(k)[1] for k in ks)], "", False))
     if any(k.anfragen_je_job for k in ks):  # S7: a job's requests, the median, beside the reference's
         zeilen.append(("requests per job", [f"{j.median:g} (ref. {j.referenz:g})" if j else "-"
                                             for j in (k.anfragen_je_job for k in ks)], "", False))
@@ -5841,10 +5817,6 @@ def komplett(laeufe, nur_ob=False):
     """Per run of a series: 'yes', or how many of its outputs are saved."""
     return [vollstaendig(e, k) if nur_ob else "yes" if vollstaendig(e, k) else f"{k.ausgaben} of "
             f"{k.faelle * e['n']}" for e, k in ((r.einstellungen, r.kennzahlen) for r in laeufe)]
-
-
-def intervall_kurz(ki):
-    return "-" if ki is None else f"{ki[0] * 100:.1f}-{ki[1] * 100:.1f}"
 
 
 def was_geschah(ausgaben):
