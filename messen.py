@@ -724,8 +724,7 @@ def ist_spaeter(zeile):
 
 
 def stufen_hash(faelle, stufe):
-    """sha256 of one later stage's cases as read, and for S7 of its opening: a run is resumed and
-    compared only on the same ones."""
+    """sha256 of a later stage's cases as read (S7's with its opening): a run resumes and compares on the same."""
     return hashlib.sha256(json.dumps([intern_weg(f) for f in faelle if f["stufe"] == stufe] +
                                      ([EROEFFNUNG_GANZ] if stufe == GANZ else []), sort_keys=True).encode()).hexdigest()
 
@@ -3453,47 +3452,38 @@ WENIGER_TOKENS = 50
 TOKENS_HOECHSTENS = 10 ** 9  # a count above this is no count a server measured
 
 
-Diagnose = collections.namedtuple("Diagnose", (  # what diagnose counts, a field per kind, read by field
-    "leer sofort_beendet abgeschnitten schleife aus_text teilweise_geparst protokoll eigenes_format text_ungeklaert "
-    "probe text_form unlesbar im_denken leer_ungezaehlt katalog_fehlt katalog_unklar verworfen strom_defekt "
-    "strom_ungeprueft label_umgeschrieben"))
-# a count each, but katalog_fehlt (True, False, None: cannot tell), words (probe, text_form, katalog_unklar) and
-# counts by kind (protokoll, unlesbar)
+Lage = collections.namedtuple("Lage", "alle ausgaben text eigen wessen grund server probe katalog protokoll")
+# what a diagnosis counts from: every answer, the outputs, well-formed text calls in a parser's form and in the model's
+# own, whose the first are (TEXT_WESSEN) and why, server, probe, katalog_befund's pair, the protocol's notes by kind
+DIAGNOSE_ZAHLEN = {  # the kinds a diagnosis counts beside DIAGNOSE_HINWEISE's, whose rows carry their own count
+    "sofort_beendet": lambda k: sum(map(sofort_beendet, k.alle)),
+    "protokoll": lambda k: {a: k.protokoll[a] for a in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if k.protokoll[a]},
+    "eigenes_format": lambda k: k.eigen + (k.text if k.wessen == "modell" else 0),
+    "text_ungeklaert": lambda k: k.text if k.wessen == "unklar" else 0,
+    "probe": lambda k: beleg_text(k.grund, k.server, k.probe) if k.text and k.grund not in ("vorlage", NATIV) else None,
+    "text_form": lambda k: meistens(textform(b.aufrufe) for b in k.alle if b.form in ("parser", "eigen")),
+    "unlesbar": lambda k: dict(collections.Counter(form for b in k.alle if b.job is None and not b.mangel
+                                                   for form, _ in unlesbar_von(b))),  # a cut call is the cut's
+    "leer_ungezaehlt": lambda k: sum(b.wessen == ("unklar", "leer") for b in k.alle),  # of leer: no count tells whose
+    "katalog_unklar": lambda k: k.katalog[1],
+    "strom_ungeprueft": lambda k: sum(b.wessen == ("unklar", "strom_ungeprueft") for b in k.alle)}
+# each a count but katalog_fehlt (bool or None), words (probe, text_form, katalog_unklar), protokoll, unlesbar by kind
 
 
 def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
-    """What the server did, counted apart from the model's skill, over every answer (second turns too); all zero /
-    False / empty when clear. Whose text calls in a parser's form are, TEXT_WESSEN settles: the model's format
-    (eigenes_format), the parser's (aus_text), or text_ungeklaert. What a stream broke is a note in protokoll
-    unless the cross-check shows it changed the calls (strom_defekt)."""
+    """What the server did, counted apart from the model's skill, over every answer (second turns too), each kind by
+    its row's count (ZAEHLEN); all zero / False / empty when clear. TEXT_WESSEN settles whose text calls in a parser's
+    form are: the model's format (eigenes_format), the parser's (aus_text), or text_ungeklaert. What a stream broke
+    is a note in protokoll unless the cross-check shows it changed the calls (strom_defekt)."""
     e = einstellungen or {}
     alle = [b for a in ausgaben for b in antworten(a)]
-    server = e.get("server")
-    heil = lambda b: sum(c["args"] is not None and c["quelle"] != NATIV for c in b.aufrufe)  # noqa: E731
-    text = sum(heil(b) for b in alle if b.form == "parser")
-    wessen, grund = text_wessen(any(b.nativ for b in alle), server, e.get("probe"))
-    protokoll = sum((collections.Counter(b.protokoll) + collections.Counter(STROM_NOTIZEN.get(d, "strom_sonst") for d
-                     in b.defekte) for b in alle), collections.Counter())  # what each stream broke, by kind
-    katalog = katalog_befund(ausgaben, schwelle)
-    return Diagnose(leer=sum(b.mangel == "leer" and not sofort_beendet(b) and not b.nur_gedacht for b in alle),
-        sofort_beendet=sum(map(sofort_beendet, alle)),
-        abgeschnitten=sum(b.mangel == "abgeschnitten" and not b.schleife for b in alle),
-        schleife=sum(b.mangel == "abgeschnitten" and b.schleife for b in alle),
-        aus_text=text if wessen == "server" else 0, teilweise_geparst=sum(b.form == "teilweise" for b in alle),
-        protokoll={art: protokoll[art] for art in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if protokoll[art]},
-        eigenes_format=sum(heil(b) for b in alle if b.form == "eigen") + (text if wessen == "modell" else 0),
-        text_ungeklaert=text if wessen == "unklar" else 0,
-        probe=beleg_text(grund, server, e.get("probe")) if text and grund not in ("vorlage", "tool_calls") else None,
-        text_form=meistens(textform(b.aufrufe) for b in alle if b.form in ("parser", "eigen")),
-        unlesbar=dict(collections.Counter(form for b in alle if b.job is None and not b.mangel
-                                          for form, _ in unlesbar_von(b))),  # a cut call is the cut's
-        im_denken=sum(b.mangel == "im_denken" for b in alle),
-        leer_ungezaehlt=sum(b.wessen == ("unklar", "leer") for b in alle),  # of leer: no token count tells whose
-        katalog_fehlt=katalog[0], katalog_unklar=katalog[1], verworfen=sum(bool(a.verworfen) for a in ausgaben),
-        strom_defekt=sum(b.wessen == ("server", "strom_defekt") for b in alle),  # as the verdict weighs it
-        strom_ungeprueft=sum(b.wessen == ("unklar", "strom_ungeprueft") for b in alle),
-        # a label no answer could deserve: text alone labelled tool_calls, where every answer is so labelled
-        label_umgeschrieben=sum(not b.aufrufe and bool(b.text) for b in alle) * all(b.finish == NATIV for b in alle))
+    heil = {form: sum(c["args"] is not None and c["quelle"] != NATIV for b in alle if b.form == form
+                      for c in b.aufrufe) for form in ("parser", "eigen")}
+    wessen, grund = text_wessen(any(b.nativ for b in alle), e.get("server"), e.get("probe"))
+    k = Lage(alle, ausgaben, heil["parser"], heil["eigen"], wessen, grund, e.get("server"), e.get("probe"),
+             katalog_befund(ausgaben, schwelle), sum((collections.Counter(b.protokoll) + collections.Counter(
+                 STROM_NOTIZEN.get(d, d) for d in b.defekte) for b in alle), collections.Counter()))
+    return Diagnose(**{name: zaehle(k) for name, zaehle in ZAEHLEN.items()})
 
 
 def antworten(a):
@@ -4649,45 +4639,55 @@ SOFORT_BEENDET = ("answers that ended at once: nothing but the end of the turn (
 SCHLEIFE_FOLGE = "No answer came: whether the model loops or its chat template makes it loop cannot be told here."
 NACH_DEM_GEMEINTEN = ("The figures grade the calls as the model wrote them; gelungen_nativ is what an agent on "
                       "this server gets done.")
-Hinweis = collections.namedtuple("Hinweis", "was abhilfe wessen folge")
+Hinweis = collections.namedtuple("Hinweis", "was abhilfe wessen folge zaehle")
 # a diagnosis count's line: what it counts, the fix (in the identified server's options), whose it is (a tuple of
-# server, modell, unklar; or a function of the diagnosis), and what follows for the figures (the same so)
+# server, modell, unklar; or a function of the diagnosis), what follows for the figures (the same so), and its
+# count over the run's Lage: a new kind is one row
 DIAGNOSE_HINWEISE = {
     "katalog_fehlt": Hinweis("the catalogue never reached the prompt: outputs sent the whole catalogue cost no more "
                              "prompt_tokens than S1's, sent a few of its tools",
-                             "the chat template ignores `tools`: {vorlage}", ("server",), NICHT_DAS_MODELL),
+                             "the chat template ignores `tools`: {vorlage}", ("server",), NICHT_DAS_MODELL,
+                             lambda k: k.katalog[0]),
     "leer": Hinweis("outputs with neither a call nor text", "the server returned nothing: check its chat template "
                     "and stop tokens", lambda d: ("server",) * (d.leer > d.leer_ungezaehlt) +
-                    ("unklar",) * bool(d.leer_ungezaehlt), leer_folge),
+                    ("unklar",) * bool(d.leer_ungezaehlt), leer_folge,
+                    lambda k: sum(b.mangel == "leer" and not sofort_beendet(b) and not b.nur_gedacht for b in k.alle)),
     "abgeschnitten": Hinweis("outputs cut off by the token limit without a complete call",
                              "raise max_tokens with --extra '{\"max_tokens\": 4096}', or the server's own limit; "
-                             "for thinking models, the thinking budget", ("server",), NICHT_DAS_MODELL),
+                             "for thinking models, the thinking budget", ("server",), NICHT_DAS_MODELL,
+                             lambda k: sum(b.mangel == "abgeschnitten" and not b.schleife for b in k.alle)),
     "teilweise_geparst": Hinweis("outputs with calls in tool_calls and further calls left as text in the content "
                                  "beside them", "the server's tool-call parser stopped after the first call "
                                  "(llama.cpp #14101 and SGLang #18102 left <tool_call> blocks so): an agent receives "
                                  "only what came as tool_calls; update the server or report it", ("server",),
-                                 NACH_DEM_GEMEINTEN),
+                                 NACH_DEM_GEMEINTEN, lambda k: sum(b.form == "teilweise" for b in k.alle)),
     "schleife": Hinweis("outputs cut off by the token limit while their text repeated one piece over and over",
                         "the model loops: more max_tokens only makes it longer; cap it (--extra '{\"max_tokens\": "
                         "256}') and check the chat template, since a wrong one makes small models loop", ("unklar",),
-                        SCHLEIFE_FOLGE),
+                        SCHLEIFE_FOLGE, lambda k: sum(b.mangel == "abgeschnitten" and b.schleife for b in k.alle)),
     "aus_text": Hinweis("calls were read from the answer text, not from tool_calls",
                         "the server's tool-call parser is off or reads another form: {parser}", ("server",),
-                        NICHT_DAS_MODELL),
+                        NICHT_DAS_MODELL, lambda k: k.text if k.wessen == "server" else 0),
     "im_denken": Hinweis("outputs whose whole answer (calls or text) stands in a reasoning field, graded as no answer",
-                         "check {denken}", ("unklar",), IM_DENKEN_FOLGE),
+                         "check {denken}", ("unklar",), IM_DENKEN_FOLGE,
+                         lambda k: sum(b.mangel == "im_denken" for b in k.alle)),
     "label_umgeschrieben": Hinweis("answers of text alone labelled finish_reason tool_calls, where every answer "
                                    "is so labelled: a proxy or the server rewrites the label", "remove what rewrites "
                                    "it and measure again: a cut answer or lost calls cannot be told by it here",
                                    ("server",), "They are graded as calls announced and lost (angekuendigt), whose "
-                                   "they are cannot be told."),
+                                   "they are cannot be told.", lambda k: sum(not b.aufrufe and bool(b.text) for b in
+                                   k.alle) * all(b.finish == NATIV for b in k.alle)),  # a label no answer deserves
     "verworfen": Hinweis("outputs held several choices: the one with index 0 was graded, the others dropped",
-                         "the server or a proxy set n", ("server",), NICHT_DAS_MODELL),
+                         "the server or a proxy set n", ("server",), NICHT_DAS_MODELL,
+                         lambda k: sum(bool(a.verworfen) for a in k.ausgaben)),
     "strom_defekt": Hinweis("failed outputs whose same request without stream, at temperature 0, gave other calls "
                             "(both stand in the failed-case list)",
                             "the server's streamed tool-call parser is at fault, not the model: measure without "
                             "--stream to see the model, and update the server or report it (vLLM, SGLang, Ollama "
-                            "and llama.cpp have each had such bugs)", ("server",), NICHT_DAS_MODELL)}
+                            "and llama.cpp have each had such bugs)", ("server",), NICHT_DAS_MODELL,
+                            lambda k: sum(b.wessen == ("server", "strom_defekt") for b in k.alle))}  # as WESSEN has it
+ZAEHLEN = {**{name: h.zaehle for name, h in DIAGNOSE_HINWEISE.items()}, **DIAGNOSE_ZAHLEN}  # every kind -> its count
+Diagnose = collections.namedtuple("Diagnose", ZAEHLEN)  # what diagnose counts, a field per kind, read by field
 
 
 PROTOKOLL_HINWEISE = {  # what a client sees of each protocol deviation, and which servers have had it
@@ -4911,15 +4911,14 @@ def protokoll_hinweis(art, server):
 
 def hinweis(name, server, form=None):
     """The fix of a diagnosis key, in the identified server's own options."""
-    text = DIAGNOSE_HINWEISE[name][1]
+    text = DIAGNOSE_HINWEISE[name].abhilfe
     for platz in ("vorlage", "denken", "parser"):  # subtle: not str.format: the hints quote JSON's braces
         text = text.replace(f"{{{platz}}}", abhilfe(platz, server, form)) if f"{{{platz}}}" in text else text
     return text
 
 
 def ungeklaert_text(probe, server, form):
-    """Text calls in a parser's form whose owner nothing settles: both readings, each fix in the
-    identified server's own words."""
+    """Text calls in a parser's form whose owner nothing settles: both readings, each fix in the server's words."""
     return (f"calls were read from the answer text ({form or 'a form a tool-call parser reads'}), never from "
             f"tool_calls, and whose that is cannot be told ({probe}): either the server does not read this form "
             f"(set {abhilfe('parser', server, form)}), or the model writes a form its template's parser does not "
@@ -6138,7 +6137,7 @@ def pruef_keine_antwort(was, fall, b, server):
         return False, (f"{was}: in {fall['id']} came {aufrufe_text([], b.mangel)}, for {b.completion_tokens} "
                        f"completion tokens the server counted; {hinweis('leer', server)}")
     if grund == "im_denken":  # here the check itself is what would settle it: name the setting to look at
-        return None, (f"{was}: cannot tell; in {fall['id']} {DIAGNOSE_HINWEISE[grund][0]}: the model answered inside "
+        return None, (f"{was}: cannot tell; in {fall['id']} {DIAGNOSE_HINWEISE[grund].was}: the model answered inside "
                       f"its reasoning, or the server's reasoning parser took its answer; {hinweis(grund, server)}")
     return None, (f"{was}: cannot tell; in {fall['id']} came {aufrufe_text([], b.mangel)}, and whose that is "
                   f"cannot be told: {KLAERT[grund]}")
@@ -6158,7 +6157,7 @@ def pruef_probe(endpunkt, lauf, fall, was, server, antwort):
     urteil, grund = text_wessen(False, server, probe)
     wie = beleg_text(grund, server, probe)
     if urteil == "server":
-        return False, (f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE['aus_text'][0]} ({wie}); "
+        return False, (f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE['aus_text'].was} ({wie}); "
                        f"{hinweis('aus_text', server, form)}")
     if urteil == "modell":
         return None, (f"{was}: in {fall['id']} the model wrote its call as text, and {wie}: the server's parser "
