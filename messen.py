@@ -5215,13 +5215,12 @@ def vergleiche(a, b):
     art = {i: "aufrufen" if nach_der_antwort(xa[i] + xb[i]) else gruppe(stufe[i]) for i in gemeinsam}
     stand = {i: differenz_je_fall(xa[i], xb[i]) for i in gemeinsam}
     alle = paartest(stand, einzeln)
-    je = {s: {i: differenz_je_fall(xa[i], xb[i], s) for i in gemeinsam} for s in ("fuer_b", "gegen_b")}
-    modell = {s: modelltests(d, art, einzeln) for s, d in je.items()}
-    wer = {i: wessen_flip(xa[i], xb[i], je["fuer_b"][i], je["gegen_b"][i]) for i in gemeinsam
-           if stand[i] or vorzeichen(je["fuer_b"][i]) != vorzeichen(je["gegen_b"][i])}
+    fuer, gegen = ({i: differenz_je_fall(xa[i], xb[i], s) for i in gemeinsam} for s in ("fuer_b", "gegen_b"))
+    wer = {i: wessen_flip(xa[i], xb[i], fuer[i], gegen[i]) for i in gemeinsam
+           if stand[i] or vorzeichen(fuer[i]) != vorzeichen(gegen[i])}
     server = [i for i in wer if wer[i].art == "server"]
-    teile = {t: Teil(robust(modell["fuer_b"][t], modell["gegen_b"][t]), modell["fuer_b"][t], modell["gegen_b"][t])
-             for t in TEILE}
+    fuer, gegen = (modelltests(d, art, einzeln) for d in (fuer, gegen))  # part (TEILE) -> its Test, each way
+    teile = {t: Teil(robust(fuer[t], gegen[t]), fuer[t], gegen[t]) for t in TEILE}
     v = Vergleich(a=ea["tag"], b=eb["tag"], besser=alle.besser, schlechter=alle.schlechter, p=alle.p, test=alle.test,
         aufloesung=aufloesung(alle.faelle), faelle_verglichen=alle.faelle, aenderung=alle.aenderung,
         jenseits_zufall=jenseits_zufall(alle.p), richtung=alle.richtung,
