@@ -2917,6 +2917,7 @@ class Note(typing.NamedTuple):
     gegenprobe: dict = None  # the stream's cross-check read once (see mit_gegenprobe)
     job: "Job" = None  # an S7 job's steps
     bfcl: bool = None  # a BFCL case's: BFCL's own verdict (its FC mode: tool_calls only; see bfcl_urteil)
+    grenze: int = None  # the max_tokens the user set for it, without which a cut answer is no evidence on the model
 
     @property
     def fehlerhaft(self):
@@ -2990,7 +2991,7 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, 
                 completion_tokens=tokens, nur_gedacht=gedacht,
                 befunde=tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else [] if vollstaendig or
                               not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
-                bfcl=weise(fall).urteil(fall, nachricht))
+                bfcl=weise(fall).urteil(fall, nachricht), grenze=grenze)
 
 
 def kein_befund(fehlt, schleife, gedacht=False):
@@ -3643,9 +3644,10 @@ WESSEN = (  # whose a failed answer is, by the evidence its Note holds, weighed 
     # refused by the server's parser: the model wrote a call wrongly, or the parser rejects a form it should read
     ("geparst_abgelehnt", "unklar", lambda a: "geparst_abgelehnt" in a.protokoll),
     # a cut or looping answer is the model's: runs are compared only under the same settings, so the token limit
-    # was the same for both models
+    # was the same for both models; a cut one without a limit the user set cannot be told from the server's own cut
     ("schleife", "modell", lambda a: a.mangel == "abgeschnitten" and a.schleife),
-    ("abgeschnitten", "modell", lambda a: a.mangel == "abgeschnitten"),
+    ("abgeschnitten", "modell", lambda a: a.mangel == "abgeschnitten" and a.grenze is not None),
+    ("abgeschnitten", "unklar", lambda a: a.mangel == "abgeschnitten"),
     ("angekuendigt", "unklar", lambda a: a.mangel == "angekuendigt"),  # calls a parser dropped after announcing
     ("im_denken", "unklar", lambda a: a.mangel == "im_denken"),  # an answer left in a reasoning field
     # functions.NAME: and nothing after: the model's, or a handler's that lost the arguments (in S4/S5 it is a
@@ -3659,14 +3661,13 @@ WESSEN = (  # whose a failed answer is, by the evidence its Note holds, weighed 
     ("leer", "unklar", lambda a: a.mangel == "leer" and not a.inhalt_da))
 
 
-def ausgaenge_je_fall(faelle, ausgaben, grenze, mit_nachfrage=False, nativ=None):
+def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False, nativ=None):
     """id -> per draw (each output's, in lauf order), (kind, reason, turn) where it failed, else None: what the
-    verdict reads. grenze: the token limit the user set, without which a cut answer cannot be told from a server's
-    own; mit_nachfrage: S5's second turn counts (turn 2); nativ: the run's (diagnosis, server), by which an output
-    done as meant whose calls an agent does not receive fails too (NICHT_NATIV)."""
+    verdict reads. mit_nachfrage: S5's second turn counts (turn 2); nativ: the run's (diagnosis, server), by which
+    an output done as meant whose calls an agent does not receive fails too (NICHT_NATIV)."""
     je_fall = {f["id"]: {} for f in faelle}
     for a in ausgaben:
-        x = [ausgang(b, mit_nachfrage, grenze, nativ) for b in (a,) + a.frueher]
+        x = [ausgang(b, mit_nachfrage, nativ) for b in (a,) + a.frueher]
         je_fall[a.id][a.lauf] = x[:1] + [y for y in x[1:] if not y or y[0] != "server"]  # a spoiled draw is replaced
     return {i: [x for k in sorted(v) for x in v[k]] for i, v in je_fall.items() if v}
 
@@ -3686,14 +3687,12 @@ NICHT_NATIV = (  # whose it is that an output done as meant reached an agent as 
     ("eigenes_format", "modell", lambda a, d, s: True))
 
 
-def ausgang(a, mit_nachfrage, grenze=None, nativ=None):
+def ausgang(a, mit_nachfrage, nativ=None):
     """One draw's (kind, reason, turn) where it failed, else None (see ausgaenge_je_fall)."""
     x = a.note.wessen and a.note.wessen + (1,)
     if not x and mit_nachfrage and a.mit_nachfrage:
         x = ("unklar", "nachfrage_fehlt", 2) if a.nachfrage is None else a.nachfrage.wessen and \
             a.nachfrage.wessen + (2,)
-    if x and grenze is None and x[:2] == ("modell", "abgeschnitten"):
-        return ("unklar",) + x[1:]
     return x if x or not nativ or gelungen_nativ(a.note) else \
         next((art, grund, 1) for grund, art, trifft in NICHT_NATIV if trifft(a.note, *nativ))
 
@@ -4278,8 +4277,9 @@ def noch_offen(a, klaeren):
 
 
 def ungeklaert(a):
-    """Is a graded output no evidence on the model: its grade, or its second turn's, the server's or cannot tell?"""
-    return any(x and x[0] in ("server", "unklar") for x in (b.wessen for b in a.noten))
+    """Is a graded output no evidence on the model that asking again can settle: its grade, or its second turn's,
+    the server's or cannot tell, for a reason other settings settle (NEU_GEMESSEN) none the less?"""
+    return any(x and x[0] in ("server", "unklar") and x[1] not in NEU_GEMESSEN for x in (b.wessen for b in a.noten))
 
 
 def beantworte(endpunkt, auftraege, parallel):
@@ -5207,7 +5207,7 @@ def vergleiche(a, b):
     against B, over all cases and, Holm-corrected, calling and holding still apart; only what both say stands."""
     ea, ka, eb, kb = a.einstellungen, a.kennzahlen, b.einstellungen, b.kennzahlen
     nachfrage = bool(ea.get("nachfrage") and eb.get("nachfrage"))
-    xa, xb = (ausgaenge_je_fall(r.faelle, r.ausgaben, token_grenze(r.einstellungen), nachfrage) for r in (a, b))
+    xa, xb = (ausgaenge_je_fall(r.faelle, r.ausgaben, nachfrage) for r in (a, b))
     gemeinsam = [i for i in xa if i in xb]  # an incomplete run: only cases both have answered are compared
     einzeln = all(len(xa[i]) == len(xb[i]) == 1 for i in gemeinsam)
     stufe = {f["id"]: f["stufe"] for f in a.faelle}
@@ -5487,7 +5487,7 @@ def nativ_test(a, b, nachfrage, gemeinsam, einzeln):
     test is, counted for B and against B (NICHT_NATIV says whose each such output is); else None."""
     if not (nativ_anders(a.kennzahlen) or nativ_anders(b.kennzahlen)):
         return None
-    xa, xb = (ausgaenge_je_fall(r.faelle, r.ausgaben, token_grenze(r.einstellungen), nachfrage,
+    xa, xb = (ausgaenge_je_fall(r.faelle, r.ausgaben, nachfrage,
                                 (r.kennzahlen.diagnose, r.einstellungen.get("server"))) for r in (a, b))
     fuer, gegen = (urteil_von(paartest({i: differenz_je_fall(xa[i], xb[i], s) for i in gemeinsam}, einzeln))
                    for s in ("fuer_b", "gegen_b"))

@@ -212,7 +212,7 @@ SCHLEIFE_TEXT = "I will look that up for you now. " * 10
     ("S2-7", text("  "), "stop", {"completion_tokens": 7}, ("modell", "leer")),     # whitespace the model wrote
     ("S2-7", text(""), "tool_calls", None, ("unklar", "angekuendigt")),             # calls announced, none came
     ("S2-7", {"content": "", "reasoning_content": "update_contact ..."}, "stop", None, ("unklar", "im_denken")),
-    ("S2-7", text("Let me think"), "length", None, ("modell", "abgeschnitten")),
+    ("S2-7", text("Let me think"), "length", None, ("unklar", "abgeschnitten")),     # cut, and no limit the user set
     ("S2-7", text(SCHLEIFE_TEXT), "length", None, ("modell", "schleife")),
     ("S2-7", text("functions.update_contact:"), "stop", None, ("unklar", "argumente_fehlen")),
     ("S4-1", text("functions.list_contacts:"), "stop", None, ("modell", None)),    # in S4 a spare call all the same
@@ -221,6 +221,14 @@ SCHLEIFE_TEXT = "I will look that up for you now. " * 10
 ])
 def test_wessen_je_beleg(fall_id, nachricht, finish, usage, urteil):
     assert gespeichert(fall_id, nachricht, finish, usage).note.wessen == urteil
+
+
+def test_abgeschnitten_unter_der_eigenen_grenze_ist_des_modells():
+    a = {"id": "S2-7", "stufe": "S2", "lauf": 0, "sitzung": 0, "ende": 1.0, "zuege": [{
+        "zweck": "frage", "nachricht": text("Let me think"), "finish_reason": "length", "usage": {}, "latenz_s": 0.1,
+        "verworfen": 0}]}
+    note = messen.bewerte_gespeichert(GELADEN["S2-7"], a, grenze=512).note
+    assert (note.wessen, note.grenze) == (("modell", "abgeschnitten"), 512)
 
 
 def test_viele_ueberzaehlige_aufrufe_zaehlen_jeden_und_nennen_wenige():

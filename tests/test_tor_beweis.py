@@ -13,7 +13,7 @@ import messen
 
 from conftest import (FAELLE, TEXT_ANTWORT, completion, messung, openai_nachricht, richtig, vorbereitet,
                       zeilen)
-from test_tor import LEER_UNGEZAEHLT, STILL, sonst_richtig, tor
+from test_tor import ABGESCHNITTEN, LEER_UNGEZAEHLT, STILL, sonst_richtig, tor
 
 GRENZE = ("--extra", '{"max_tokens": 256}')
 AM_LIMIT = {"prompt_tokens": 900, "completion_tokens": 256}  # every token max_tokens allowed
@@ -147,6 +147,16 @@ def test_klaeren_fragt_auch_was_nicht_zu_klaeren_war(cli, endpunkt):
     assert (status, server.zahl("S2-1"), server.zahl()) == (0, 2, 43)
     s21 = next(a for a in zeilen(cli.ausgabe / "b.jsonl")[1:] if a["id"] == "S2-1")
     assert [z["nachricht"]["content"] for z in s21["frueher"][0]] == [None]  # the empty draw, kept
+
+
+def test_klaeren_fragt_keinen_schnitt_den_nur_eine_grenze_klaert(cli, endpunkt):
+    """A cut answer without a limit the user set cannot be told (as the verdict says); asked again under the same
+    settings it is cut again, so --klaeren leaves it: a limit set for both runs settles it (KLAERT)."""
+    server = endpunkt(sonst_richtig({"S2-1": ABGESCHNITTEN}))
+    vorbereitet(cli, *messung(server.url, "--tag", "b"))
+    status, out, err = cli(*messung(server.url, "--tag", "b", "--klaeren"))
+    assert (status, server.zahl("S2-1"), server.zahl()) == (0, 1, 42)
+    assert err.splitlines()[0].endswith("holds a complete run, shown as saved (--neu measures anew)")
 
 
 @pytest.mark.parametrize("na, nb", [(1, 1), (3, 3), (1, 3)])
