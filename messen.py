@@ -4277,9 +4277,9 @@ def noch_offen(a, klaeren):
 
 
 def ungeklaert(a):
-    """Is a graded output no evidence on the model that asking again can settle: its grade, or its second turn's,
-    the server's or cannot tell, for a reason other settings settle (NEU_GEMESSEN) none the less?"""
-    return any(x and x[0] in ("server", "unklar") and x[1] not in NEU_GEMESSEN for x in (b.wessen for b in a.noten))
+    """Is a graded output no evidence on the model: its grade, or its second turn's, the server's or cannot tell?
+    A cut one is not asked again: under the same settings it is cut again (a limit settles it, KLAERT)."""
+    return any(x and x[0] in ("server", "unklar") and x[1] != "abgeschnitten" for x in (b.wessen for b in a.noten))
 
 
 def beantworte(endpunkt, auftraege, parallel):
