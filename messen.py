@@ -196,42 +196,37 @@ class Weise(typing.NamedTuple):
     """How a stage's cases are checked, asked, graded and listed when failed, each a function of the case: a stage
     asked another way is a row of its own and its functions. The defaults are the chapter's (one question, graded
     on its expected calls; S5's second turn where the case has a reply)."""
-    soll: typing.Callable = lambda fall: fall["erwartet"]  # the calls an answer is graded against
-    alle: typing.Callable = lambda fall: fall["erwartet"] + fall.get("danach", [])  # every call the case names
+    soll: typing.Callable = lambda fall: fall.erwartet  # the calls an answer is graded against
+    alle: typing.Callable = lambda fall: [*fall.erwartet, *(fall.danach or [])]  # every call the case names
     pruefe: typing.Callable = lambda fall, katalog: pruefe_frage(fall, katalog)  # what is wrong with it, or None
     nachrichten: typing.Callable = lambda fall, lauf: eroeffnet(lauf.katalog.eroeffnung, fall, lauf.katalog)
     werkzeuge: typing.Callable = lambda fall, katalog: angeboten(fall, katalog)  # the tools its request offers
     frage: typing.Callable = lambda e, fall, erste, k: frage_fall(e, fall, erste)  # its turns, a 2nd turn's fault
     anfragen: typing.Callable = lambda fall, lauf: (2 if lauf.stream and lauf.temp == 0 else 1) * (
-        2 if lauf.nachfrage and "nachtrag" in fall else 1)  # a draw's: S5's reply, a stream's twin (FRAGEREGEL)
+        2 if lauf.nachfrage and fall.nachtrag is not None else 1)  # a draw's: S5's reply, a stream's twin (FRAGEREGEL)
     folge: typing.Callable = lambda haupt: haupt in ([FRAGE], [FRAGE, NACHFRAGE])  # its outputs' requests, in order
     bewerte: typing.Callable = lambda *x: bewerte_frage(*x)  # a saved output graded (bewerte_gespeichert)
     urteil: typing.Callable = lambda fall, nachricht: None  # BFCL's verdict on an answer, where its checker judges
     schluss: bool = False  # a text answer ends it as an answer (a job's step), whatever the stage
-    zeilen: typing.Callable = lambda a, fall, mehrere: fall_zeilen(a, mehrere, kurz(fall["frage"], 240),
-                                                                  fall["erwartet"], a.note)  # a failed output
+    zeilen: typing.Callable = lambda a, fall, mehrere: fall_zeilen(a, mehrere, kurz(fall.frage, 240),
+                                                                  fall.erwartet, a.note)  # a failed output
 
 
 NACH_ERGEBNIS = Weise(  # S6: the first step sent as done, with the tools' results; graded on the calls after them
-    soll=lambda fall: fall["danach"], nachrichten=lambda fall, lauf: Weise().nachrichten(fall, lauf) +
+    soll=lambda fall: fall.danach, nachrichten=lambda fall, lauf: Weise().nachrichten(fall, lauf) +
     ergebnis_nachrichten(fall, lauf.katalog), zeilen=lambda a, f, mehrere: fall_zeilen(
-        a, mehrere, f"{f['frage']}  /  {aufrufe_text(f['erwartet'])} returned " + kurz(" and ".join(json.dumps(
-            x, ensure_ascii=False) for x in f["ergebnis"]), 240), f["danach"], a.note))
+        a, mehrere, f"{f.frage}  /  {aufrufe_text(f.erwartet)} returned " + kurz(" and ".join(json.dumps(
+            x, ensure_ascii=False) for x in f.ergebnis), 240), f.danach, a.note))
 SCHLEIFE = Weise(  # S7: the whole job in a loop against its world, graded on the end state and the way
-    soll=lambda fall: [], alle=lambda fall: [soll for schritt in fall["loesung"] for soll in schritt],
+    soll=lambda fall: [], alle=lambda fall: [soll for schritt in fall.loesung for soll in schritt],
     pruefe=lambda fall, katalog: pruefe_ganz(fall, katalog), frage=lambda e, fall, erste, k: (frage_ganz(e, fall, k),
                                                                                               None),
     nachrichten=lambda fall, lauf: eroeffnet(lauf.katalog.eroeffnung_ganz, fall, lauf.katalog), schluss=True,
-    anfragen=lambda fall, lauf: len(fall["loesung"]), folge=lambda haupt: set(haupt) == {SCHRITT},
+    anfragen=lambda fall, lauf: len(fall.loesung), folge=lambda haupt: set(haupt) == {SCHRITT},
     bewerte=lambda *x: bewerte_job(*x), zeilen=lambda a, fall, mehrere: ganz_zeilen(a, mehrere, fall))
 BFCL_WEISE = Weise(  # BFCL's: its own messages and functions, and its checker's verdict beside messen's
-    nachrichten=lambda fall, lauf: bfcl_nachrichten(fall, lauf.system), werkzeuge=lambda fall, k: fall["_werkzeuge"],
+    nachrichten=lambda fall, lauf: bfcl_nachrichten(fall, lauf.system), werkzeuge=lambda fall, k: fall.werkzeuge,
     urteil=lambda fall, nachricht: bfcl_urteil(fall, nachricht))
-
-
-def weise(fall):
-    """How a case is asked and graded: its stage's row; a call list graded alone (S5's reply) as the chapter's."""
-    return STUFE[fall["stufe"]].weise if isinstance(fall.get("stufe"), str) and fall["stufe"] in STUFE else Weise()
 
 
 class Stufe(typing.NamedTuple):
@@ -363,7 +358,7 @@ class Katalog(typing.NamedTuple):
         KATALOG_TOKENS for what the chapter's S1 leaves out, in proportion to what the cases' S1
         leaves out of the catalogue sent (the median over its cases); 0 without an S1 case."""
         ganz = len(json.dumps(self.werkzeuge))
-        weg = [ganz - len(json.dumps(angeboten(f, self))) for f in faelle if "nur" in f]
+        weg = [ganz - len(json.dumps(angeboten(f, self))) for f in faelle if f.nur is not None]
         return KATALOG_TOKENS * statistics.median(weg) / S1_WEGGELASSEN if weg else 0
 
     def beschreibung(self):
@@ -607,6 +602,36 @@ def pruefe_synonyme(pfad, synonyme, werkzeuge):
 FELDER = {"id": str, "stufe": str, "frage": str, "erwartet": list}
 
 
+class Fall(typing.NamedTuple):
+    """A case as loaded, frozen, read by field: the file's fields (None where its line has none) and its kind, its
+    stage's row (art), which says how it is asked, graded and listed (art.weise) and, for BFCL's, by which checker
+    (art.pruefer). roh: the line as read, which the hashes and the drawn values start from. A turn graded alone (S5's
+    reply, a probe) is of no stage, graded the chapter's way."""
+    id: str
+    stufe: str = None
+    frage: str = ""
+    erwartet: list = ()  # the calls expected of its first answer (S7's: none, its loesung is the way)
+    nur: list = None  # S1's tools offered
+    nachtrag: str = None  # S5's reply from the user; danach: S5's and S6's calls after it or after ergebnis, the
+    danach: list = None  # tools' results
+    ergebnis: list = None
+    welt: dict = None  # S7's: its world, the reference's steps, the refusals they meet, what the answer names
+    loesung: list = None
+    fehler: int = 0
+    antwort: list = ()
+    zeile: int = None  # its line in the file
+    nachrichten: list = None  # BFCL's: its messages and functions as sent
+    werkzeuge: list = None
+    roh: dict = None
+    art: Stufe = Stufe(None, "a turn alone")
+
+
+def als_fall(roh, **mehr):
+    """A checked line as its record (keys loading added start with '_': _zeile, BFCL's _nachrichten, _werkzeuge)."""
+    return Fall(**{k.lstrip("_"): v for k, v in roh.items() if k.lstrip("_") in Fall._fields}, roh=roh,
+                art=STUFE[roh["stufe"]], **mehr)
+
+
 def json_fehler(e):
     """Why a text is not JSON, in words: the parser's, a number too long for it, or nesting too deep."""
     return "nested too deep" if isinstance(e, RecursionError) else getattr(e, "msg", None) or (
@@ -649,7 +674,7 @@ def lade_faelle(pfad, katalog=STANDARD, stichprobe=None):
             fehler.append(f"{pfad}:{nr}: {falsch}")
         elif fall is not None:
             gesehen[fall["id"]], fall["_zeile"] = nr, nr
-            faelle.append(mit_typen(fall, katalog))
+            faelle.append(mit_typen(als_fall(fall), katalog))
     if fehler:  # every faulty line, a line each, the rest counted: one run of the check finds them all
         mehr = len(fehler) - FEHLER_HOECHSTENS
         rest = [f"{pfad}: {mal(mehr, 'more faulty line')}"] * (mehr > 0)
@@ -687,9 +712,10 @@ TYPEN = ("number", "integer", "boolean")  # schema types whose values are compar
 
 
 def mit_typen(fall, katalog):
-    """Each expected call of a tool with typed parameters carries their types (_typen: name -> type),
-    which passt compares by; the chapter's catalogue has none, so its cases stay as written."""
-    for soll in weise(fall).alle(fall):
+    """Each expected call of a tool with typed parameters carries their types (_typen: name -> type), which passt
+    compares by, in the call's JSON the record and its roh share; the chapter's catalogue has none, so its cases
+    stay as written."""
+    for soll in fall.art.weise.alle(fall):
         typen = {k: p.get("type") for k, p in katalog.schema[soll["name"]].get("properties", {}).items()
                  if isinstance(p, dict) and p.get("type") in TYPEN}
         if typen:
@@ -725,7 +751,7 @@ def ist_spaeter(zeile):
 
 def stufen_hash(faelle, stufe):
     """sha256 of a later stage's cases as read (S7's with its opening): a run resumes and compares on the same."""
-    return hashlib.sha256(json.dumps([intern_weg(f) for f in faelle if f["stufe"] == stufe] +
+    return hashlib.sha256(json.dumps([intern_weg(f.roh) for f in faelle if f.stufe == stufe] +
                                      ([EROEFFNUNG_GANZ] if stufe == GANZ else []), sort_keys=True).encode()).hexdigest()
 
 
@@ -737,15 +763,15 @@ def faelle_fuer(faelle, wie, pfad):
     (S6 --weiter, S7 --ganz), which then needs its cases; only the stages named by --stufen, where it names some."""
     an, stufen = {s: bool(wie.get(f)) for s, f in SPAETER_FELDER.items()}, wie.get("stufen")
     for stufe, flagge in SPAETER.items():
-        if an[stufe] and not any(f["stufe"] == stufe for f in faelle):
+        if an[stufe] and not any(f.stufe == stufe for f in faelle):
             raise Eingabefehler(f"{pfad}: no {stufe} case in the file, so {flagge} has nothing to measure")
         if stufen and stufe in stufen and not an[stufe]:
             raise Eingabefehler(f"--stufen names {stufe}, which only {flagge} asks; add {flagge}")
-    gefragt = [f for f in faelle if an.get(f["stufe"], True) and (not stufen or f["stufe"] in stufen)]
+    gefragt = [f for f in faelle if an.get(f.stufe, True) and (not stufen or f.stufe in stufen)]
     if not gefragt and stufen:
         raise Eingabefehler(f"{pfad}: no case of {', '.join(stufen)} in the file, so --stufen leaves nothing to ask")
     if not gefragt:
-        spaeter = sorted({f["stufe"] for f in faelle})
+        spaeter = sorted({f.stufe for f in faelle})
         flaggen = " and ".join(SPAETER[st] for st in spaeter)
         raise Eingabefehler(f"{pfad}: every case is of {', '.join(spaeter)}, which only {flaggen} asks; add {flaggen}")
     return gefragt
@@ -753,7 +779,10 @@ def faelle_fuer(faelle, wie, pfad):
 
 def pruefe_fall(fall, katalog=STANDARD):
     """Return what is wrong with one case, or None: as its stage's row checks it (pruefe_frage, pruefe_ganz)."""
-    return weise(fall).pruefe(fall, katalog) if isinstance(fall, dict) else "a case must be a JSON object"
+    if not isinstance(fall, dict):
+        return "a case must be a JSON object"
+    stufe = fall.get("stufe")
+    return (STUFE[stufe].weise if isinstance(stufe, str) and stufe in STUFE else Weise()).pruefe(fall, katalog)
 
 
 def pruefe_frage(fall, katalog):
@@ -896,7 +925,7 @@ def pruefe_ganz(fall, katalog):
                "that makes no call would pass"
     return pruefe_welt(fall.get("welt")) or \
         next(filter(None, (pruefe_aufruf(soll, katalog) for schritt in loesung for soll in schritt)), None) or \
-        pruefe_referenz(fall)
+        pruefe_referenz(als_fall(fall))
 
 
 def _wort(x):
@@ -950,24 +979,24 @@ def pruefe_welt(welt):
 def pruefe_referenz(fall):
     """Replay the reference on its world: what no model could meet, or a do-nothing model would; or None."""
     welt, ergebnisse = abgespielt(fall)
-    abgelehnt = [(nr, soll, e["error"]) for nr, (schritt, es) in enumerate(zip(fall["loesung"], ergebnisse), 1)
+    abgelehnt = [(nr, soll, e["error"]) for nr, (schritt, es) in enumerate(zip(fall.loesung, ergebnisse), 1)
                  for soll, e in zip(schritt, es) if "error" in e]
     gelesen = next((x for x in abgelehnt if x[1]["name"] in LESEND), None)
     if gelesen:  # a read changes nothing: a model that never sent it would pass as well, without recovering
         nr, soll, grund = gelesen
         return (f"the world refuses step {nr}'s {soll['name']} ({grund}); a job's 'fehler' counts writes the world "
                 "turns down (a room already taken), never a read, which a model can leave out")
-    if len(abgelehnt) != fall.get("fehler", 0):
-        if len(abgelehnt) > fall.get("fehler", 0):
-            nr, soll, grund = abgelehnt[fall.get("fehler", 0)]
+    if len(abgelehnt) != fall.fehler:
+        if len(abgelehnt) > fall.fehler:
+            nr, soll, grund = abgelehnt[fall.fehler]
             return (f"the world refuses step {nr}'s {soll['name']} ({grund}); a reference meets only the refusals "
                     "'fehler' counts, for a job that tests recovery")
-        return f"'fehler' counts {fall['fehler']} refused calls, the replay of 'loesung' meets {len(abgelehnt)}"
+        return f"'fehler' counts {fall.fehler} refused calls, the replay of 'loesung' meets {len(abgelehnt)}"
     gesehen = "\n".join(werte_von(ergebnisse))  # the results' values, never their keys
-    fehlt = next((w for w in fall.get("antwort", []) if not genannt(w, gesehen)), None)
+    fehlt = next((w for w in fall.antwort if not genannt(w, gesehen)), None)
     if fehlt:
         return f"'antwort' names {json.dumps(fehlt, ensure_ascii=False)}, which no value of the replay's results holds"
-    if kanonisch(welt, fall) == kanonisch(welt_von(fall), fall) and not fall.get("antwort"):
+    if kanonisch(welt, fall) == kanonisch(welt_von(fall), fall) and not fall.antwort:
         return "the reference changes nothing and names no value: a model that does nothing would pass"
     return None
 
@@ -1046,7 +1075,7 @@ def lade_bfcl(pfad, stichprobe=None):
         paare = itertools.zip_longest(json_zeilen(datei, bfcl_lesen(datei)),
                                       json_zeilen(antwort, bfcl_lesen(antwort)) if antwort else ())
         for i, ((nr, roh), (anr, erwartet)) in enumerate((f or (None, None), a or (None, None)) for f, a in paare):
-            fall = bfcl_fall(datei, nr, roh, kategorie, antwort and (antwort, anr, erwartet), gesehen)
+            fall = als_fall(bfcl_fall(datei, nr, roh, kategorie, antwort and (antwort, anr, erwartet), gesehen))
             if behalten is None or i in behalten:
                 faelle.append(fall)
     if not faelle:
@@ -1243,8 +1272,8 @@ KEY_HINWEIS = "put the key in OPENAI_API_KEY or name its variable with --key-env
 def anfrage(fall, lauf, extra=None):
     """The request body for one case, with the run's catalogue (S1: narrowed by nur) and --extra
     (or `extra` in its place); its messages and tools as the case's stage asks it (weise)."""
-    body = {"model": lauf.modell, "messages": weise(fall).nachrichten(fall, lauf),
-            "tools": weise(fall).werkzeuge(fall, lauf.katalog), "tool_choice": "auto", "temperature": lauf.temp}
+    body = {"model": lauf.modell, "messages": fall.art.weise.nachrichten(fall, lauf),
+            "tools": fall.art.weise.werkzeuge(fall, lauf.katalog), "tool_choice": "auto", "temperature": lauf.temp}
     if not body["tools"]:  # a BFCL irrelevance case may offer none: sent without, as BFCL sends it
         del body["tools"], body["tool_choice"]
     if lauf.stream:
@@ -1256,7 +1285,7 @@ def anfrage(fall, lauf, extra=None):
 def bfcl_nachrichten(fall, system):
     """A BFCL case's messages as given, no opening of ours; with --system, that before them, in one system
     message with the case's own where it has one (many chat templates take one, and only first)."""
-    nachrichten = list(fall["_nachrichten"])
+    nachrichten = list(fall.nachrichten)
     if system is None:
         return nachrichten
     if nachrichten[0]["role"] == "system":
@@ -1266,22 +1295,22 @@ def bfcl_nachrichten(fall, system):
 
 def eroeffnet(eroeffnung, fall, katalog):
     """A case's first messages: the opening its stage sends, then its question in the catalogue's words."""
-    return [{"role": "system", "content": eroeffnung}, {"role": "user", "content": katalog.als_gesendet(fall["frage"])}]
+    return [{"role": "system", "content": eroeffnung}, {"role": "user", "content": katalog.als_gesendet(fall.frage)}]
 
 
 def angeboten(fall, katalog):
     """The tools a case is sent: the run's catalogue, in S1 narrowed by nur (decoys stay offered)."""
-    if "nur" not in fall:
+    if fall.nur is None:
         return katalog.werkzeuge
-    nur = {neuer_name(katalog, n) for n in fall["nur"]}.union(katalog.zusatz)
+    nur = {neuer_name(katalog, n) for n in fall.nur}.union(katalog.zusatz)
     return [w for w in katalog.werkzeuge if w["function"]["name"] in nur]
 
 
 def ergebnis_nachrichten(fall, katalog):
     """S6: the first step as the assistant's tool_calls, then each call's result as a tool message."""
     gesendet = [{"name": neuer_name(katalog, s["name"]), "args": umbenannte_args(katalog, s["args"])}
-                for s in fall["erwartet"]]
-    return werkzeug_runde(fall["id"], gesendet, fall["ergebnis"], katalog)
+                for s in fall.erwartet]
+    return werkzeug_runde(fall.id, gesendet, fall.ergebnis, katalog)
 
 
 def werkzeug_runde(schluessel, aufrufe, ergebnisse, katalog, gesagt=None):
@@ -1352,7 +1381,7 @@ def nachfrage_anfrage(fall, lauf, nachricht):
     """The second turn: the question, the first answer's content as returned, and the user's reply."""
     body = anfrage(fall, lauf)
     body["messages"] += [{"role": "assistant", "content": nachricht.get("content") or ""},
-                         {"role": "user", "content": lauf.katalog.als_gesendet(fall["nachtrag"])}]
+                         {"role": "user", "content": lauf.katalog.als_gesendet(fall.nachtrag)}]
     return body
 
 
@@ -1397,7 +1426,7 @@ class Endpunkt:
     def frage(self, fall, body=None):
         """Ask one case; return the Antwort or raise Serverfehler. The run's Fortschritt, where there is one,
         is told the request is in flight until it ends."""
-        schluessel, antwort = self.bericht and self.bericht.gesendet(fall["id"]), None
+        schluessel, antwort = self.bericht and self.bericht.gesendet(fall.id), None
         try:
             antwort = self.versucht(fall, body or anfrage(fall, self.lauf))
             return antwort
@@ -1414,14 +1443,14 @@ class Endpunkt:
             try:
                 r, latenz = self.versuch(body)
             except LocationValueError as e:  # urllib3 could not parse the URL: no attempt can send it
-                raise Anfragefehler(f"{fall['id']}: the request cannot be sent ({e}); check --url") from None
+                raise Anfragefehler(f"{fall.id}: the request cannot be sent ({e}); check --url") from None
             except requests.RequestException as e:
                 aussichtslos(fall, e, self.lauf.url)
                 if frei and verbindung_verloren(e):
                     frei = False
                     continue
                 if isinstance(e, requests.Timeout) and not self.lauf.timeout_nochmal:
-                    raise Serverfehler(f"{fall['id']}: {grund(e)}; not asked again, since at temperature 0 it would "
+                    raise Serverfehler(f"{fall.id}: {grund(e)}; not asked again, since at temperature 0 it would "
                                        f"take as long again: {schleife_hinweis(self.lauf)}") from None
                 r, kurz_ = None, f"{grund(e)}{proxy_hinweis(self.lauf.url, self.session())}"
                 warum = f"no answer from the server after {mal(self.lauf.versuche, 'attempt')}: {kurz_}"
@@ -1434,17 +1463,17 @@ class Endpunkt:
             try:
                 retry = retry.increment(method="POST", url=self.lauf.url, response=None if r is None else r.raw)
             except MaxRetryError:
-                raise Serverfehler(f"{fall['id']}: {warum}") from None
+                raise Serverfehler(f"{fall.id}: {warum}") from None
             versuch, warte = versuch + 1, None if r is None else wartezeit(r)
             if self.bericht and not (warte and warte > 0):  # a wait the server asks for is said below
-                self.bericht.nochmal(fall["id"], kurz_, versuch, self.lauf.versuche)
+                self.bericht.nochmal(fall.id, kurz_, versuch, self.lauf.versuche)
             if warte is None:
                 retry.sleep()
             elif warte > WARTEN_HOECHSTENS:
-                raise Serverfehler(f"{fall['id']}: {warum}; the server asks to wait {in_worten(warte)} before the "
+                raise Serverfehler(f"{fall.id}: {warum}; the server asks to wait {in_worten(warte)} before the "
                                    f"next request, longer than {WARTEN_HOECHSTENS} s, so the run stops here") from None
             elif warte > 0:
-                zeile = f"messen: {fall['id']}: the server answered {r.status_code} and asks to wait " \
+                zeile = f"messen: {fall.id}: the server answered {r.status_code} and asks to wait " \
                         f"{in_worten(warte)}; waiting\n"
                 if self.bericht:  # on its own line, never inside the status line
                     self.bericht.schreibe(zeile, neu=True)
@@ -1785,14 +1814,14 @@ def aussichtslos(fall, e, url):
     """Raise at once for a transport error that asking again cannot mend, with its fix."""
     text = grund(e)
     if isinstance(e, requests.exceptions.SSLError):
-        raise Anfragefehler(f"{fall['id']}: the TLS connection to the server failed ({text}); for a self-signed "
+        raise Anfragefehler(f"{fall.id}: the TLS connection to the server failed ({text}); for a self-signed "
                             "certificate, set REQUESTS_CA_BUNDLE to the file of the CA that signed it")
     if isinstance(e, requests.exceptions.InvalidSchema) and "socks" in str(e).lower():
-        raise Anfragefehler(f"{fall['id']}: a SOCKS proxy is set for {urlsplit(url).hostname}, but requests lacks "
+        raise Anfragefehler(f"{fall.id}: a SOCKS proxy is set for {urlsplit(url).hostname}, but requests lacks "
                             "SOCKS support: pip install 'requests[socks]' (or set NO_PROXY to bypass the proxy)")
     if isinstance(e, (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
                       requests.exceptions.MissingSchema)):
-        raise Anfragefehler(f"{fall['id']}: the request cannot be sent ({text}); check --url")
+        raise Anfragefehler(f"{fall.id}: the request cannot be sent ({text}); check --url")
 
 
 def verbindung_verloren(e):
@@ -2027,27 +2056,27 @@ def fehlerbild(fall, r, versuche, strom=False):
     """Why a response is no chat completion, in one line; raises at once when retrying cannot help."""
     text = koerper_text(r)
     if r.history and r.request.method != "POST":
-        raise Anfragefehler(f"{fall['id']}: the server redirected the request ({r.history[0].status_code} to "
+        raise Anfragefehler(f"{fall.id}: the server redirected the request ({r.history[0].status_code} to "
                             f"{ohne_geheimnis(r.url)}) and it arrived as a {r.request.method}, not a POST; "
                             "give the address it redirects to as --url")
     if r.status_code in (404, 405, 501) and "chat/completions" not in urlsplit(r.url).path:
-        raise Anfragefehler(f"{fall['id']}: the server answered {r.status_code}: {servermeldung(text, r.status_code)}; "
+        raise Anfragefehler(f"{fall.id}: the server answered {r.status_code}: {servermeldung(text, r.status_code)}; "
                             f"{ohne_geheimnis(r.url)} takes no POST of a chat completion: give the endpoint, "
                             "such as http://host:port/v1/chat/completions (or the base URL ending in /v1)")
     if r.status_code == 501:
-        raise Anfragefehler(f"{fall['id']}: the server answered 501 ({servermeldung(text, r.status_code)}): "
+        raise Anfragefehler(f"{fall.id}: the server answered 501 ({servermeldung(text, r.status_code)}): "
                             f"{ohne_geheimnis(r.url)} does not take a POST; check --url")
     if not 200 <= r.status_code < 300:
-        meldung = f"{fall['id']}: the server answered {r.status_code}: {servermeldung(text, r.status_code)}"
+        meldung = f"{fall.id}: the server answered {r.status_code}: {servermeldung(text, r.status_code)}"
         if r.status_code not in RETRY_STATUS and not (r.status_code == 413 and wartezeit(r) is not None):
             raise Anfragefehler(meldung)  # a 413 that names a wait is a server busy for now
-        return meldung[len(fall["id"]) + 2:]
+        return meldung[len(fall.id) + 2:]
     if strom and ist_strom(r):
         fehler = next((d for d in sse_daten(text) if '"error"' in d), None)
         return (f"the stream ended in an error event ({mal(versuche, 'attempt')}): {servermeldung(fehler)}" if fehler
                 else f"the stream held no chat completion ({mal(versuche, 'attempt')})")
     if ist_strom(r):
-        raise Anfragefehler(f"{fall['id']}: the server answered with a stream (SSE), not one chat completion; "
+        raise Anfragefehler(f"{fall.id}: the server answered with a stream (SSE), not one chat completion; "
                             "the bench asks for one only with --stream, so the server or a proxy forces it")
     return f"the server answered {r.status_code} but not with a chat completion ({mal(versuche, 'attempt')}): " \
            f"{servermeldung(text)}"
@@ -2441,7 +2470,7 @@ def welt_von(fall, salz=None):
     "neu": 0, "salz": salz}. A contact is {contact_id, name, email, company, status, notizen}; an event
     {calendar, title, date, start, end}, a room booking an event of the calendar raum titled with the room; a
     mail {to, subject, body}; neu counts the contacts created, whose ids follow from it and the job's salz."""
-    w = copy.deepcopy(fall["welt"])
+    w = copy.deepcopy(fall.welt)
     return {"kontakte": [dict({"email": None, "company": None, "status": "lead", "notizen": []}, **k)
                          for k in w.get("kontakte", [])],
             "termine": list(w.get("termine", [])), "ausgang": list(w.get("ausgang", [])), "neu": 0, "salz": salz}
@@ -2451,7 +2480,7 @@ def kanonisch(welt, fall):
     """The world as one comparable value, as tau-bench's to_hashable compares: the contacts the job found
     by their id; the contacts it created by their content, whatever id they got (the same contact by
     another path is the same); events, bookings and mails as multisets (a spare copy is spare)."""
-    alt = {k["contact_id"] for k in fall["welt"].get("kontakte", [])}
+    alt = {k["contact_id"] for k in fall.welt.get("kontakte", [])}
     reihe = lambda xs: sorted(xs, key=lambda x: json.dumps(x, sort_keys=True))  # noqa: E731
     return {"kontakte": [k for k in welt["kontakte"] if k["contact_id"] in alt],  # in the world's order, as found
             "neu": reihe({f: v for f, v in k.items() if f != "contact_id"} for k in welt["kontakte"]
@@ -2529,9 +2558,9 @@ def gezogen(fall, salz):
     if salz is None:
         return fall
     zufall = lambda x: int(hashlib.sha256(f"{salz}/{x}".encode()).hexdigest()[:8], 16)  # noqa: E731
-    kontakte, text = fall["welt"].get("kontakte", []), json.dumps(fall, ensure_ascii=False)
-    ungenannt = list(dict.fromkeys(k["company"] for k in kontakte if (k.get("company") or fall["frage"]) not in
-                                   fall["frage"]))
+    kontakte, text = fall.welt.get("kontakte", []), json.dumps(fall.roh, ensure_ascii=False)
+    ungenannt = list(dict.fromkeys(k["company"] for k in kontakte if (k.get("company") or fall.frage) not in
+                                   fall.frage))
     ersatz = {k["contact_id"]: neue_id(k["contact_id"], salz) for k in kontakte} | {
         k["email"]: k["email"].replace("@", f".{zufall(k['email']) % 9000 + 1000}@", 1) for k in kontakte if
         k.get("email")} | dict(zip(ungenannt, random.Random(zufall("firmen")).sample(
@@ -2542,7 +2571,7 @@ def gezogen(fall, salz):
     text = TAGESZEIT.sub(lambda m: f"{int(m.group(1)) + d:02}:{m.group(2)}", text)
     text = re.sub(r"(?<![\w.+@-])(%s)(?![\w@-]|\.\w)" % ("|".join(map(re.escape, ersatz)) or "(?!)"),  # (?!): none
                   lambda m: ersatz[m.group(1)], text)
-    return json.loads(text)
+    return als_fall(json.loads(text))
 
 
 FIRMEN = ("Nordlicht GmbH", "Seeblick AG", "Bergwerk KG", "Talhof eG", "Lindenhof GmbH", "Eichbaum AG", "Mühlbach KG",
@@ -2659,7 +2688,7 @@ LESEND = {"list_contacts", "get_contact", "list_calendars", "get_events"}  # the
 def abgespielt(fall):
     """The reference replayed on a fresh copy of its world: (the world it leaves, each step's results)."""
     welt = welt_von(fall)
-    return welt, [[fuehre_aus(welt, soll["name"], soll["args"]) for soll in schritt] for schritt in fall["loesung"]]
+    return welt, [[fuehre_aus(welt, soll["name"], soll["args"]) for soll in schritt] for schritt in fall.loesung]
 
 
 def zustand_anders(ist, soll):
@@ -2881,15 +2910,15 @@ def bfcl_urteil(fall, nachricht):
         decodiert = []  # BFCL decodes an empty text to no call at all
     if decodiert is not None and not all(isinstance(a, dict) for _, a in decodiert):
         decodiert = None
-    if fall["stufe"] in STILL:
+    if fall.stufe in STILL:
         return not decodiert
-    if decodiert is None or len(decodiert) != len(fall["erwartet"]):
+    if decodiert is None or len(decodiert) != len(fall.erwartet):
         return False
     ist = [{"name": n, "args": a} for n, a in decodiert]
-    if STUFE[fall["stufe"]].pruefer != "parallel":
-        return passt(ist[0], fall["erwartet"][0])
-    treffer, offen = bewerte(ist, fall["erwartet"])
-    return treffer == len(fall["erwartet"]) and offen == 0
+    if STUFE[fall.stufe].pruefer != "parallel":
+        return passt(ist[0], fall.erwartet[0])
+    treffer, offen = bewerte(ist, fall.erwartet)
+    return treffer == len(fall.erwartet) and offen == 0
 
 
 class Note(typing.NamedTuple):
@@ -2977,13 +3006,13 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, 
     aufrufe, form = lies_aufrufe(nachricht)
     if umbenennung:
         aufrufe = zurueckbenannt(aufrufe, umbenennung)
-    soll = weise(fall).soll(fall)
+    soll = fall.art.weise.soll(fall)
     treffer, offen = bewerte(aufrufe, soll)
     vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
-    still = fall.get("stufe") in STILL
+    still = fall.stufe in STILL
     tokens, schleife = zahl_oder_none(usage, "completion_tokens"), schleift(nachricht)
     gekappt_ = finish == "length" or schleife or None not in (tokens, grenze) and tokens >= grenze
-    fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or weise(fall).schluss, gekappt_)
+    fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or fall.art.weise.schluss, gekappt_)
     gedacht = fehlt == "leer" and "<think>" in inhalt(nachricht)
     return Note(aufrufe=tuple(aufrufe), form=form, treffer=treffer, offen=offen, soll=len(soll), mangel=fehlt,
                 still=still, nativ=len(native_rohe(nachricht)), protokoll=protokoll_von(nachricht, finish),
@@ -2991,7 +3020,7 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, 
                 completion_tokens=tokens, nur_gedacht=gedacht,
                 befunde=tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else [] if vollstaendig or
                               not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
-                bfcl=weise(fall).urteil(fall, nachricht), grenze=grenze)
+                bfcl=fall.art.weise.urteil(fall, nachricht), grenze=grenze)
 
 
 def kein_befund(fehlt, schleife, gedacht=False):
@@ -3010,10 +3039,9 @@ def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None, grenze=
     erledigt (treffer 1) needs that, no spare write (im_job), and a closing answer that names the values antwort
     lists and none of their alternatives (genannt). Its Note is an answer's, its steps in job. voll: the request
     after the last step was refused for its length, which ended the job."""
-    schritt = {"erwartet": [], "stufe": fall["stufe"]}  # a step graded as its stage's: a text answer ends the job
-    schritte = [bewerte_ausgabe(schritt, s["nachricht"], s["finish_reason"], umbenennung, s["usage"],
+    schritte = [bewerte_ausgabe(fall, s["nachricht"], s["finish_reason"], umbenennung, s["usage"],
                                 grenze)._replace(defekte=tuple((s.get("strom") or {}).get("defekte", [])))
-                for s in verlauf]  # each step what its stream broke: the diagnosis counts steps as answers
+                for s in verlauf]  # each step as its stage grades one (a text ends the job), with what its stream broke
     gelaufen = gelaufene_aufrufe([b.aufrufe for b in schritte])
     welt, weg, ergebnisse = im_job(fall, gelaufen, salz)
     letzte, texte = schritte[-1], [ohne_denken(inhalt(s["nachricht"])) for s in verlauf]
@@ -3034,8 +3062,8 @@ def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None, grenze=
         treffer=int(beendet and not teile), offen=0, soll=1, nativ=len(nativ), mangel=fehlt, still=False,
         protokoll=dict(sum((collections.Counter(b.protokoll) for b in schritte), collections.Counter())),
         befunde=tuple(job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf)),
-        job=Job(len(verlauf), len(fall["loesung"]), bool(grenze), tuple(schritte), fall["frage"], " | ".join(
-            aufrufe_text(s) if s else "an answer" for s in fall["loesung"])))
+        job=Job(len(verlauf), len(fall.loesung), bool(grenze), tuple(schritte), fall.frage, " | ".join(
+            aufrufe_text(s) if s else "an answer" for s in fall.loesung)))
 
 
 def job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf):
@@ -3098,7 +3126,7 @@ def nach_ablehnung(fall):
     """The reference's writes that follow a refusal: {a write: the refused call it waits for}."""
     _, ergebnisse = abgespielt(fall)
     warten, abgelehnt = {}, None
-    for schritt, es in zip(fall["loesung"], ergebnisse):
+    for schritt, es in zip(fall.loesung, ergebnisse):
         if abgelehnt:
             warten.update({kern_text(dict(c, quelle=NATIV)): abgelehnt for c in schritt if c["name"] not in LESEND})
         abgelehnt = next((kern_text(c) for c, e in zip(schritt, es) if "error" in e), abgelehnt)
@@ -3114,7 +3142,7 @@ def antwort_fehler(fall, erzaehlt, ergebnisse):
     """What the job's told text lacks or hedges: each value of antwort not named, or named though no result of this
     job nor the question gave it (a guess); each rival named beside it, whether a result showed it or not: another
     address, or another value of its field's enum named in its sentence or as a status (als_rivale)."""
-    antwort, gegeben = fall.get("antwort", []), "\n".join(werte_von(ergebnisse) + [fall["frage"]])
+    antwort, gegeben = fall.antwort, "\n".join(werte_von(ergebnisse) + [fall.frage])
     teile = [f"the closing answer does not name {w}" if not genannt(w, erzaehlt, True) else
              f"the closing answer names {w}, which no result of this job gave" for w in antwort
              if not (genannt(w, erzaehlt, True) and genannt(w, gegeben))]
@@ -3155,7 +3183,7 @@ def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=No
                   latenz_s=sum(z["latenz_s"] for z in fragen), usage=fragen[0]["usage"], frueher=frueher,
                   verworfen=sum(z["verworfen"] for z in anfragen),
                   anfragen=tuple((z["latenz_s"], z["usage"]) for z in anfragen))
-    return weise(fall).bewerte(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenze, ziehung)
+    return fall.art.weise.bewerte(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenze, ziehung)
 
 
 def bewerte_frage(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenze, ziehung):
@@ -3167,12 +3195,12 @@ def bewerte_frage(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenz
             teile[z["zweck"]] = vorige = (z, [])
         else:
             vorige[1].append(z)
-    mit_nachfrage = bool(nachfrage and "nachtrag" in fall)
+    mit_nachfrage = bool(nachfrage and fall.nachtrag is not None)
     z, pruefungen = teile.get(NACHFRAGE, ({"fehlt": None}, []))
     note = bewerte_zug(fall, *teile[FRAGE], umbenennung, grenze)
     return roh._replace(note=note, mit_nachfrage=mit_nachfrage, nachfrage_fehlt=z.get("fehlt") is not None,
                         nachfrage=None if not mit_nachfrage or "fehlt" in z or not gelungen(note) else  # held still
-                        bewerte_zug({"erwartet": fall["danach"]}, z, pruefungen, umbenennung, grenze))
+                        bewerte_zug(Fall(fall.id, erwartet=fall.danach), z, pruefungen, umbenennung, grenze))
 
 
 def bewerte_job(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenze, ziehung):
@@ -3374,7 +3402,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
     kapitel = [a.note for a in ausgaben if a.stufe not in SPAETER]
     mit = [a.note for a in ausgaben if a.stufe not in SPAETER and a.stufe not in STILL]
     still = [a.note for a in ausgaben if a.stufe in STILL]
-    stufe_von = {f["id"]: f["stufe"] for f in faelle}
+    stufe_von = {f.id: f.stufe for f in faelle}
     stufen = [s for s in STUFEN if s in stufe_von.values()]  # S6 only in a run that asks it
     alle_faelle = erfolge_je_fall(faelle, ausgaben)  # id -> (successes, outputs)
     je_fall = {i: v for i, v in alle_faelle.items() if stufe_von[i] not in SPAETER}
@@ -3530,7 +3558,7 @@ TEXT_WESSEN = (  # whose well-formed calls left as text in a parser's form are, 
 def text_wessen(nativ, server, probe):
     """(kind, reason) of a run's well-formed calls left as text in a parser's form: the first row of TEXT_WESSEN
     the evidence meets (nativ: any answer of the run came as tool_calls; probe: the probe's record as saved)."""
-    antwort = bewerte_ausgabe({"erwartet": []}, probe["nachricht"], probe["finish_reason"]) \
+    antwort = bewerte_ausgabe(Fall("probe"), probe["nachricht"], probe["finish_reason"]) \
         if probe and "nachricht" in probe else None
     x = Beleg(nativ, server, probe, antwort)
     return next((art, grund) for grund, art, trifft in TEXT_WESSEN if trifft(x))
@@ -3609,7 +3637,7 @@ def zahl_oder_none(usage, feld):
 
 def erfolge_je_fall(faelle, ausgaben):
     """id -> (successes, outputs), in case order, for the cases that have outputs."""
-    je_fall = {f["id"]: [0, 0] for f in faelle}
+    je_fall = {f.id: [0, 0] for f in faelle}
     for a in ausgaben:
         je_fall[a.id][0] += gelungen(a.note)
         je_fall[a.id][1] += 1
@@ -3665,7 +3693,7 @@ def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False, nativ=None):
     """id -> per draw (each output's, in lauf order), (kind, reason, turn) where it failed, else None: what the
     verdict reads. mit_nachfrage: S5's second turn counts (turn 2); nativ: the run's (diagnosis, server), by which
     an output done as meant whose calls an agent does not receive fails too (NICHT_NATIV)."""
-    je_fall = {f["id"]: {} for f in faelle}
+    je_fall = {f.id: {} for f in faelle}
     for a in ausgaben:
         x = [ausgang(b, mit_nachfrage, nativ) for b in (a,) + a.frueher]
         je_fall[a.id][a.lauf] = x[:1] + [y for y in x[1:] if not y or y[0] != "server"]  # a spoiled draw is replaced
@@ -3845,7 +3873,7 @@ def lies_lauf(pfad, faelle):
         raise Eingabefehler(f"{pfad}:1: not a results file of messen.py (no settings line)")
     e = werte[0][1]["einstellungen"]
     pruefe_einstellungszeile(pfad, werte[0][0], e)
-    faelle_by_id = {f["id"]: f for f in faelle}
+    faelle_by_id = {f.id: f for f in faelle}
     ausgaben = {}  # (id, lauf) -> output; a later line (a second turn or a draw asked again) stands for it
     for nr, a in werte[1:]:
         a, alt = gelesene_ausgabe(pfad, nr, a, faelle_by_id, e), ausgaben.get((a.get("id"), a.get("lauf")))
@@ -3862,7 +3890,7 @@ def als_evidenz(a, alt, fall, e, ganz=False):
             a.zeile["zuege"][:len(erste)] == erste:
         return a
     zeile = dict(a.zeile, frueher=[alt.zeile["zuege"]] + alt.zeile.get("frueher", []) + a.zeile.get("frueher", []))
-    return gelesene_ausgabe(None, None, zeile, {fall["id"]: fall}, e)
+    return gelesene_ausgabe(None, None, zeile, {fall.id: fall}, e)
 
 
 def pruefe_einstellungszeile(pfad, nr, e):
@@ -3884,16 +3912,16 @@ def gelesene_ausgabe(pfad, nr, a, faelle_by_id, e):
         beschaedigt(pfad, nr, next(filter(None, (zug_fehler(z, i, i == len(zuege))
                                                  for i, z in enumerate(zuege, 1))), None))
         beschaedigt(pfad, nr, folge_fehler([z["zweck"] for z in zuege], fall, e))
-    if a["stufe"] != fall["stufe"]:
-        beschaedigt(pfad, nr, f"stufe {a['stufe']} for {fall['id']}, a case of {fall['stufe']}")
+    if a["stufe"] != fall.stufe:
+        beschaedigt(pfad, nr, f"stufe {a['stufe']} for {fall.id}, a case of {fall.stufe}")
     if a["lauf"] >= e["n"]:
         beschaedigt(pfad, nr, f"lauf {a['lauf']} in a run of n {e['n']}")
     if e.get("stufen") and a["stufe"] not in e["stufen"]:
-        beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {a['stufe']}, in a run of "
+        beschaedigt(pfad, nr, f"an output of {fall.id}, a case of {a['stufe']}, in a run of "
                               f"{', '.join(e['stufen'])}")
     for stufe, flagge in SPAETER.items():
         if a["stufe"] == stufe and not e.get(STUFE[stufe].feld):
-            beschaedigt(pfad, nr, f"an output of {fall['id']}, a case of {stufe}, in a run without {flagge}")
+            beschaedigt(pfad, nr, f"an output of {fall.id}, a case of {stufe}, in a run without {flagge}")
     return bewerte_gespeichert(fall, a, e.get("umbenennung"), e.get("nachfrage"), e.get("welt_salz"), token_grenze(e),
                                e.get("ziehung"))
 
@@ -3902,15 +3930,15 @@ def folge_fehler(zwecke, fall, e):
     """What is wrong with the order of an output's turns, or None: an S7 job's steps, else the question and
     perhaps S5's reply; a stream's plain cross-check right after the turn it checks, its repeat after it."""
     haupt = [z for z in zwecke if z in ANFRAGEN]
-    if not weise(fall).folge(haupt):
-        return f"the turns {', '.join(zwecke)} in {fall['id']}, a case of {fall['stufe']}"
-    if NACHFRAGE in haupt and "nachtrag" not in fall:
-        return f"a second turn in {fall['id']}, which has none"
+    if not fall.art.weise.folge(haupt):
+        return f"the turns {', '.join(zwecke)} in {fall.id}, a case of {fall.stufe}"
+    if NACHFRAGE in haupt and fall.nachtrag is None:
+        return f"a second turn in {fall.id}, which has none"
     if NACHFRAGE in haupt and not e.get("nachfrage"):
-        return f"a second turn in {fall['id']}, in a run without --nachfrage"
+        return f"a second turn in {fall.id}, in a run without --nachfrage"
     if zwecke[0] not in ANFRAGEN or any(z == OHNE_STROM and v not in (FRAGE, NACHFRAGE) or
                                         z == NOCHMAL and v != OHNE_STROM for v, z in zip(zwecke, zwecke[1:])):
-        return f"a cross-check out of place in {fall['id']} ({', '.join(zwecke)})"
+        return f"a cross-check out of place in {fall.id} ({', '.join(zwecke)})"
     return None
 
 
@@ -4153,10 +4181,10 @@ def frage_fall(endpunkt, fall, erste=None):
     (erste: the turns saved before it). An S7 job is asked by frage_ganz (its stage's row)."""
     zuege = erste or gefragt(endpunkt, fall, anfrage(fall, endpunkt.lauf), FRAGE)
     nachricht = zuege[0]["nachricht"]
-    if not endpunkt.lauf.nachfrage or "nachtrag" not in fall or not still_roh(nachricht, zuege[0]["finish_reason"]):
+    if not endpunkt.lauf.nachfrage or fall.nachtrag is None or not still_roh(nachricht, zuege[0]["finish_reason"]):
         return zuege, None  # no second turn: not done
     try:
-        return zuege + gefragt(endpunkt, {"id": f"{fall['id']}, second turn"},
+        return zuege + gefragt(endpunkt, fall._replace(id=f"{fall.id}, second turn"),
                                nachfrage_anfrage(fall, endpunkt.lauf, nachricht), NACHFRAGE), None
     except Serverfehler as e:
         return zuege + [{"zweck": NACHFRAGE, "fehlt": str(e)}], e
@@ -4166,12 +4194,12 @@ def frage_ganz(endpunkt, fall, k=0):
     """S7: the whole job in a loop, one output: each answer's calls run against the job's own world, sent back with
     one tool message each, until an answer without a call or the step limit; each turn keeps what the world gave."""
     lauf, namen = endpunkt.lauf, gesendete_namen(endpunkt.lauf.katalog)
-    fall = gezogen(fall, job_salz(lauf.ziehung, fall["id"], k))
-    welt, body, zuege = welt_von(fall, job_salz(lauf.welt_salz, fall["id"], k)), anfrage(fall, lauf), []
+    fall = gezogen(fall, job_salz(lauf.ziehung, fall.id, k))
+    welt, body, zuege = welt_von(fall, job_salz(lauf.welt_salz, fall.id, k)), anfrage(fall, lauf), []
     frueher = []
     for schritt in range(schrittgrenze(fall)):
         try:
-            antwort = endpunkt.frage({"id": f"{fall['id']}, step {schritt + 1}"}, body)
+            antwort = endpunkt.frage(fall._replace(id=f"{fall.id}, step {schritt + 1}"), body)
         except Anfragefehler as e:  # the conversation the job grew no longer fits: the job ends there, not the run
             if schritt == 0 or not KONTEXT_VOLL.search(str(e)):
                 raise
@@ -4185,7 +4213,7 @@ def frage_ganz(endpunkt, fall, k=0):
         if not aufrufe:
             break
         # the calls as the model named them (a malformed one as {}), beside what it told; their results
-        body["messages"] += werkzeug_runde(f"{fall['id']}/{schritt}", [
+        body["messages"] += werkzeug_runde(f"{fall.id}/{schritt}", [
             {"name": c["name"] or "?", "args": {} if c["args"] is None else c["args"]} for c in aufrufe],
             ergebnisse, lauf.katalog, antwort.nachricht.get("content") if native_rohe(antwort.nachricht) else None)
     return zuege
@@ -4206,7 +4234,7 @@ def gesendete_namen(katalog):
 
 def schrittgrenze(fall):
     """Requests a job may take: twice the reference's, at least 6; a job still calling then has failed."""
-    return max(6, 2 * len(fall["loesung"]))
+    return max(6, 2 * len(fall.loesung))
 
 
 def summe_usage(usages):
@@ -4287,7 +4315,7 @@ def beantworte(endpunkt, auftraege, parallel):
     flight at once. auftraege: (fall, lauf, the turns saved before a failed second turn, or None)."""
     if parallel == 1:
         for fall, lauf, erste in auftraege:
-            yield fall, lauf, weise(fall).frage(endpunkt, fall, erste, lauf)
+            yield fall, lauf, fall.art.weise.frage(endpunkt, fall, erste, lauf)
         return
     warteschlange, fertig_, halt = queue.Queue(), queue.Queue(), threading.Event()
     for auftrag in auftraege:
@@ -4300,7 +4328,7 @@ def beantworte(endpunkt, auftraege, parallel):
             except queue.Empty:
                 return
             try:
-                fertig_.put((fall, lauf, weise(fall).frage(endpunkt, fall, erste, lauf), None))
+                fertig_.put((fall, lauf, fall.art.weise.frage(endpunkt, fall, erste, lauf), None))
             except Exception as e:  # handed to the main thread, which stops the run
                 fertig_.put((fall, lauf, None, e))
 
@@ -4336,12 +4364,12 @@ NACHLAUF = 0.5  # seconds a fault waits for the answers still in flight, so that
 def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     """Ask for the outputs still missing; return all outputs, graded."""
     da = {(a.id, a.lauf): a for a in ausgaben}
-    auftraege = [(f, k, gespeicherte_antwort(da.get((f["id"], k)), lauf.klaeren)) for f in faelle
-                 for k in range(lauf.n) if (f["id"], k) not in da or noch_offen(da[(f["id"], k)], lauf.klaeren)]
+    auftraege = [(f, k, gespeicherte_antwort(da.get((f.id, k)), lauf.klaeren)) for f in faelle
+                 for k in range(lauf.n) if (f.id, k) not in da or noch_offen(da[(f.id, k)], lauf.klaeren)]
     sitzung = max((a.sitzung for a in ausgaben), default=-1) + 1
     gesamt, fertige = len(faelle) * lauf.n, fertig(ausgaben, lauf.klaeren)
     ersetzt = {(a.id, a.lauf): a for a in ausgaben if noch_offen(a, lauf.klaeren)}  # replaced by a later line
-    offen = sum(1 if erste else weise(f).anfragen(f, lauf) for f, _, erste in auftraege)  # requests expected
+    offen = sum(1 if erste else f.art.weise.anfragen(f, lauf) for f, _, erste in auftraege)  # requests expected
     anzeige = Fortschritt(fertige, gesamt, offen, parallel=lauf.parallel)
     with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
@@ -4350,16 +4378,16 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
             if start == 0:
                 schreibe(roh, als_zeile({"einstellungen": einstellungen}))
             for fall, k, (zuege, fehler) in beantworte(Endpunkt(lauf, anzeige), auftraege, lauf.parallel):
-                a, alt = ausgabe_von(lauf, fall, k, sitzung, zuege), ersetzt.get((fall["id"], k))
+                a, alt = ausgabe_von(lauf, fall, k, sitzung, zuege), ersetzt.get((fall.id, k))
                 if alt is not None and gespeicherte_antwort(alt, lauf.klaeren) is None:  # asked again whole
                     a = als_evidenz(a, alt, fall, einstellungen, ganz=True)
                 schreibe(roh, als_zeile(speicherform(a.zeile)))  # answered is saved: an interrupted run loses nothing
-                if (fall["id"], k) in ersetzt:
-                    ausgaben[:] = [b for b in ausgaben if (b.id, b.lauf) != (fall["id"], k)]
+                if (fall.id, k) in ersetzt:
+                    ausgaben[:] = [b for b in ausgaben if (b.id, b.lauf) != (fall.id, k)]
                 ausgaben.append(a)
                 fertige += not fehler
                 if not fehler:
-                    anzeige.weiter(a, fall["id"], weise(fall).anfragen(fall, lauf))
+                    anzeige.weiter(a, fall.id, fall.art.weise.anfragen(fall, lauf))
                 if fehler:
                     raise fehler
         except (Abbruch, KeyboardInterrupt, OSError) as e:
@@ -4368,7 +4396,7 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
             fehler.ursache = e  # the cause alone, for a run whose file is gone (the self-test's)
             raise fehler from None
     anzeige.ende()
-    return ordne(pfad, einstellungen, ausgaben, {f["id"]: i for i, f in enumerate(faelle)}, len(ersetzt))
+    return ordne(pfad, einstellungen, ausgaben, {f.id: i for i, f in enumerate(faelle)}, len(ersetzt))
 
 
 def nach_dem_lauf(lauf, pfad, einstellungen, faelle, ausgaben):
@@ -4399,8 +4427,8 @@ def probe_von(endpunkt, fall, lauf):
     try:
         antwort = endpunkt.frage(fall, probe_anfrage(fall, lauf))
     except Serverfehler as e:
-        return {"fall": fall["id"], "fehlt": str(e)}
-    return {"fall": fall["id"], "nachricht": antwort.nachricht, "finish_reason": antwort.finish}
+        return {"fall": fall.id, "fehlt": str(e)}
+    return {"fall": fall.id, "nachricht": antwort.nachricht, "finish_reason": antwort.finish}
 
 
 def probe_fall(faelle, ausgaben, server=None):
@@ -4410,7 +4438,7 @@ def probe_fall(faelle, ausgaben, server=None):
     if text_wessen(any(b.nativ for _, b in alle), server, None)[1] != "probe_fehlt":
         return None  # something settles it already, or no probe can
     ids = {i for i, b in alle if b.form == "parser" and any(c["args"] is not None for c in b.aufrufe)}
-    return next((f for f in faelle if f["id"] in ids), None)
+    return next((f for f in faelle if f.id in ids), None)
 
 
 def gespeichert(pfad, faelle, gezaehlt):
@@ -4424,7 +4452,7 @@ def gespeichert(pfad, faelle, gezaehlt):
 
 def ausgabe_von(lauf, fall, k, sitzung, zuege):
     """One output as it is saved and graded; a later line for the same output replaces an earlier one."""
-    a = {"id": fall["id"], "stufe": fall["stufe"], "lauf": k, "sitzung": sitzung, "ende": round(time.time(), 4),
+    a = {"id": fall.id, "stufe": fall.stufe, "lauf": k, "sitzung": sitzung, "ende": round(time.time(), 4),
          "zuege": zuege}
     return bewerte_gespeichert(fall, a, lauf.katalog.umbenennung, lauf.nachfrage, lauf.welt_salz,
                                token_grenze({"extra": lauf.extra}), lauf.ziehung)
@@ -4998,12 +5026,12 @@ GEZEIGTE_AUFRUFE = 20  # calls of one answer a line shows at most
 def fehllisten(faelle, ausgaben, hoechstens=None):
     """The failed-case lists, each from the grades and its case: the chapter's stages, S6 after the tool's
     result (what the tools returned), S5 after the user's reply, S7's whole jobs (the reference step by step)."""
-    by_id, mehrere = {f["id"]: f for f in faelle}, any(a.lauf for a in ausgaben)
+    by_id, mehrere = {f.id: f for f in faelle}, any(a.lauf for a in ausgaben)
     eigene = [(s.liste, lambda a, s=s: a.stufe == s.name and not gelungen(a.note), s.weise.zeilen)
               for s in STUFEN_TABELLE if s.liste]  # (title, the outputs it lists, one output's lines)
     listen = [("Failed", lambda a: not STUFE[a.stufe].liste and not gelungen(a.note), Weise().zeilen)] + eigene[:1] + [
         ("Not done after the reply", lambda a: a.nachfrage is not None and not gelungen(a.nachfrage),
-         lambda a, f, m: fall_zeilen(a, m, f"{f['frage']}  /  reply: {f['nachtrag']}", f["danach"], a.nachfrage))
+         lambda a, f, m: fall_zeilen(a, m, f"{f.frage}  /  reply: {f.nachtrag}", f.danach, a.nachfrage))
     ] + eigene[1:]  # the reply's list after S6's, where reports have always had it
     return [z for titel, gehoert, zeilen in listen for falsch in [[a for a in ausgaben if gehoert(a)]] for z in
             fall_liste(f"{titel} ({len(falsch)}):", hoechstens, [zeilen(a, by_id[a.id], mehrere) for a in falsch])]
@@ -5210,7 +5238,7 @@ def vergleiche(a, b):
     xa, xb = (ausgaenge_je_fall(r.faelle, r.ausgaben, nachfrage) for r in (a, b))
     gemeinsam = [i for i in xa if i in xb]  # an incomplete run: only cases both have answered are compared
     einzeln = all(len(xa[i]) == len(xb[i]) == 1 for i in gemeinsam)
-    stufe = {f["id"]: f["stufe"] for f in a.faelle}
+    stufe = {f.id: f.stufe for f in a.faelle}
     # a case that failed only after the user's reply (S5's second turn) failed in calling, not in holding still
     art = {i: "aufrufen" if nach_der_antwort(xa[i] + xb[i]) else gruppe(stufe[i]) for i in gemeinsam}
     stand = {i: differenz_je_fall(xa[i], xb[i]) for i in gemeinsam}
@@ -5644,7 +5672,7 @@ def vergleich_text(a, b, v, faelle, hoechstens=None):
     zeilen += vergleich_hinweise(a.einstellungen, b.einstellungen)[:-1]
     for titel, ids in (("Better in B", v.besser), ("Worse in B", v.schlechter)):
         zeilen += fall_liste(f"{titel} ({len(ids)}):", hoechstens, [[  # a BFCL question: a paragraph, cut
-            f"  {i}  {kurz(faelle[i]['frage'], 240)}{server_vermerk(v, i)}", f"      A: {a.was[i]}",
+            f"  {i}  {kurz(faelle[i].frage, 240)}{server_vermerk(v, i)}", f"      A: {a.was[i]}",
             f"      B: {b.was[i]}"] for i in ids])
     zeilen += [""] + halb_satz([a, b]) + urteil(v) + [aufloesung_satz(v)]
     return "\n".join(zeilen)
@@ -6042,7 +6070,7 @@ def pruef_anfrage(endpunkt, lauf, antworten, mit_katalog):
                          {"role": "user", "content": PRUEF_FRAGE}]}
     if mit_katalog:
         body.update(tools=lauf.katalog.werkzeuge, tool_choice="auto")
-    antwort = endpunkt.frage({"id": PRUEF_ID}, body)
+    antwort = endpunkt.frage(Fall(PRUEF_ID), body)
     antworten.append(antwort)
     return antwort
 
@@ -6084,9 +6112,9 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
     """Up to five S1 cases (the easiest calls) until one comes back; how it came back, and whose it is.
     Each answer is cut at PRUEF_TOKENS unless --extra sets max_tokens: seconds, not minutes."""
     was = "a call comes back as tool_calls"
-    auswahl = [f for f in faelle if f["stufe"] == "S1"][:versuche]
+    auswahl = [f for f in faelle if f.stufe == "S1"][:versuche]
     ersatz = "" if auswahl else " (the case file has no S1 case; tried the first cases that expect a call)"
-    auswahl = auswahl or [f for f in faelle if f["erwartet"]][:versuche]
+    auswahl = auswahl or [f for f in faelle if f.erwartet][:versuche]
     grenze = lauf.extra.get("max_tokens", PRUEF_TOKENS)
     gruende = []
     for fall in auswahl:
@@ -6098,17 +6126,17 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
         b = bewerte_ausgabe(fall, antwort.nachricht, antwort.finish, lauf.katalog.umbenennung, antwort.usage, grenze)
         grund = b.form if b.aufrufe else b.mangel
         if b.nativ:
-            return True, f"{was} ({fall['id']}){ersatz}"
+            return True, f"{was} ({fall.id}){ersatz}"
         if b.mangel in ("leer", "angekuendigt", "im_denken") and b.wessen[0] != "modell":  # as a run's verdict is
             return pruef_keine_antwort(was, fall, b, server)
         if grund == "parser":
             return pruef_probe(endpunkt, lauf, fall, was, server, antwort)
         if grund == "versuch":
-            return None, (f"{was}: cannot tell; in {fall['id']} a call came as text in a handler's syntax with its "
+            return None, (f"{was}: cannot tell; in {fall.id} a call came as text in a handler's syntax with its "
                           f"arguments missing (\"{erste_zeile(antwort.nachricht)}\"): the model stopped there, or "
                           f"the server lost them; set {abhilfe('parser', server)}, and look at the server's log")
         if grund == "eigen":
-            return None, (f"{was}: in {fall['id']} the model wrote its call in a format of its own (a ``` block or "
+            return None, (f"{was}: in {fall.id} the model wrote its call in a format of its own (a ``` block or "
                           "JSON in prose), which no tool-call parser turns into tool_calls: an agent on this server "
                           "receives text, not calls. That is the model, not the server's setting: train or prompt "
                           "it on its chat template's tool-call format")
@@ -6133,12 +6161,12 @@ def pruef_keine_antwort(was, fall, b, server):
     (nothing sent for tokens it counted), what cannot be told says what would settle it."""
     art, grund = b.wessen
     if art == "server":
-        return False, (f"{was}: in {fall['id']} came {aufrufe_text([], b.mangel)}, for {b.completion_tokens} "
+        return False, (f"{was}: in {fall.id} came {aufrufe_text([], b.mangel)}, for {b.completion_tokens} "
                        f"completion tokens the server counted; {hinweis('leer', server)}")
     if grund == "im_denken":  # here the check itself is what would settle it: name the setting to look at
-        return None, (f"{was}: cannot tell; in {fall['id']} {DIAGNOSE_HINWEISE[grund].was}: the model answered inside "
+        return None, (f"{was}: cannot tell; in {fall.id} {DIAGNOSE_HINWEISE[grund].was}: the model answered inside "
                       f"its reasoning, or the server's reasoning parser took its answer; {hinweis(grund, server)}")
-    return None, (f"{was}: cannot tell; in {fall['id']} came {aufrufe_text([], b.mangel)}, and whose that is "
+    return None, (f"{was}: cannot tell; in {fall.id} came {aufrufe_text([], b.mangel)}, and whose that is "
                   f"cannot be told: {KLAERT[grund]}")
 
 
@@ -6149,20 +6177,20 @@ def pruef_probe(endpunkt, lauf, fall, was, server, antwort):
     urteil, grund = text_wessen(False, server, None)
     if grund == "vorlage":
         gefragt = f" and asks for {server['vorlage']['form']}" if server["vorlage"]["form"] else ""
-        return None, (f"{was}: in {fall['id']} the model wrote its call as text ({form}), while {server['name']}'s "
+        return None, (f"{was}: in {fall.id} the model wrote its call as text ({form}), while {server['name']}'s "
                       f"chat template renders the tools{gefragt}: the format is the model's own: train or prompt it "
                       "on its chat template's tool-call format")
     probe = probe_von(endpunkt, fall, lauf) if grund == "probe_fehlt" else None  # where a probe can tell
     urteil, grund = text_wessen(False, server, probe)
     wie = beleg_text(grund, server, probe)
     if urteil == "server":
-        return False, (f"{was}: in {fall['id']} {DIAGNOSE_HINWEISE['aus_text'].was} ({wie}); "
+        return False, (f"{was}: in {fall.id} {DIAGNOSE_HINWEISE['aus_text'].was} ({wie}); "
                        f"{hinweis('aus_text', server, form)}")
     if urteil == "modell":
-        return None, (f"{was}: in {fall['id']} the model wrote its call as text, and {wie}: the server's parser "
+        return None, (f"{was}: in {fall.id} the model wrote its call as text, and {wie}: the server's parser "
                       "works for this template, so the format is the model's own: train or prompt it on its chat "
                       "template's tool-call format")
-    return None, f"{was}: cannot tell; in {fall['id']} {ungeklaert_text(wie, server, form)}"
+    return None, f"{was}: cannot tell; in {fall.id} {ungeklaert_text(wie, server, form)}"
 
 
 def pruef_takt(lauf, faelle, anfragen):
@@ -6171,7 +6199,7 @@ def pruef_takt(lauf, faelle, anfragen):
     dauern = [sekunden for wer, sekunden in anfragen if wer != PRUEF_ID]
     if not dauern:
         return None
-    anzahl = sum(weise(f).anfragen(f, lauf) for f in faelle) * lauf.n
+    anzahl = sum(f.art.weise.anfragen(f, lauf) for f in faelle) * lauf.n
     mitte, laengste = statistics.median(dauern), max(dauern)
     grenze = lauf.extra.get("max_tokens", PRUEF_TOKENS)
     satz = (f"Pace: a request of a case took {mitte:.1f} s here (median of {len(dauern)}, the slowest "
@@ -6193,20 +6221,20 @@ PRUEF_RUECKFRAGE = "Which one do you mean? Please give me the missing value."
 def pruef_nachfrage(endpunkt, lauf, faelle):
     """--nachfrage: one two-turn request (the question, a question back, the user's reply) is accepted."""
     was = "a second turn (--nachfrage) is accepted"
-    fall = next((f for f in faelle if "nachtrag" in f), None)
+    fall = next((f for f in faelle if f.nachtrag is not None), None)
     if fall is None:
         return None, f"{was}: cannot tell, the case file has no case with a reply (nachtrag)"
     body = nachfrage_anfrage(fall, lauf._replace(extra={"max_tokens": PRUEF_TOKENS, **lauf.extra}),
                              {"content": PRUEF_RUECKFRAGE})
-    return pruef_angenommen(endpunkt, was, {"id": f"{fall['id']}, second turn"}, body, fall["id"], "reply")
+    return pruef_angenommen(endpunkt, was, fall._replace(id=f"{fall.id}, second turn"), body, fall.id, "reply")
 
 
 def pruef_weiter(endpunkt, lauf, faelle):
     """--weiter: one request that carries a first step and its tool results is accepted."""
     was = "the tools' results (--weiter) are accepted"
-    fall = next(f for f in faelle if weise(f) is NACH_ERGEBNIS)  # faelle_fuer made sure there is one
+    fall = next(f for f in faelle if f.art.weise is NACH_ERGEBNIS)  # faelle_fuer made sure there is one
     body = anfrage(fall, lauf, {"max_tokens": PRUEF_TOKENS, **lauf.extra})
-    return pruef_angenommen(endpunkt, was, fall, body, fall["id"], "results")
+    return pruef_angenommen(endpunkt, was, fall, body, fall.id, "results")
 
 
 def pruef_angenommen(endpunkt, was, wer, body, fall_id, wonach):
@@ -6223,7 +6251,7 @@ def pruef_angenommen(endpunkt, was, wer, body, fall_id, wonach):
 def pruef_s3(endpunkt, lauf, faelle):
     """Two checks on the first S3 case at temperature 0: streamed and plain give the same calls; and
     several calls come without asking for them (llama.cpp takes parallel_tool_calls from the template)."""
-    fall = next((f for f in faelle if f["stufe"] == "S3"), None)
+    fall = next((f for f in faelle if f.stufe == "S3"), None)
     if fall is None:
         return [(None, f"{w}: cannot tell, the case file has no S3 case") for w in (STROM_GLEICH, MEHRERE)]
 
@@ -6247,13 +6275,13 @@ def pruef_strom(fall, was, schlicht, strom, frage):
     stream is blamed, as a run's cross-check does: behind a prompt cache or several slots, a repeated
     prompt is answered otherwise at temperature 0, streamed or not."""
     if not schlicht:
-        return None, f"{was}: cannot tell, no call came in {fall['id']} without stream"
+        return None, f"{was}: cannot tell, no call came in {fall.id} without stream"
     if als_menge(strom) == als_menge(schlicht):
-        return True, f"{was} ({fall['id']}: {mal(len(schlicht), 'call')})"
+        return True, f"{was} ({fall.id}: {mal(len(schlicht), 'call')})"
     nochmal, strom_nochmal = frage(), frage(stream=True)
-    wie = f"in {fall['id']} the stream gave {aufrufe_text(strom)}, the plain answer {aufrufe_text(schlicht)}"
+    wie = f"in {fall.id} the stream gave {aufrufe_text(strom)}, the plain answer {aufrufe_text(schlicht)}"
     if als_menge(strom_nochmal) == als_menge(nochmal):
-        return True, (f"{was} ({fall['id']}: asked again, plain and streamed gave the same calls; the first answers "
+        return True, (f"{was} ({fall.id}: asked again, plain and streamed gave the same calls; the first answers "
                       "differed because the server answers a repeated prompt otherwise, a prompt cache or several "
                       "slots, not because of the stream)")
     if als_menge(strom_nochmal) == als_menge(strom) and als_menge(nochmal) == als_menge(schlicht):
@@ -6271,19 +6299,19 @@ def pruef_mehr(lauf, fall, was, schlicht, frage):
     if gesetzt is not None:
         return None, f"{was}: --extra sets parallel_tool_calls, so each request asks for it"
     if len(schlicht) > 1:
-        return True, f"{was} ({fall['id']}: {len(schlicht)} calls)"
+        return True, f"{was} ({fall.id}: {len(schlicht)} calls)"
     try:
         ausdruecklich = frage(parallel_tool_calls=True)
     except Anfragefehler as e:
-        return None, (f"{was}: cannot tell, {fall['id']} brought {mal(len(schlicht), 'call')}, and the server refuses "
+        return None, (f"{was}: cannot tell, {fall.id} brought {mal(len(schlicht), 'call')}, and the server refuses "
                       f"the field parallel_tool_calls ({e}); the bench never sends it, so a run is not affected: do "
                       "not add it with --extra")
     except Serverfehler as e:
         return None, f"{was}: cannot tell, asked with parallel_tool_calls the request failed: {e}"
     if len(ausdruecklich) > 1:
-        return False, (f"{was}: in {fall['id']} only when asked: this server sends one call per answer unless "
+        return False, (f"{was}: in {fall.id} only when asked: this server sends one call per answer unless "
                        "asked: --extra '{\"parallel_tool_calls\": true}'")
-    return None, f"{was}: cannot tell, {fall['id']} brought at most one call, asked for several or not"
+    return None, f"{was}: cannot tell, {fall.id} brought at most one call, asked for several or not"
 
 
 PARALLEL_AUS = ("--extra sets parallel_tool_calls false, so the S3 cases, which need several calls in one answer, "
@@ -6317,14 +6345,14 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD, zie
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     wie, jobs = katalog.als_gesendet, collections.defaultdict(list)  # the questions and replies as sent
-    for f, k in ((f, k) for f in faelle if f["stufe"] == GANZ for k in range(n)):  # S7: each output's values,
-        neu = {a: neue_id(i, job_salz(welt_salz, f["id"], k)) for i, a in enumerate(NEUE_IDS[:20], 1)}  # its creations'
-        g = json.dumps(gezogen(f, job_salz(ziehung, f["id"], k)))
+    for f, k in ((f, k) for f in faelle if f.stufe == GANZ for k in range(n)):  # S7: each output's values,
+        neu = {a: neue_id(i, job_salz(welt_salz, f.id, k)) for i, a in enumerate(NEUE_IDS[:20], 1)}  # its creations'
+        g = json.dumps(gezogen(f, job_salz(ziehung, f.id, k)).roh)
         jobs[wie(json.loads(g)["frage"])].append(json.loads(re.sub("|".join(neu), lambda m: neu[m.group()], g)))
     antwort = functools.partial(selbsttest_antwort, katalog, {
-        "antworten": {wie(f["frage"]): f["erwartet"] for f in faelle if f["stufe"] != GANZ} |
-        {wie(f["nachtrag"]): f["danach"] for f in faelle if "nachtrag" in f},
-        "nach_ergebnis": {wie(f["frage"]): f["danach"] for f in faelle if "ergebnis" in f},  # S6: by its question
+        "antworten": {wie(f.frage): f.erwartet for f in faelle if f.stufe != GANZ} |
+        {wie(f.nachtrag): f.danach for f in faelle if f.nachtrag is not None},
+        "nach_ergebnis": {wie(f.frage): f.danach for f in faelle if f.ergebnis is not None},  # S6: by its question
         "jobs": jobs})
     frei = threading.BoundedSemaphore(plaetze)
 
@@ -6406,8 +6434,8 @@ def selbsttest(lauf, faelle, sha):
     import tempfile
 
     gefragt = faelle_fuer(faelle, lauf._asdict(), lauf.faelle)  # one that asks nothing: the user's
-    if all(STUFE[f["stufe"]].bfcl for f in faelle):  # BFCL's: its expected calls are no answer the endpoint could give
-        je = collections.Counter(f["stufe"] for f in gefragt)
+    if all(STUFE[f.stufe].bfcl for f in faelle):  # BFCL's: its expected calls are no answer the endpoint could give
+        je = collections.Counter(f.stufe for f in gefragt)
         print(f"Read {mal(len(gefragt), 'BFCL case')} from {lauf.faelle}: "
               f"{', '.join(f'{s} {n}' for s, n in je.items())}. The self-test asks nothing of them; "
               "point --url at a server to measure them.")
@@ -6441,9 +6469,9 @@ def selbsttest_schuld(datei, faelle):
     cannot both be answered right, so the case file is at fault; otherwise this installation is."""
     erste = {}  # question -> first case asking it
     for f in faelle:
-        anderer = erste.setdefault(f["frage"], f)
-        if weise(f).alle(anderer) != weise(f).alle(f):
-            return (f"{datei}:{anderer['_zeile']} ({anderer['id']}) and {datei}:{f['_zeile']} ({f['id']}) ask the "
+        anderer = erste.setdefault(f.frage, f)
+        if f.art.weise.alle(anderer) != f.art.weise.alle(f):
+            return (f"{datei}:{anderer.zeile} ({anderer.id}) and {datei}:{f.zeile} ({f.id}) ask the "
                     "same question but expect different calls; the case file is at fault")
     return "this installation is broken"
 
@@ -6870,7 +6898,7 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
                             "incomplete: finish measuring first")
     vs = [vergleiche(laeufe[0], spaeter) for spaeter in laeufe[1:]]
     form = FORMEN[lauf.form]  # a pair, or a series
-    print(form.paar(laeufe[0], laeufe[1], vs[0], {f["id"]: f for f in faelle}, None if lauf.alle else
+    print(form.paar(laeufe[0], laeufe[1], vs[0], {f.id: f for f in faelle}, None if lauf.alle else
                     FEHLSCHLAEGE_GEZEIGT) if len(laeufe) == 2 else form.reihe(laeufe, vs))
     if bild:
         zeichne(bild, laeufe)
@@ -6939,10 +6967,10 @@ def ausfuehren(args, lauf):
             return vergleich(lauf, faelle, args.vergleich, args.streng, args.bild)
         return bewerten(lauf, faelle, args.bewerten, args.bild)
     faelle, sha = lade_faelle(lauf.faelle, lauf.katalog, lauf.stichprobe)
-    if lauf.katalog is not STANDARD and any(STUFE[f["stufe"]].bfcl for f in faelle):
+    if lauf.katalog is not STANDARD and any(STUFE[f.stufe].bfcl for f in faelle):
         raise Eingabefehler(f"{lauf.faelle}: each BFCL case brings its own functions; --katalog and --variante "
                             "choose the tools for the chapter's cases and yours")
-    if lauf.system is not None and not all(STUFE[f["stufe"]].bfcl for f in faelle):
+    if lauf.system is not None and not all(STUFE[f.stufe].bfcl for f in faelle):
         raise Eingabefehler(f"--system goes with BFCL's cases; {lauf.faelle} is sent the catalogue's opening "
                             "(your own: --katalog FILE)")
     if args.selbsttest:

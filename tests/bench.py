@@ -167,7 +167,7 @@ def einmal(text, fall):
 
 
 def pathologisch():
-    fall = next(f for f in FAELLE if f["id"] == "S2-7")
+    fall = next(f for f in FAELLE if f.id == "S2-7")
     zeilen, schlimmste = [], 0.0
     for name, bauen in PATHOLOGISCH.items():
         (klein, _), (gross, weg) = einmal(bauen(KLEIN), fall), einmal(bauen(GROSS), fall)

@@ -144,7 +144,7 @@ def gezeigt(fall, body):
     same calls return them in the file's world (replayed there, named as the case file names them)."""
     katalog = katalog_von(body)
     karte = werte_karte(katalog.als_gesendet(fall["frage"]), body["messages"][1]["content"]) or {}
-    welt, rufe = messen.welt_von(fall), {}
+    welt, rufe = messen.welt_von(messen.als_fall(fall)), {}
     attrappen = tuple(t["function"]["name"] for t in body.get("tools", []) if t["function"]["name"] in messen.ATTRAPPEN)
     for m in body["messages"][2:]:
         zurueck = {v: k for k, v in karte.items()}
@@ -190,7 +190,7 @@ def zug_karte(pfad, fall_id, lauf=0):
     ziehung = json.loads(Path(pfad).read_text(encoding="utf-8").splitlines()[0])["einstellungen"].get("ziehung")
     fall = BY_ID[fall_id]
     return werte_karte(json.dumps(fall, ensure_ascii=False), json.dumps(messen.gezogen(
-        fall, messen.job_salz(ziehung, fall_id, lauf)), ensure_ascii=False)) or {}
+        messen.als_fall(fall), messen.job_salz(ziehung, fall_id, lauf)).roh, ensure_ascii=False)) or {}
 
 
 def wie_gezogen(pfad, fall_id, text, lauf=0):

@@ -192,12 +192,12 @@ def test_fehlerarten(a, soll, still, arten):
 # Whose a failed output is: one row per kind of evidence in messen.WESSEN
 # ---------------------------------------------------------------------------
 
-GELADEN = {f["id"]: f for f in messen.lade_faelle(ROOT / "faelle.jsonl")[0]}  # as a run loads them
+GELADEN = {f.id: f for f in messen.lade_faelle(ROOT / "faelle.jsonl")[0]}  # as a run loads them
 
 
 def gespeichert(fall_id, nachricht, finish="stop", usage=None):
     """A saved output, graded as a run grades what it saved."""
-    a = {"id": fall_id, "stufe": GELADEN[fall_id]["stufe"], "lauf": 0, "sitzung": 0, "ende": 1.0, "zuege": [{
+    a = {"id": fall_id, "stufe": GELADEN[fall_id].stufe, "lauf": 0, "sitzung": 0, "ende": 1.0, "zuege": [{
         "zweck": "frage", "nachricht": nachricht, "finish_reason": finish, "usage": usage or {}, "latenz_s": 0.1,
         "verworfen": 0}]}
     return messen.bewerte_gespeichert(GELADEN[fall_id], a)
@@ -251,12 +251,12 @@ def test_nach_der_bewertung_reisen_nur_noten():
     """Outputs whose saved lines are taken away after grading give the same figures, failed lists and per-case
     lines; the grade itself cannot be changed."""
     from conftest import openai_nachricht
-    faelle = [f for f in GELADEN.values() if f["stufe"] not in messen.SPAETER]  # the chapter's 42
+    faelle = [f for f in GELADEN.values() if f.stufe not in messen.SPAETER]  # the chapter's 42
     ausgaben = []
     for nr, f in enumerate(faelle):
         falsch = nr % 3 == 0  # every third wrong: a call where none fits, or text where a call does
-        nachricht = openai_nachricht([] if falsch == bool(f["erwartet"]) else f["erwartet"] or [ALLE])
-        a = {"id": f["id"], "stufe": f["stufe"], "lauf": 0, "sitzung": 0, "ende": 1.0, "zuege": [{
+        nachricht = openai_nachricht([] if falsch == bool(f.erwartet) else f.erwartet or [ALLE])
+        a = {"id": f.id, "stufe": f.stufe, "lauf": 0, "sitzung": 0, "ende": 1.0, "zuege": [{
             "zweck": "frage", "nachricht": nachricht, "finish_reason": "stop", "latenz_s": 0.1, "verworfen": 0,
             "usage": {"prompt_tokens": 10, "completion_tokens": 20}}]}
         ausgaben.append(messen.bewerte_gespeichert(f, a))

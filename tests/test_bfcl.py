@@ -29,7 +29,7 @@ def schluessel(body):
 
 
 FAELLE = messen.lade_faelle(BFCL)[0]
-BY_SCHLUESSEL = {schluessel({"messages": f["_nachrichten"], "tools": f["_werkzeuge"]}): f["id"] for f in FAELLE}
+BY_SCHLUESSEL = {schluessel({"messages": f.nachrichten, "tools": f.werkzeuge}): f.id for f in FAELLE}
 ANTWORT = {(a["id"], a["variante"]): a for a in AUFGENOMMEN}
 
 
@@ -47,7 +47,7 @@ def lauf(cli, endpunkt, variante, *extra):
 
 
 def test_the_sample_holds_at_least_200_cases_of_the_five_categories_with_answers_to_each():
-    assert collections.Counter(f["stufe"] for f in FAELLE) == KATEGORIEN
+    assert collections.Counter(f.stufe for f in FAELLE) == KATEGORIEN
     assert sum(KATEGORIEN.values()) == 220
     je = collections.Counter(a["variante"] for a in AUFGENOMMEN)
     assert {v: je[v] for v in ("richtig", "anders", "falsch", "text", "kaputt")} == dict.fromkeys(
@@ -64,7 +64,7 @@ def test_messens_bfcl_verdict_is_bfcls_own_on_every_recorded_answer(cli, endpunk
     eigene = [a for a in AUFGENOMMEN if a["variante"] == variante]
     assert sorted(k["bfcl"]["fehlgeschlagen"]) == sorted(a["id"] for a in eigene if not a["bfcl"])
     assert k["bfcl"]["gesamt"] == sum(a["bfcl"] for a in eigene) / 220
-    stufe = {f["id"]: f["stufe"] for f in FAELLE}
+    stufe = {f.id: f.stufe for f in FAELLE}
     assert k["bfcl"]["stufen"] == {s: sum(a["bfcl"] for a in eigene if stufe[a["id"]] == s) / n
                                    for s, n in KATEGORIEN.items()}
 
@@ -127,7 +127,7 @@ def test_a_value_where_bfcl_expects_a_variable_or_null_is_graded_as_bfcl_grades_
     """A string for an array whose accepted value is a variable's name, null for an optional float, true for a
     string: BFCL's checker takes each, as its accepted values' type, not the schema's; a list holding the variable's
     name it does not take."""
-    faelle = {schluessel({"messages": f["_nachrichten"], "tools": f["_werkzeuge"]}): f["id"]
+    faelle = {schluessel({"messages": f.nachrichten, "tools": f.werkzeuge}): f.id
               for f in messen.lade_faelle(REGELN)[0]}
 
     def antwort(fall, body, nummer):
@@ -184,8 +184,8 @@ def test_a_comparison_of_bfcl_runs_shows_each_category_and_stops_on_the_worse_mo
     assert zeilen[zeilen.index(f"Worse in B ({len(schlechter)}):") + 31] == \
         f"  ... and {len(schlechter) - 10} more (--alle shows every one)"  # ten cases of three lines each
     alle = cli("--vergleich", "richtig", "falsch", "--alle")[1].splitlines()
-    lang = next(f for f in FAELLE if len(f["frage"]) > 240 and f["id"] in {a["id"] for a in falsch if not a["bfcl"]})
-    assert f"  {lang['id']}  {lang['frage'][:240]}... ({len(lang['frage'])} characters)" in alle  # a paragraph, cut
+    lang = next(f for f in FAELLE if len(f.frage) > 240 and f.id in {a["id"] for a in falsch if not a["bfcl"]})
+    assert f"  {lang.id}  {lang.frage[:240]}... ({len(lang.frage)} characters)" in alle  # a paragraph, cut
     assert len([z for z in alle if z.startswith("      B: ")]) == len(schlechter)
 
 
@@ -243,7 +243,7 @@ from bfcl_aufnahme import eingesetzt, faelle as roh_faelle  # noqa: E402
 
 REGELN = BFCL / "regeln"  # five cases whose accepted values name a variable or accept null (BFCL's is_variable)
 ROH = roh_faelle() + roh_faelle(REGELN)
-BY_ID = {f["id"]: f for f in FAELLE + messen.lade_faelle(REGELN)[0]}
+BY_ID = {f.id: f for f in FAELLE + messen.lade_faelle(REGELN)[0]}
 WERTE = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-3, 3, width=16) |
                      st.sampled_from(["", "a", "A b", "x,y", "New York"]),
                      lambda k: st.lists(k, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", "name"]), k,
@@ -330,7 +330,7 @@ def test_any_answer_a_server_sends_gets_a_bfcl_verdict_and_a_grade(fall, nachric
     note = messen.bewerte_ausgabe(fall, nachricht, "stop")
     assert note.bfcl in (True, False)
     if not nachricht.get("tool_calls"):
-        assert note.bfcl is (fall["stufe"] == "irrelevance")
+        assert note.bfcl is (fall.stufe == "irrelevance")
 
 
 def test_an_irrelevance_case_without_functions_is_sent_without_tools(cli, endpunkt, tmp_path):

@@ -104,7 +104,7 @@ def test_each_function_is_sent_with_the_python_hint_bfcls_generation_adds(cli, e
     assert sorted(w["description"] for w in gesendet) == sorted(d + HINWEIS for d in eigene)
     einfach = roh("simple_python")[0]["function"][0]
     assert messen.bfcl_werkzeug(einfach)["function"]["description"] == einfach["description"] + HINWEIS
-    assert "Python 3" not in json.dumps(messen.lade_faelle(BFCL)[0][0]["erwartet"][0]["_schema"])
+    assert "Python 3" not in json.dumps(messen.lade_faelle(BFCL)[0][0].erwartet[0]["_schema"])
 
 
 def test_the_tools_sent_are_bfcls_own_loader_and_converter_where_bfcl_eval_is_at_hand(cli, endpunkt):

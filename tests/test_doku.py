@@ -81,7 +81,7 @@ def klein(cli, endpunkt):
 def urteil(cli, endpunkt):
     leer = completion({"role": "assistant", "content": None})
     erfunden = {i: [dict(s, args=dict(s["args"], company="Acme")) for s in erwartet_von(f)]
-                for i, f in ((i, next(f for f in messen.lade_faelle(ROOT / "faelle.jsonl")[0] if f["id"] == i))
+                for i, f in ((i, next(f.roh for f in messen.lade_faelle(ROOT / "faelle.jsonl")[0] if f.id == i))
                              for i in ("S2-4", "S2-5", "S2-6"))}
     modell = mit_fehlern(erfunden)
     vorbereitet(cli, *messung(endpunkt().url, "--tag", "a"))

@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import messen
-from conftest import FAELLE
+from conftest import FAELLE as ROHE_FAELLE
+
+FAELLE = [messen.als_fall(f) for f in ROHE_FAELLE]  # the chapter's 42, as a run holds them
 
 # derandomize: the same examples every run, so the counts of what they reached are facts, not luck
 EINSTELLUNG = settings(max_examples=100, deadline=None, derandomize=True, database=None,
@@ -57,7 +59,7 @@ def pruefe_bewertung(fall, b):
         assert ("geschrieben" in a) == (a["args"] is None) and len(a.get("geschrieben", "")) <= 80 + 30
         assert a["name"] is None or isinstance(a["name"], str)
         assert a["args"] is None or isinstance(a["args"], dict)
-    assert 0 <= b.treffer <= b.soll == len(messen.weise(fall).soll(fall))
+    assert 0 <= b.treffer <= b.soll == len(fall.art.weise.soll(fall))
     assert 0 <= b.offen <= len(b.aufrufe)
     assert b.mangel in (None, "leer", "abgeschnitten", "im_denken", "angekuendigt")
     assert b.mangel is None or not messen.gelungen(b)
@@ -65,9 +67,9 @@ def pruefe_bewertung(fall, b):
 
 def gespeichert(fall, nachricht, usage, finish):
     """An output as a run saves it: one turn (an S7 job's one step)."""
-    return dict(id=fall["id"], stufe=fall["stufe"], lauf=0, ende=1.0, sitzung=0, zuege=[dict(
-        zweck="schritt" if fall["stufe"] == "S7" else "frage", nachricht=nachricht, usage=usage, verworfen=0,
-        latenz_s=0.1, finish_reason=finish, **({"ergebnisse": []} if fall["stufe"] == "S7" else {}))])
+    return dict(id=fall.id, stufe=fall.stufe, lauf=0, ende=1.0, sitzung=0, zuege=[dict(
+        zweck="schritt" if fall.stufe == "S7" else "frage", nachricht=nachricht, usage=usage, verworfen=0,
+        latenz_s=0.1, finish_reason=finish, **({"ergebnisse": []} if fall.stufe == "S7" else {}))])
 
 
 @EINSTELLUNG
@@ -89,17 +91,17 @@ def test_jede_nachricht_wird_bewertet(fall, nachricht, finish):
 # (erreicht, passed in by its test), and its test asserts the counts: no test leans on another's.
 
 @EINSTELLUNG
-@given(fall=st.sampled_from([f for f in FAELLE if f["erwartet"]]), data=st.data())
+@given(fall=st.sampled_from([f for f in FAELLE if f.erwartet]), data=st.data())
 def erwartete_aufrufe_treffen(fall, data, erreicht):
     """The expected calls, in any order, any argument order, padded values, native or as text: a hit."""
-    aufrufe = data.draw(st.permutations(fall["erwartet"]))
+    aufrufe = data.draw(st.permutations(fall.erwartet))
     aufrufe = [{"name": a["name"], "args": dict(data.draw(st.permutations(list(a["args"].items()))))}
                for a in aufrufe]
     if data.draw(st.booleans()):
         aufrufe = [{"name": a["name"], "args": {k: f" {v}\n" for k, v in a["args"].items()}} for a in aufrufe]
     form = data.draw(st.sampled_from(sorted(FORMEN)))
     b = messen.bewerte_ausgabe(fall, FORMEN[form](aufrufe), "stop")
-    assert messen.gelungen(b) and b.treffer == len(fall["erwartet"]), (form, b)
+    assert messen.gelungen(b) and b.treffer == len(fall.erwartet), (form, b)
     assert b.form == ("nativ" if form == "nativ" else "eigen" if form in ("zaun", "prosa") else "parser")
     erreicht["treffer"] += 1
     # one value changed: no longer a hit
@@ -299,7 +301,7 @@ def test_ein_antwort_zu_bewerten_laesst_den_zyklensammler_wie_er_war(lief):
     """Grading pauses Python's cycle collector for one answer and leaves it as it found it: running, or paused by
     whoever paused it."""
     import gc
-    fall = next(f for f in FAELLE if f["id"] == "S2-7")
+    fall = next(f for f in FAELLE if f.id == "S2-7")
     nachricht = {"role": "assistant", "content": '{"name": "x", "arguments": {}} ' * 50}
     (gc.enable if lief else gc.disable)()
     try:

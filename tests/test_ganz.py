@@ -29,7 +29,7 @@ def schritt(body):
 
 def ergebnisse_der_referenz(fall):
     """Replay loesung on its world: the results of each step."""
-    welt, schritte = messen.welt_von(fall), []
+    welt, schritte = messen.welt_von(messen.als_fall(fall)), []
     for aufrufe in fall["loesung"]:
         schritte.append([messen.fuehre_aus(welt, c["name"], c["args"]) for c in aufrufe])
     return schritte
@@ -77,7 +77,7 @@ def test_die_faelle_decken_ab_was_verlangt_ist():
 
 
 def test_die_ids_sind_gueltige_uuids_und_eine_je_anlage():
-    welt = messen.welt_von(BY_ID["S7-2"])
+    welt = messen.welt_von(messen.als_fall(BY_ID["S7-2"]))
     ids = [messen.fuehre_aus(welt, "create_contact", {"name": "X"})["contact_id"] for _ in range(2)]
     assert ids[0] != ids[1]  # created twice is there twice
     for i in ids + [k["contact_id"] for f in GANZ_FAELLE for k in f["welt"].get("kontakte", [])]:
@@ -142,7 +142,7 @@ ANNA = "5b2c9e14-7a3f-4d81-b6e0-2f9a8c1d4e73"
     ("get_contact", ["x"], {"error": "the arguments are not a JSON object"}),
 ])
 def test_jede_regel_der_welt(name, args, ergebnis):
-    fall = {"welt": RAUM}
+    fall = messen.Fall("x", welt=RAUM)
     welt = messen.welt_von(fall)
     vorher = messen.kanonisch(messen.welt_von(fall), fall)
     assert messen.fuehre_aus(welt, name, args) == ergebnis
@@ -152,7 +152,7 @@ def test_jede_regel_der_welt(name, args, ergebnis):
 
 def test_unter_synonymen_nennt_die_welt_die_gesendeten_namen():
     namen = {**messen.SYNONYME["argumente"], **messen.SYNONYME["werkzeuge"]}
-    welt = messen.welt_von({"welt": RAUM})
+    welt = messen.welt_von(messen.Fall("x", welt=RAUM))
     u, s = messen.SYNONYME["werkzeuge"]["update_contact"], messen.SYNONYME["argumente"]["status"]
     e, c = messen.SYNONYME["argumente"]["email"], messen.SYNONYME["argumente"]["company"]
     assert messen.fuehre_aus(welt, "update_contact", {"contact_id": ANNA}, namen) == {

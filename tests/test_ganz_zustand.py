@@ -385,8 +385,8 @@ TOM = "8e41d2a7-3c6b-4f09-a1d5-7b2e9f0c6a38"
 def test_ein_kaputter_eigener_job_wird_abgelehnt(cli, tmp_path, fall, meldung):
     datei = tmp_path / "faelle.jsonl"
     datei.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in
-                             [f for f in messen.lade_faelle(messen.Path(messen.__file__).with_name("faelle.jsonl"))[0]
-                              if f["stufe"] != "S7"] + [fall]), encoding="utf-8")
+                             [f.roh for f in messen.lade_faelle(messen.Path(messen.__file__).with_name("faelle.jsonl"))[0]
+                              if f.stufe != "S7"] + [fall]), encoding="utf-8")
     nr = len(datei.read_text(encoding="utf-8").splitlines())
     assert cli("--selbsttest", "--ganz", "--faelle", str(datei)) == (2, "", f"messen: {datei}:{nr}: {meldung}\n")
 
@@ -432,8 +432,8 @@ def test_ein_eigener_job_mit_einer_antwort_in_zeichen_die_json_maskiert(cli, tmp
                loesung=[[{"name": "get_contact", "args": {"contact_id": TOM}}], []], antwort=[antwort])
     datei = tmp_path / "faelle.jsonl"
     datei.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in
-                             [f for f in messen.lade_faelle(messen.Path(messen.__file__).with_name("faelle.jsonl"))[0]
-                              if f["stufe"] != "S7"] + [fall]), encoding="utf-8")
+                             [f.roh for f in messen.lade_faelle(messen.Path(messen.__file__).with_name("faelle.jsonl"))[0]
+                              if f.stufe != "S7"] + [fall]), encoding="utf-8")
     status, out, err = cli("--selbsttest", "--ganz", "--faelle", str(datei), "--stufen", "S7")
     assert (status, err) == (0, "messen: 1/1 outputs\n") and "erledigt             100 %" in out
 

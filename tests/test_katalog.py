@@ -275,7 +275,7 @@ def test_kein_koeder_passt_je(cli):
     koeder = {w["function"]["name"] for w in messen.ABLENKUNG}
     assert len(koeder) >= 4 and not koeder & set(messen.WERKZEUGE)
     assert not any(s["name"] in koeder for f in messen.lade_faelle(ROOT / "faelle.jsonl")[0]
-                   for s in messen.weise(f).alle(f))
+                   for s in f.art.weise.alle(f))
 
 
 def test_eine_variante_bleibt_beim_tag(cli, endpunkt, tmp_path):

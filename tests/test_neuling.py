@@ -154,7 +154,7 @@ def test_die_restzeit_aus_dem_takt_der_anfragen():
     weit = 1 + 1 / 5 ** 0.5  # the chance of a pace over five requests
     # the chapter's 37 left after 15 answered in a second each, and S7's 26 jobs, as many as their references
     offen = 37 + sum(len(f["loesung"]) for f in GANZ_FAELLE)
-    assert offen == 121 and sum(messen.weise(f).anfragen(f, messen.Lauf()) for f in GANZ_FAELLE) == 121 - 37
+    assert offen == 121 and sum(f.art.weise.anfragen(f, messen.Lauf()) for f in map(messen.als_fall, GANZ_FAELLE)) == 121 - 37
     # the high end no more than the slowest gap, a second, for each request left
     assert messen.resttakt(list(range(1, 16)), offen, 0) == pytest.approx((121, 121 / weit, 121))
     # while the 16th is in flight: half a second on, all count down; three and ten seconds on, it is overdue, so

@@ -175,5 +175,5 @@ def test_ein_modell_das_sich_wiederholt_wird_benannt(cli, endpunkt):
                                        {"content": [], "reasoning_content": ["x"]}])
 def test_eine_abgeschnittene_antwort_mit_fremden_feldern(nachricht):
     # found by the property on another hypothesis version: a reasoning field that is no string, cut at the limit
-    b = messen.bewerte_ausgabe(FAELLE[0], nachricht, "length")
+    b = messen.bewerte_ausgabe(messen.als_fall(FAELLE[0]), nachricht, "length")
     assert (b.mangel, b.schleife) == ("abgeschnitten", False)

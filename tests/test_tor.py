@@ -313,7 +313,7 @@ def test_eine_reihe_behaelt_die_hinweise_jedes_paars(cli, endpunkt):
 
 def gezogener_lauf(zufall, p, n, tag):
     """A run of a model that gets each case right with its probability p[id], graded as a run grades."""
-    ausgaben = []
+    ausgaben, faelle = [], [messen.als_fall(f) for f in FAELLE]
     for f in FAELLE:
         for k in range(n):
             richtig_ = zufall.random() < p[f["id"]]
@@ -323,9 +323,9 @@ def gezogener_lauf(zufall, p, n, tag):
             a = {"id": f["id"], "stufe": f["stufe"], "lauf": k, "sitzung": 0, "ende": 1.0, "zuege": [{
                 "zweck": "frage", "nachricht": nachricht, "finish_reason": "stop", "latenz_s": 0.1, "verworfen": 0,
                 "usage": {"prompt_tokens": 10, "completion_tokens": 20}}]}
-            ausgaben.append(messen.bewerte_gespeichert(f, a))
+            ausgaben.append(messen.bewerte_gespeichert(messen.als_fall(f), a))
     e = {"tag": tag, "n": n, "temp": 0.7, "extra": {}, "modell": "m"}
-    return messen.Gemessen(e, messen.kennzahlen(FAELLE, ausgaben), FAELLE, ausgaben)
+    return messen.Gemessen(e, messen.kennzahlen(faelle, ausgaben), faelle, ausgaben)
 
 
 @pytest.mark.parametrize("n", [1, 3])
