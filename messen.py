@@ -391,7 +391,7 @@ def umbenannt(katalog):
     (contact_id, contactId, id2), since a parameter such as `text` or `date` is a word of the prose too; the questions
     and replies follow when sent (Katalog.als_gesendet). Enum values stay: the opening and the questions use them."""
     werkzeuge, argumente = katalog.synonyme["werkzeuge"], katalog.synonyme["argumente"]
-    karte = {**{n: v for n, v in argumente.items() if bezeichner(n)}, **werkzeuge}
+    karte = {**{n: v for n, v in argumente.items() if re.search(r"[_\d]|[a-z][A-Z]", n)}, **werkzeuge}  # identifiers
     namen = sorted(karte, key=len, reverse=True)
     alt = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, namen)) + r")(?![\w-])") if namen else None
 
@@ -410,11 +410,6 @@ def umbenannt(katalog):
     return katalog._replace(werkzeuge=neu, eroeffnung=text(katalog.eroeffnung), variante="synonyme", sprache=text,
                             eroeffnung_ganz=text(katalog.eroeffnung_ganz),
                             umbenennung={"werkzeuge": dict(werkzeuge), "argumente": dict(argumente)})
-
-
-def bezeichner(name):
-    """Does a parameter's name look like an identifier rather than a word of prose?"""
-    return bool(re.search(r"[_\d]|[a-z][A-Z]", name))
 
 
 def umgeordnet(katalog):
@@ -632,12 +627,6 @@ def als_fall(roh, **mehr):
                 art=STUFE[roh["stufe"]], **mehr)
 
 
-def json_fehler(e):
-    """Why a text is not JSON, in words: the parser's, a number too long for it, or nesting too deep."""
-    return "nested too deep" if isinstance(e, RecursionError) else getattr(e, "msg", None) or (
-        "a number of more than 4,300 digits" if "digits" in str(e) else str(e)[:200])
-
-
 def zu_tief(wert):
     """Is a value nested deeper than TIEFE levels (an iterative walk: no depth exhausts the stack)?"""
     stapel, grenze = [(wert, 1)], TIEFE
@@ -702,7 +691,9 @@ def json_zeile(pfad, nr, zeile, tief=", where a case nests a few"):
     except UnicodeDecodeError:
         raise Eingabefehler(f"{wo}: not UTF-8")
     except (ValueError, RecursionError) as e:
-        raise Eingabefehler(f"{wo}: not JSON ({json_fehler(e)})")
+        warum = "nested too deep" if isinstance(e, RecursionError) else getattr(e, "msg", None) or (
+            "a number of more than 4,300 digits" if "digits" in str(e) else str(e)[:200])  # the parser's words
+        raise Eingabefehler(f"{wo}: not JSON ({warum})")
     if zu_tief(wert):
         raise Eingabefehler(f"{wo}: nested deeper than {TIEFE} levels{tief}")
     return wert
@@ -1245,6 +1236,8 @@ def bfcl_eigenschaften(eigenschaften):
 
 TIEFE = 100  # levels of JSON nesting kept; deeper values become ZU_TIEF
 ZU_TIEF = "(nested too deep to read)"
+
+
 def ganzzahl(ziffern):
     """A JSON integer as Python reads it; one of more digits than Python converts (4,300) stays its digits,
     as a string, so that a hostile usage count or argument is no reason to lose the whole answer."""
@@ -3210,7 +3203,8 @@ def bewerte_job(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenze,
     voll = any("fehlt" in z for z in a["zuege"])  # a step refused for its length (frage_ganz)
     salz, fall = job_salz(welt_salz, a["id"], a["lauf"]), gezogen(fall, job_salz(ziehung, a["id"], a["lauf"]))
     note = bewerte_ganz(fall, fragen, umbenennung, voll, salz, grenze)._replace(defekte=tuple(defekte))
-    return roh._replace(note=note, usage=summe_usage(z["usage"] for z in fragen))
+    return roh._replace(note=note, usage={f: sum(zahl_oder_none(z["usage"], f) or 0 for z in fragen)  # a job's
+                                          for f in ("prompt_tokens", "completion_tokens")})  # unmeasured: none
 
 
 def bewerte_zug(fall, z, pruefungen, umbenennung, grenze=None):
@@ -3490,7 +3484,8 @@ DIAGNOSE_ZAHLEN = {  # the kinds a diagnosis counts beside DIAGNOSE_HINWEISE's, 
     "eigenes_format": lambda k: k.eigen + (k.text if k.wessen == "modell" else 0),
     "text_ungeklaert": lambda k: k.text if k.wessen == "unklar" else 0,
     "probe": lambda k: beleg_text(k.grund, k.server, k.probe) if k.text and k.grund not in ("vorlage", NATIV) else None,
-    "text_form": lambda k: meistens(textform(b.aufrufe) for b in k.alle if b.form in ("parser", "eigen")),
+    "text_form": lambda k: max(n := collections.Counter(textform(b.aufrufe) for b in k.alle if b.form in (
+        "parser", "eigen")), key=n.get, default=None),  # the form most were in (one ``` fence among JSON names none)
     "unlesbar": lambda k: dict(collections.Counter(form for b in k.alle if b.job is None and not b.mangel
                                                    for form, _ in unlesbar_von(b))),  # a cut call is the cut's
     "leer_ungezaehlt": lambda k: sum(b.wessen == ("unklar", "leer") for b in k.alle),  # of leer: no count tells whose
@@ -3518,13 +3513,6 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
 def antworten(a):
     """The answers an output holds, each graded: its Notes, an S7 job's steps in the job's place."""
     return [b for n in a.noten for b in (n.job.gekommen if n.job else (n,))]
-
-
-def meistens(werte):
-    """The value most of them are (the first of those equally many), or None: the form text calls were mostly
-    written in, so that one ``` fence among bare JSON does not name them all."""
-    zahl = collections.Counter(werte)
-    return max(zahl, key=zahl.get) if zahl else None
 
 
 STROM_NOTIZEN = {  # what a stream broke of the protocol -> its kind in protokoll
@@ -4237,12 +4225,6 @@ def schrittgrenze(fall):
     return max(6, 2 * len(fall.loesung))
 
 
-def summe_usage(usages):
-    """The token counts of a job's requests, added up (what no server measured counts as none)."""
-    usages = list(usages)
-    return {f: sum(zahl_oder_none(u, f) or 0 for u in usages) for f in ("prompt_tokens", "completion_tokens")}
-
-
 FRAGEREGEL = 1  # the rule, saved with the run, by which its further requests were asked from the raw answers:
 # an S5 second turn where still_roh holds, a stream's plain twin at temperature 0 for every streamed answer, the
 # stream again where the twin's raw answer differs (roh_kern); None in a file saved before, asked by its grade
@@ -4757,6 +4739,8 @@ STROM_UNGEPRUEFT = ("failed streamed outputs whose stream's part cannot be told:
                     "failed, its fault stands in the results file; where the stream asked again gave calls of its "
                     "own, the server answers a repeated prompt otherwise (a prompt cache, several slots). --pruefen "
                     "checks the stream at temperature 0")
+
+
 def prozent(x):
     """0.9166 -> '91.7 %', 1.0 -> '100 %' (one decimal, a trailing .0 dropped)."""
     return "-" if x is None else f"{x * 100:.1f}".removesuffix(".0") + " %"
@@ -4787,12 +4771,6 @@ BFCL_WORT = "BFCL's verdict (tool_calls only, as its FC mode)"
 BFCL_ANDERS = {"text": "written as text", "fehlerhaft": "malformed (fehlerhaft)", "abgeschnitten": "cut by the token "
                "limit (abgeschnitten)", "leer": "empty (leer)", "im_denken": "only in a reasoning field (im_denken)",
                "angekuendigt": "announced as tool_calls, none sent (angekuendigt)"}
-
-
-def fehlerarten_zeile(arten):
-    """'Failure classes: falscher_wert 1, ueberzaehlig 2.': what to train next."""
-    teile = [f"{art} {zahl}" for art, zahl in arten.items() if zahl]
-    return "Failure classes: " + (", ".join(teile) if teile else "none") + "."
 
 
 def kopfzeile(e, k):
@@ -4981,7 +4959,8 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
         zeilen += bfcl_zeilen(k.bfcl)
     if e["n"] > 1:
         zeilen.append(stufenzeile(k.alle_n_stufen, f"All {e['n']} by stage"))
-    zeilen.append(fehlerarten_zeile(k.fehlerarten))
+    zeilen.append("Failure classes: " + (", ".join(f"{art} {zahl}" for art, zahl in k.fehlerarten.items() if zahl)
+                                         or "none") + ".")  # what to train next
     sitzungen = len({a.sitzung for a in ausgaben})
     zeilen += ["", f"Latency {k.latenz_s:.2f} s median per request; tokens {k.tokens.prompt} prompt, "
                f"{k.tokens.completion} completion; wall time {k.dauer_s:.1f} s" +
@@ -5240,7 +5219,8 @@ def vergleiche(a, b):
     einzeln = all(len(xa[i]) == len(xb[i]) == 1 for i in gemeinsam)
     stufe = {f.id: f.stufe for f in a.faelle}
     # a case that failed only after the user's reply (S5's second turn) failed in calling, not in holding still
-    art = {i: "aufrufen" if nach_der_antwort(xa[i] + xb[i]) else gruppe(stufe[i]) for i in gemeinsam}
+    art = {i: "aufrufen" if (fehl := [o for o in xa[i] + xb[i] if o is not None]) and all(o[2] == 2 for o in fehl)
+           else gruppe(stufe[i]) for i in gemeinsam}
     stand = {i: differenz_je_fall(xa[i], xb[i]) for i in gemeinsam}
     alle = paartest(stand, einzeln)
     fuer, gegen = ({i: differenz_je_fall(xa[i], xb[i], s) for i in gemeinsam} for s in ("fuer_b", "gegen_b"))
@@ -5326,12 +5306,6 @@ def wessen_flip(xa, xb, fuer, gegen):
                 [lauf for lauf, x in (("A", xa), ("B", xb)) if any(o is not None and o[0] == art for o in x)],
                 max((o[2] for o in fehl), default=1), [f"{lauf} #{k} of {len(x)}" for lauf, x in (("A", xa), ("B", xb))
                                                        if len(x) > 1 for k, o in enumerate(x, 1) if o and o[0] == art])
-
-
-def nach_der_antwort(ausgaenge):
-    """Did the outputs of a case fail only in S5's second turn, after the user's reply?"""
-    fehl = [o for o in ausgaenge if o is not None]
-    return bool(fehl) and all(o[2] == 2 for o in fehl)
 
 
 def modelltests(d, art, einzeln):
@@ -6026,7 +6000,9 @@ def pruefen(lauf, faelle):
             stand.beginne("; ".join(namen))
             ergebnis = pruefung()
             stand.loesche()
-            punkte += zeige_punkte(ergebnis)
+            print("".join(f"  {'ok' if ok else '?' if ok is None else 'FAIL':<5} {text}\n" for ok, text in ergebnis),
+                  end="", flush=True)  # each line as its check ends
+            punkte += ergebnis
             if not punkte[0][0]:  # the endpoint does not answer: nothing else can be checked, and each line says so
                 print("".join(f"  -     {n}: not checked, the endpoint does not answer\n" for z, _, _ in
                               pruefungen[i + 1:] for n in z), end="", flush=True)
@@ -6056,13 +6032,6 @@ def pruef_server(endpunkt, gefunden):
     return [(True if gefunden[0] else None, f"which server this is: {server_wort(gefunden[0])}")]
 
 
-def zeige_punkte(punkte):
-    """Print checklist lines as they come: [(ok True/False/None, text)]."""
-    for ok, text in punkte:
-        print(f"  {'ok' if ok else '?' if ok is None else 'FAIL':<5} {text}", flush=True)
-    return punkte
-
-
 def pruef_anfrage(endpunkt, lauf, antworten, mit_katalog):
     """One request of at most one token (or --extra's max_tokens), with or without the catalogue; its Antwort."""
     body = {"model": lauf.modell, "temperature": lauf.temp, "max_tokens": 1, **lauf.extra,
@@ -6084,7 +6053,9 @@ def pruef_modell(endpunkt, lauf, antworten):
 
 
 def pruef_katalog(endpunkt, lauf, antworten, server=None):
-    was, werkzeuge = "the catalogue reaches the prompt", werkzeuge_wort(len(lauf.katalog.werkzeuge))
+    zahl, worte = len(lauf.katalog.werkzeuge), "no one two three four five six seven eight nine ten eleven".split()
+    was = "the catalogue reaches the prompt"
+    werkzeuge = f"{worte[zahl] if zahl < len(worte) else zahl} tool{'s' * (zahl != 1)}"  # 'eleven tools
     try:
         mit = zahl_oder_none(pruef_anfrage(endpunkt, lauf, antworten, True).usage, "prompt_tokens")
     except Serverfehler as e:
@@ -6100,12 +6071,6 @@ def pruef_katalog(endpunkt, lauf, antworten, server=None):
     if mit - ohne < lauf.katalog.schwelle():
         return False, f"{was}: {zahlen}; {hinweis('katalog_fehlt', server)}"
     return True, f"{was} ({zahlen})"
-
-
-def werkzeuge_wort(zahl):
-    """11 -> 'eleven tools'."""
-    worte = "no one two three four five six seven eight nine ten eleven twelve".split()
-    return f"{worte[zahl] if zahl < len(worte) else zahl} tool{'s' * (zahl != 1)}"
 
 
 def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
