@@ -177,11 +177,15 @@ class Figur(typing.NamedTuple):
     """A figure the text report and every table show: its field of Kennzahlen, whether runs show it (a test of
     their Kennzahlen), and the words the text report puts beside it (a function of one run's settings and
     Kennzahlen, or None). The chapter's five stand first; a stage's own figures are rows of its stage, each with
-    its value as a function of the run's outputs (wert)."""
+    its value as a function of the run's outputs (wert). A headline (the picture's, the tables' interval) names
+    the field of its interval, of its twin with every call from tool_calls, and its title."""
     name: str
     gezeigt: typing.Callable = lambda ks: True
     worte: typing.Callable = None
     wert: typing.Callable = None
+    ki: str = None  # a headline: the field of its 95 % interval (Wilson's, over its cases)
+    nativ: str = None  # and of its twin with every call from tool_calls
+    titel: str = None  # and what the picture calls it
 
 
 def gemessen_in(name):
@@ -263,7 +267,8 @@ STUFEN_TABELLE = (
                          "results", lambda ausgaben: stufen_figur(ausgaben, "S6")),)),
     # the whole job, in a loop against its case's simulated CRM
     Stufe("S7", "whole job", feld="ganz", liste="The whole job", weise=SCHLEIFE, figuren=(
-        Figur("erledigt", gemessen_in("erledigt"), lambda e, k: erledigt_worte(k), lambda a: stufen_figur(a, "S7")),
+        Figur("erledigt", gemessen_in("erledigt"), lambda e, k: erledigt_worte(k), lambda a: stufen_figur(a, "S7"),
+              ki="erledigt_ki", nativ="erledigt_nativ", titel="S7 jobs done"),
         Figur("erledigt_nativ", anders_als("erledigt_nativ", "erledigt"), lambda e, k: "with every call from "
               "tool_calls: the jobs an agent on this server gets done", lambda a: stufen_figur(a, "S7",
                                                                                                 gelungen_nativ)))),
@@ -284,10 +289,12 @@ DANACH_NEBEN = {s.name: s.neben for s in STUFEN_TABELLE if s.neben}  # what prec
 BFCL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if s.bfcl)
 FIGUREN = (  # every figure beside the per-stage line, in the order the report and the tables show them
     Figur("formkorrekt"), Figur("richtig_je_schritt"),
-    Figur("auftraege_gelungen", worte=lambda e, k: k.gelungen_ki and f"95 % interval {intervall_worte(k.gelungen_ki)}"),
+    Figur("auftraege_gelungen", worte=lambda e, k: k.gelungen_ki and f"95 % interval {intervall_worte(k.gelungen_ki)}",
+          ki="gelungen_ki", nativ="gelungen_nativ", titel="All cases"),
     Figur("gelungen_nativ", anders_als("gelungen_nativ", "auftraege_gelungen"),
           lambda e, k: "with every call from tool_calls: what an agent on this server gets done"),
     Figur("schritte_je_auftrag"), Figur("stillgehalten")) + tuple(f for s in STUFEN_TABELLE for f in s.figuren)
+KOPF_FIGUREN = tuple(f for f in FIGUREN if f.ki)  # the headlines, the chapter's first: a run shows its first measured
 KAPITEL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if not s.bfcl)  # the stages a case file of ours may name
 GANZ = "S7"  # the whole job: its figures, its refusal of a catalogue without a simulation
 
@@ -3375,7 +3382,8 @@ BFCL_GESAMT = {"nicht_live": ("simple_python", "multiple", "parallel", "parallel
 Kennzahlen = collections.namedtuple("Kennzahlen", (  # a run's figures, read by field; only als_json makes them keys
     "faelle ausgaben formkorrekt richtig_je_schritt auftraege_gelungen schritte_je_auftrag stillgehalten "
     f"gelungen_nativ {' '.join(f.name for s in STUFEN_TABELLE for f in s.figuren)} anfragen_je_job bfcl stufen alle_n "
-    "alle_n_stufen gelungen_ki erledigt_ki unlesbar_geschrieben fehlerarten fehlgeschlagen diagnose latenz_s tokens "
+    f"alle_n_stufen gelungen_ki {' '.join(f.ki for s in STUFEN_TABELLE for f in s.figuren if f.ki)} "
+    "unlesbar_geschrieben fehlerarten fehlgeschlagen diagnose latenz_s tokens "
     "dauer_s"))
 # nachfrage, weiter, erledigt (and its _nativ, _ki, anfragen_je_job), bfcl: None for a run that did not ask them;
 # stufen, alle_n_stufen: stage -> share; fehlerarten: class -> count, zeros included; *_ki: [low, high], Wilson's
@@ -3416,7 +3424,8 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         alle_n_stufen={s: anteil(sum(e == m for i, (e, m) in alle_faelle.items() if stufe_von[i] == s),
                                  sum(stufe_von[i] == s for i in alle_faelle)) for s in stufen},
         gelungen_ki=wilson_ki(list(je_fall.values())),
-        erledigt_ki=wilson_ki([v for i, v in alle_faelle.items() if stufe_von[i] == GANZ]),
+        **{f.ki: wilson_ki([v for i, v in alle_faelle.items() if stufe_von[i] == s.name])  # a stage's headline
+           for s in STUFEN_TABELLE for f in s.figuren if f.ki},
         fehlgeschlagen=[i for i, (e, m) in alle_faelle.items() if e < m],
         diagnose=diagnose(ausgaben, katalog.schwelle_s1(faelle), einstellungen),
         unlesbar_geschrieben=[{"id": a.id, "lauf": a.lauf, "zug": zug, "form": form, "text": text}
@@ -5075,9 +5084,9 @@ def bericht_json(e, k, gezeigt=False):
 
 
 def nativ_anders(k):
-    """Did calls written as text change what succeeded (the chapter's tasks, S7's jobs): then what an agent
-    gets done is shown, and paired in a comparison."""
-    return k.gelungen_nativ != k.auftraege_gelungen or k.erledigt_nativ != k.erledigt
+    """Did calls written as text change what succeeded (a headline: the chapter's tasks, S7's jobs): then what an
+    agent gets done is shown, and paired in a comparison."""
+    return any(getattr(k, f.nativ) != getattr(k, f.name) for f in KOPF_FIGUREN)
 
 
 def figuren(*ks):
@@ -5255,8 +5264,9 @@ Gegenlauf = collections.namedtuple("Gegenlauf", "gemeint nativ a b aufrufe")
 
 
 def gegenlauf(a, b):
-    """The chapter's pair (or S7's in a run of S7 alone) where its two figures moved different ways; else None."""
-    for gemeint, nativ in (("auftraege_gelungen", "gelungen_nativ"), ("erledigt", "erledigt_nativ")):
+    """The first headline both runs measured (the chapter's, S7's in runs of S7 alone) where its two figures
+    moved different ways; else None."""
+    for gemeint, nativ in ((f.name, f.nativ) for f in KOPF_FIGUREN):
         (x, xn), (y, yn) = werte = [(getattr(r.kennzahlen, gemeint), getattr(r.kennzahlen, nativ)) for r in (a, b)]
         if None not in (x, xn, y, yn):
             return Gegenlauf(gemeint, nativ, *werte, tuple(sum(n.nativ for o in r.ausgaben for n in antworten(o))
@@ -5696,7 +5706,7 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
         zeilen.append(("alle_n", [prozent(r.kennzahlen.alle_n) if r.einstellungen["n"] > 1 else "-" for r in laeufe],
                        "", False))
     zeilen.append(("95 % interval", ["-" if ki is None else f"{ki[0] * 100:.1f}-{ki[1] * 100:.1f}"
-                                          for ki in (kopfzahl(k)[1] for k in ks)], "", False))
+                                          for ki in (kopfzahl(k)[2] for k in ks)], "", False))
     if any(k.anfragen_je_job for k in ks):  # S7: a job's requests, the median, beside the reference's
         zeilen.append(("requests per job", [f"{j.median:g} (ref. {j.referenz:g})" if j else "-"
                                             for j in (k.anfragen_je_job for k in ks)], "", False))
@@ -5878,13 +5888,10 @@ def pyplot():
 
 
 def kopfzahl(k):
-    """The headline a picture shows with its interval: auftraege_gelungen, or in a run of S7 alone erledigt."""
-    return (k.auftraege_gelungen, k.gelungen_ki) if k.auftraege_gelungen is not None else (k.erledigt, k.erledigt_ki)
-
-
-def kopf_nativ(k):
-    """The headline's figure with every call from tool_calls: gelungen_nativ, or in a run of S7 alone erledigt_nativ."""
-    return k.gelungen_nativ if k.auftraege_gelungen is not None else k.erledigt_nativ
+    """The headline a run shows (its first measured: auftraege_gelungen; in a run of S7 alone, erledigt), its value,
+    its interval and its value with every call from tool_calls."""
+    f = next((f for f in KOPF_FIGUREN if getattr(k, f.name) is not None), KOPF_FIGUREN[0])
+    return f, getattr(k, f.name), getattr(k, f.ki), getattr(k, f.nativ)
 
 
 def bfcl_balken(achse, k, gezeigte_stufen, versatz, breite, label):
@@ -5904,7 +5911,7 @@ def zeichne(pfad, laeufe):
     breite = 0.8 / len(laeufe)
     gezeigt = [a for a in FEHLERARTEN if any(k.fehlerarten[a] for k in ks)] or ["kein_aufruf"]
     gezeigte_stufen = stufen_von(*ks)
-    nativ = any(kopf_nativ(k) != kopfzahl(k)[0] for k in ks)
+    nativ = any(kopfzahl(k)[3] != kopfzahl(k)[1] for k in ks)
     for i, (e, k) in enumerate((r.einstellungen, r.kennzahlen) for r in laeufe):
         versatz = (i - (len(laeufe) - 1) / 2) * breite
         gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if k.stufen.get(s) is not None]  # no bar at 0
@@ -5912,28 +5919,28 @@ def zeichne(pfad, laeufe):
                             label=e["tag"])
         stufen.bar_label(balken, fmt="%.0f", fontsize=7)
         bfcl_balken(stufen, k, gezeigte_stufen, versatz, breite, "BFCL's verdict (hatched)" if i == 0 else None)
-        kopfwert, ki = kopfzahl(k)
+        _, kopfwert, ki, kopfwert_nativ = kopfzahl(k)
         if kopfwert is not None:  # a run of S6 alone has none of the chapter's tasks, nor a job
             (lo, hi), wert_ = ki, 100 * kopfwert
             fehler = [[max(0.0, wert_ - 100 * lo)], [max(0.0, 100 * hi - wert_)]]  # subtle: 0.9999... at 100 %
             kopf.bar_label(kopf.bar(i - 0.15 * nativ, wert_, 0.6 - 0.3 * nativ, yerr=fehler, capsize=4), fmt="%.1f",
                            fontsize=7, padding=6)
             if nativ:  # what an agent on the server gets done, beside the figure as meant, where they differ
-                kopf.bar_label(kopf.bar(i + 0.2, 100 * kopf_nativ(k), 0.25, hatch="//", fill=False), fmt="%.1f",
+                kopf.bar_label(kopf.bar(i + 0.2, 100 * kopfwert_nativ, 0.25, hatch="//", fill=False), fmt="%.1f",
                                fontsize=7)
         anteile = [100 * k.fehlerarten[a] / max(1, k.ausgaben) for a in gezeigt]
         arten.bar_label(arten.bar([j + versatz for j in range(len(gezeigt))], anteile, breite), fmt="%.0f", fontsize=7)
     stufen.set(xticks=range(len(gezeigte_stufen)), ylim=(0, 112),
-               ylabel="tasks done, % (auftraege_gelungen; S7: erledigt)" if "S7" in gezeigte_stufen else
+               ylabel=f"tasks done, % (auftraege_gelungen{''.join(eigene)})" if (eigene := [
+                   f"; {s}: {f.name}" for s in gezeigte_stufen for f in STUFE[s].figuren if f.ki]) else
                "tasks done (auftraege_gelungen), %", title="By stage")
     bfcl = any(STUFE[s].bfcl for s in gezeigte_stufen)  # a category names itself; its names are long: slanted
     stufen.set_xticklabels(gezeigte_stufen if bfcl else [f"{s}\n{STUFE[s].was}" for s in gezeigte_stufen],
                            **({"rotation": 30, "ha": "right"} if bfcl else {}))
     stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 0.1 * bfcl), ncol=len(laeufe), frameon=False)
-    nur_s7 = all(k.auftraege_gelungen is None and k.erledigt is not None for k in ks)
-    kopf.set(xticks=range(len(laeufe)), xticklabels=[r.tag for r in laeufe], ylim=(0, 112),
-             ylabel="%", title=("S7 jobs done, 95 % interval" if nur_s7 else "All cases, 95 % interval") +
-             (f"\nhatched: {'erledigt_nativ' if nur_s7 else 'gelungen_nativ'}, every call from tool_calls" * nativ))
+    zahl = kopfzahl(ks[0])[0] if len({kopfzahl(k)[0] for k in ks}) == 1 else KOPF_FIGUREN[0]  # the one all show
+    kopf.set(xticks=range(len(laeufe)), xticklabels=[r.tag for r in laeufe], ylim=(0, 112), ylabel="%",
+             title=f"{zahl.titel}, 95 % interval" + f"\nhatched: {zahl.nativ}, every call from tool_calls" * nativ)
     arten.set(xticks=range(len(gezeigt)), ylabel="per 100 outputs", title="Failure classes")
     arten.set_xticklabels(gezeigt, rotation=30, ha="right")
     fig.suptitle(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" + ("" if vollstaendig(e, r.kennzahlen) else
