@@ -3818,13 +3818,6 @@ def jenseits_zufall(p):
     return p < NIVEAU
 
 
-def aufloesung(faelle_verglichen):
-    """The fewest cases flipping one way, none back, that the test calls beyond chance; None if none can.
-    The same for both tests: k cases whose every output flips give p = 2 / 2^k in each."""
-    k = next((k for k in range(1, faelle_verglichen + 1) if jenseits_zufall(vorzeichentest(k, 0))), None)
-    return k and (k, vorzeichentest(k, 0))
-
-
 # ---------------------------------------------------------------------------
 # The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
 # ---------------------------------------------------------------------------
@@ -5239,7 +5232,8 @@ def vergleiche(a, b):
     fuer, gegen = (modelltests(d, art, einzeln) for d in (fuer, gegen))  # part (TEILE) -> its Test, each way
     teile = {t: Teil(robust(fuer[t], gegen[t]), fuer[t], gegen[t]) for t in TEILE}
     v = Vergleich(a=ea["tag"], b=eb["tag"], besser=alle.besser, schlechter=alle.schlechter, p=alle.p, test=alle.test,
-        aufloesung=aufloesung(alle.faelle), faelle_verglichen=alle.faelle, aenderung=alle.aenderung,
+        aufloesung=TESTS[alle.test].aufloesung(alle.faelle), faelle_verglichen=alle.faelle,
+        aenderung=alle.aenderung,
         jenseits_zufall=jenseits_zufall(alle.p), richtung=alle.richtung,
         wessen=wer, serverseitig=server, unklar=[i for i in wer if wer[i].art == "unklar"],
         modell=teile, grenze=token_grenze(ea), gruppen_stufen={g: ", ".join(filter(None, [
@@ -5357,22 +5351,38 @@ def ergebnis(v):
 STRENG = {"nicht_vergleichbar": 2, "schlechter": 3, "unklar": 2}  # --streng's exit; else 0
 
 
-TESTS = {  # name -> (in the resolution sentence, in the verdict, p from the per-case differences d)
-    "sign": ("sign test", "exact sign test", lambda d: vorzeichentest(sum(x > 0 for x in d), sum(x < 0 for x in d))),
-    "permutation": ("permutation test", "exact permutation test of the per-case differences", permutationstest),
-    "monte-carlo": ("permutation test", f"permutation test of the per-case differences, over {MONTE_CARLO:,} "
-                                        "sign patterns drawn with seed 0 (too many sums to count exactly)",
-                    permutationstest_mc)}
+class Paartest(typing.NamedTuple):
+    """A paired test a comparison may take: its name in the resolution sentence and in the verdict, p from the
+    per-case differences d, whether it takes them (einzeln: one output per case in both runs; the first row that
+    takes them is the test), and what its resolution counts, with the p of k of them one way and none back."""
+    wort: str
+    satz: str
+    p: typing.Callable
+    nimmt: typing.Callable
+    ganz: str = "cases whose every output flips"
+    rand: typing.Callable = lambda k: vorzeichentest(k, 0)  # k cases whose every output flips give 2 / 2^k in each
+
+    def aufloesung(self, faelle):
+        """The fewest cases one way, none back, it calls beyond chance, and their p; None if none can."""
+        return next(((k, self.rand(k)) for k in range(1, faelle + 1) if jenseits_zufall(self.rand(k))), None)
+
+
+TESTS = {"sign": Paartest("sign test", "exact sign test", lambda d: vorzeichentest(sum(x > 0 for x in d), sum(
+             x < 0 for x in d)), lambda einzeln, d: einzeln, "cases"),  # the flipped cases, with one output each
+         "permutation": Paartest("permutation test", "exact permutation test of the per-case differences",
+                                 permutationstest, lambda einzeln, d: genau_machbar(d)),  # gains power from repeats
+         "monte-carlo": Paartest("permutation test", f"permutation test of the per-case differences, over "
+                                 f"{MONTE_CARLO:,} sign patterns drawn with seed 0 (too many sums to count exactly)",
+                                 permutationstest_mc, lambda einzeln, d: True)}
 
 
 def paartest(differenzen, einzeln):
-    """The paired test of per-case differences (None: left out), by TESTS: with one output per case in both runs,
-    the sign test on the flipped cases; more, the permutation test, which gains power from repeats."""
+    """The paired test of per-case differences (None: left out): the first of TESTS that takes them."""
     d = {i: x for i, x in differenzen.items() if x is not None}
     besser = [i for i in d if d[i] > 0]  # ids better in B, worse in B
     schlechter = [i for i in d if d[i] < 0]
-    test = "sign" if einzeln else "permutation" if genau_machbar(d.values()) else "monte-carlo"
-    p = TESTS[test][2](list(d.values()))
+    test = next(n for n, t in TESTS.items() if t.nimmt(einzeln, list(d.values())))
+    p = TESTS[test].p(list(d.values()))
     aenderung = float(sum(d.values()) / len(d)) if d else 0.0
     return Test(besser, schlechter, p, test, len(d), aenderung,
                 "besser" if aenderung > 0 else "schlechter" if aenderung < 0 else "gleich")
@@ -5481,7 +5491,7 @@ def urteil(v):
             f"{v.a} {g.aufrufe[0]}, {v.b} {g.aufrufe[1]}. " if g else "")
     satz += (f"{b} case{'s' * (b != 1)} better and {s} worse in {v.b} than in {v.a} "
             f"({figur(v)} over the {mal(v.faelle_verglichen, 'case')} compared: "
-            f"{differenz('auftraege_gelungen', v.aenderung)}); {TESTS[v.test][1]} p = {v.p:.3g}")
+            f"{differenz('auftraege_gelungen', v.aenderung)}); {TESTS[v.test].satz} p = {v.p:.3g}")
     if v.nicht_vergleichbar:
         return [satz + f". Cannot tell whether the model changed: {v.nicht_vergleichbar}."]
     m = v.modell["gesamt"]
@@ -5529,7 +5539,7 @@ def bfcl_satz(v):
     warum = f"it counts what the server broke ({mal(len(v.serverseitig), 'case')} here) as the model's, so " \
         if v.serverseitig else ""
     return (f"\nBFCL's verdict (tool_calls only), paired: {t.geflippt} "
-            f"({len(t.besser)} better, {len(t.schlechter)} worse): {TESTS[t.test][1]} p = {t.p:.3g}: "
+            f"({len(t.besser)} better, {len(t.schlechter)} worse): {TESTS[t.test].satz} p = {t.p:.3g}: "
             f"{schluss(t, v.b)[:-1]}; {warum}--streng stops on messen's test above, never on this alone.")
 
 
@@ -5581,7 +5591,7 @@ def modell_zahlen(t):
         return f"{x.geflippt} ({len(x.besser)} better, {len(x.schlechter)} worse)"
     f, g = t.fuer_b, t.gegen_b
     if t.beide_gleich:
-        return f"{zahlen(f)}: {TESTS[f.test][1]} p = {f.p:.3g}"
+        return f"{zahlen(f)}: {TESTS[f.test].satz} p = {f.p:.3g}"
     return f"{zahlen(f)} counted for B: p = {f.p:.3g}, {zahlen(g)} counted against B: p = {g.p:.3g}"
 
 
@@ -5631,13 +5641,11 @@ def aufloesung_satz(v):
     if v.aufloesung is None:
         return (f"With {mal(v.faelle_verglichen, 'case')} compared, no difference can be called beyond chance at "
                 f"{NIVEAU_WORT}.")
-    k, p = v.aufloesung
-    ganz = "cases" if v.test == "sign" else "cases whose every output flips"
-    return (f"Resolution: with {mal(v.faelle_verglichen, 'case')} compared, the least the "
-            f"{TESTS[v.test][0]} calls beyond chance at {NIVEAU_WORT} is {k} {ganz} one way and none back "
-            f"(p = {p:.3g}), "
-            f"{differenz('auftraege_gelungen', k / v.faelle_verglichen).lstrip('+')} of {figur(v)}; a "
-            "smaller difference is a question for more repeats (--n), not a verdict.")
+    (k, p), t = v.aufloesung, TESTS[v.test]
+    return (f"Resolution: with {mal(v.faelle_verglichen, 'case')} compared, the least the {t.wort} calls beyond "
+            f"chance at {NIVEAU_WORT} is {k} {t.ganz} one way and none back (p = {p:.3g}), "
+            f"{differenz('auftraege_gelungen', k / v.faelle_verglichen).lstrip('+')} of {figur(v)}; a smaller "
+            "difference is a question for more repeats (--n), not a verdict.")
 
 
 def differenz(name, d):
@@ -5846,26 +5854,17 @@ def was_geschah(ausgaben):
 ZEILE_HOECHSTENS = 900  # characters of what a comparison shows of one case's outputs
 
 
-def lauf_json(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
-    return json.dumps(bericht_json(e, k, gezeigt), ensure_ascii=False)
-
-
-def paar_json(a, b, v, _faelle=None, _hoechstens=None):
-    return json.dumps(dict(als_json(v), a_kennzahlen=bericht_json(a.einstellungen, a.kennzahlen),
-                           b_kennzahlen=bericht_json(b.einstellungen, b.kennzahlen)), ensure_ascii=False)
-
-
-def reihe_json(laeufe, vs):
-    return json.dumps({"laeufe": [bericht_json(r.einstellungen, r.kennzahlen) for r in laeufe],
-                       "vergleiche": als_json(vs)}, ensure_ascii=False)
-
-
 Form = collections.namedtuple("Form", "hilfe lauf paar reihe")
 # how a summary is printed: --NAME's help (None: the default, no flag), and a function to one text for a run
 # (settings, figures, cases, outputs, shown as saved, list length), a pair (run A, run B, comparison, cases by id,
 # list length) and a series ([(settings, figures)], comparisons); a new form is one row and its three functions
 FORMEN = {"text": Form(None, bericht_text, vergleich_text, reihe_text),
-    "json": Form("print the summary as one JSON object", lauf_json, paar_json, reihe_json),
+    "json": Form("print the summary as one JSON object",  # a run's figures; a comparison beside both runs'
+                 lambda e, k, faelle, ausgaben, gezeigt, n: json.dumps(bericht_json(e, k, gezeigt), ensure_ascii=False),
+                 lambda a, b, v, faelle, n: json.dumps(dict(als_json(v), **{f"{x}_kennzahlen": bericht_json(
+                     r.einstellungen, r.kennzahlen) for x, r in (("a", a), ("b", b))}), ensure_ascii=False),
+                 lambda laeufe, vs: json.dumps({"laeufe": [bericht_json(r.einstellungen, r.kennzahlen) for r in
+                                                           laeufe], "vergleiche": als_json(vs)}, ensure_ascii=False)),
     "markdown": Form("print the summary as a Markdown table", bericht_markdown, vergleich_markdown, reihe_markdown)}
 
 
