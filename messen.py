@@ -5204,6 +5204,8 @@ class Vergleich(collections.namedtuple("Vergleich", (
         """Every part a verdict folds over: the model's three, and what an agent gets done where it was tested."""
         return dict(self.modell, **({"nativ": self.nativ} if self.nativ else {}))
 
+    gesamt = property(lambda self: self.modell[TEILE[0]])  # the part over all cases
+
     @property
     def status(self):
         """--streng's exit status: 2 or 3 by STRENG, else 0."""
@@ -5345,7 +5347,7 @@ def ergebnis(v):
         return "schlechter"
     if any(x.urteil == "schlechter" for t in v.teile.values() for x in (t.fuer_b, t.gegen_b)):
         return "unklar"
-    return "besser" if v.modell["gesamt"].urteil == "besser" and not v.rueck else "offen"
+    return "besser" if v.gesamt.urteil == "besser" and not v.rueck else "offen"
 
 
 STRENG = {"nicht_vergleichbar": 2, "schlechter": 3, "unklar": 2}  # --streng's exit; else 0
@@ -5494,7 +5496,7 @@ def urteil(v):
             f"{differenz('auftraege_gelungen', v.aenderung)}); {TESTS[v.test].satz} p = {v.p:.3g}")
     if v.nicht_vergleichbar:
         return [satz + f". Cannot tell whether the model changed: {v.nicht_vergleichbar}."]
-    m = v.modell["gesamt"]
+    m = v.gesamt
     if v.serverseitig or v.unklar:
         satz += f".\n{herkunft(v)}.\n" + ("On the model's " if m.beide_gleich else "Counting the outputs that are no "
                                           "evidence on the model for B and against B: ") + modell_zahlen(m)
@@ -5624,7 +5626,7 @@ def gruppen_schluss(v):
              for g, u in urteile.items() if u in ("besser", "schlechter")]
     teile += [f"In {GRUPPEN[g]}, cannot tell: counted for B and against B, the verdicts differ"
               for g, u in urteile.items() if u == "unklar"]
-    if v.modell["gesamt"].urteil == "besser" and v.rueck:
+    if v.gesamt.urteil == "besser" and v.rueck:
         teile.append(f"{v.b} is worse in {' and '.join(GRUPPEN[g] for g in v.rueck)}: not better in both kinds")
     return "".join(f" {t}." for t in teile)
 
