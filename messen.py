@@ -2438,11 +2438,11 @@ def json_aufruf(w):
     return {"name": w["name"], "args": lies_args(w.get("arguments", w.get("parameters")))}
 
 
-def json_folge(text):
+def json_folge(text, trenner=re.compile(r"[ \t\r\n;,]*")):
     """JSON values separated by whitespace, ';' or ',' from the start: (those that parse, whether all of it did)."""
     werte, pos = [], 0
     while True:
-        pos = re.compile(r"[ \t\r\n;,]*").match(text, pos).end()
+        pos = trenner.match(text, pos).end()
         if pos == len(text):
             return werte, True
         try:
