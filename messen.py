@@ -296,7 +296,7 @@ FIGUREN = (  # every figure beside the per-stage line, in the order the report a
     Figur("schritte_je_auftrag"), Figur("stillgehalten")) + tuple(f for s in STUFEN_TABELLE for f in s.figuren)
 KOPF_FIGUREN = tuple(f for f in FIGUREN if f.ki)  # the headlines, the chapter's first: a run shows its first measured
 KAPITEL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if not s.bfcl)  # the stages a case file of ours may name
-GANZ = "S7"  # the whole job: its figures, its refusal of a catalogue without a simulation
+GANZ = "S7"  # the whole job: its opening in its hash, its worlds, its refusal of a catalogue without a simulation
 
 # ---------------------------------------------------------------------------
 # The catalogue a run sends: the chapter's, a user's file, or a variant of either
@@ -3469,8 +3469,8 @@ def bfcl_figuren(ausgaben):
 
 
 def anfragen_je_job(ausgaben):
-    """The median number of requests an S7 job took, beside the reference's; None without --ganz."""
-    s7 = [a.note.job for a in ausgaben if a.stufe == GANZ]
+    """The median number of requests a job took (S7's), beside the reference's; None for a run of no job."""
+    s7 = [a.note.job for a in ausgaben if a.note.job is not None]
     return Anfragen(statistics.median(j.schritte for j in s7), statistics.median(j.referenz for j in s7)) \
         if s7 else None
 
