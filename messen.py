@@ -186,6 +186,7 @@ class Figur(typing.NamedTuple):
     ki: str = None  # a headline: the field of its 95 % interval (Wilson's, over its cases)
     nativ: str = None  # and of its twin with every call from tool_calls
     titel: str = None  # and what the picture calls it
+    anteil: bool = True  # a share, in % and its differences in points; else a count per output, to two decimals
 
 
 def gemessen_in(name):
@@ -293,7 +294,8 @@ FIGUREN = (  # every figure beside the per-stage line, in the order the report a
           ki="gelungen_ki", nativ="gelungen_nativ", titel="All cases"),
     Figur("gelungen_nativ", anders_als("gelungen_nativ", "auftraege_gelungen"),
           lambda e, k: "with every call from tool_calls: what an agent on this server gets done"),
-    Figur("schritte_je_auftrag"), Figur("stillgehalten")) + tuple(f for s in STUFEN_TABELLE for f in s.figuren)
+    Figur("schritte_je_auftrag", anteil=False), Figur("stillgehalten")) + tuple(
+        f for s in STUFEN_TABELLE for f in s.figuren)
 KOPF_FIGUREN = tuple(f for f in FIGUREN if f.ki)  # the headlines, the chapter's first: a run shows its first measured
 KAPITEL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if not s.bfcl)  # the stages a case file of ours may name
 GANZ = "S7"  # the whole job: its opening in its hash, its worlds, its refusal of a catalogue without a simulation
@@ -4748,8 +4750,8 @@ def prozent(x):
     return "-" if x is None else f"{x * 100:.1f}".removesuffix(".0") + " %"
 
 
-def wert(name, x):
-    return "-" if x is None else f"{x:.2f}" if name == "schritte_je_auftrag" else prozent(x)
+def wert(f, x):
+    return "-" if x is None else prozent(x) if f.anteil else f"{x:.2f}"
 
 
 def stufenzeile(stufen, wort="By stage"):
@@ -4953,7 +4955,7 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
         nochmal_satz(e["tag"], ausgaben) + [""]  # no server line for a run saved before it was identified
     for f in figuren(k):
         worte = f.worte and f.worte(e, k)
-        zeilen.append(f"{f.name:<20} {wert(f.name, getattr(k, f.name))}" + (f"   ({worte})" if worte else ""))
+        zeilen.append(f"{f.name:<20} {wert(f, getattr(k, f.name))}" + (f"   ({worte})" if worte else ""))
     if e["n"] > 1:
         zeilen.append(f"{'alle_n':<20} {prozent(k.alle_n)}   (cases whose {e['n']} outputs all succeeded)")
     zeilen += ["", stufenzeile(k.stufen)]
@@ -5493,7 +5495,7 @@ def urteil(v):
             f"{v.a} {g.aufrufe[0]}, {v.b} {g.aufrufe[1]}. " if g else "")
     satz += (f"{b} case{'s' * (b != 1)} better and {s} worse in {v.b} than in {v.a} "
             f"({figur(v)} over the {mal(v.faelle_verglichen, 'case')} compared: "
-            f"{differenz('auftraege_gelungen', v.aenderung)}); {TESTS[v.test].satz} p = {v.p:.3g}")
+            f"{differenz(v.aenderung)}); {TESTS[v.test].satz} p = {v.p:.3g}")
     if v.nicht_vergleichbar:
         return [satz + f". Cannot tell whether the model changed: {v.nicht_vergleichbar}."]
     m = v.gesamt
@@ -5646,15 +5648,13 @@ def aufloesung_satz(v):
     (k, p), t = v.aufloesung, TESTS[v.test]
     return (f"Resolution: with {mal(v.faelle_verglichen, 'case')} compared, the least the {t.wort} calls beyond "
             f"chance at {NIVEAU_WORT} is {k} {t.ganz} one way and none back (p = {p:.3g}), "
-            f"{differenz('auftraege_gelungen', k / v.faelle_verglichen).lstrip('+')} of {figur(v)}; a smaller "
+            f"{differenz(k / v.faelle_verglichen).lstrip('+')} of {figur(v)}; a smaller "
             "difference is a question for more repeats (--n), not a verdict.")
 
 
-def differenz(name, d):
-    if d is None:
-        return "-"
-    if name == "schritte_je_auftrag":
-        return f"{d:+.2f}"
+def differenz(d, anteil=True):
+    if d is None or not anteil:
+        return "-" if d is None else f"{d:+.2f}"
     return f"{d * 100:+.1f}".replace("+0.0", "0").removesuffix(".0") + " points"
 
 
@@ -5708,10 +5708,10 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
     Markdown the diagnosis; with differenz_spalte, the last run's difference from the first beside them.
     Each row is (label, cells, difference, Markdown only)."""
     ks = [r.kennzahlen for r in laeufe]
-    unterschied = lambda name, x, y: differenz(name, None if None in (x, y) else y - x)  # noqa: E731
+    unterschied = lambda x, y, anteil=True: differenz(None if None in (x, y) else y - x, anteil)  # noqa: E731
     zeilen = [] if all(komplett(laeufe, True)) else [("complete", komplett(laeufe), "", False)]
-    zeilen += [(m, [wert(m, getattr(k, m)) for k in ks], unterschied(m, getattr(ks[0], m), getattr(ks[-1], m)), False)
-               for m in (f.name for f in figuren(*ks))]
+    zeilen += [(f.name, [wert(f, getattr(k, f.name)) for k in ks], unterschied(getattr(ks[0], f.name), getattr(
+        ks[-1], f.name), f.anteil), False) for f in figuren(*ks)]
     if any(r.einstellungen["n"] > 1 for r in laeufe):
         zeilen.append(("alle_n", [prozent(r.kennzahlen.alle_n) if r.einstellungen["n"] > 1 else "-" for r in laeufe],
                        "", False))
@@ -5721,9 +5721,9 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
         zeilen.append(("requests per job", [f"{j.median:g} (ref. {j.referenz:g})" if j else "-"
                                             for j in (k.anfragen_je_job for k in ks)], "", False))
     zeilen += [(s, [prozent(k.stufen.get(s)) for k in ks],
-                unterschied(s, ks[0].stufen.get(s), ks[-1].stufen.get(s)), False) for s in stufen_von(*ks)]
+                unterschied(ks[0].stufen.get(s), ks[-1].stufen.get(s)), False) for s in stufen_von(*ks)]
     bfcl = [bfcl_zellen(k) for k in ks]
-    zeilen += [(n, [prozent(b.get(n)) for b in bfcl], unterschied(n, bfcl[0].get(n), bfcl[-1].get(n)), False)
+    zeilen += [(n, [prozent(b.get(n)) for b in bfcl], unterschied(bfcl[0].get(n), bfcl[-1].get(n)), False)
                for n in dict.fromkeys(n for b in bfcl for n in b)]
     zeilen += [(art, [str(k.fehlerarten[art]) for k in ks],
                 f"{ks[-1].fehlerarten[art] - ks[0].fehlerarten[art]:+d}", False) for art in FEHLERARTEN
@@ -6430,7 +6430,7 @@ def selbsttest(lauf, faelle, sha):
     finally:
         server.shutdown()
         server.server_close()
-    anteile = [x for f in figuren(k) if f.name != "schritte_je_auftrag" and (x := getattr(k, f.name)) is not None] + \
+    anteile = [x for f in figuren(k) if f.anteil and (x := getattr(k, f.name)) is not None] + \
         [x for x in k.stufen.values() if x is not None]  # None: a case file without that stage
     if any(x != 1 for x in anteile) or diagnose_befunde(k.diagnose):  # a line of the diagnosis: not all clear
         raise Abbruch(f"the self-test did not score 100 % everywhere: {selbsttest_schuld(lauf.faelle, faelle)}")
