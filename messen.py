@@ -79,9 +79,16 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import DecodeError, LocationValueError, MaxRetryError, ProtocolError, ReadTimeoutError
 from urllib3.util.retry import Retry
 
+
+# ===========================================================================
+# Part one: the chapter. Its catalogue and stages, passt and bewerte, the five metrics, the report.
+# ===========================================================================
+
+
 # ---------------------------------------------------------------------------
 # The catalogue: eleven tools of a small CRM (contacts, calendars, rooms)
 # ---------------------------------------------------------------------------
+
 
 STATUS = ["lead", "interessent", "kunde", "inaktiv"]
 KALENDER = ["team", "vertrieb", "raum", "privat"]
@@ -144,6 +151,7 @@ WERKZEUGE = {w["function"]["name"]: w["function"]["parameters"] for w in KATALOG
 # ---------------------------------------------------------------------------
 # The opening (system message) and the stages
 # ---------------------------------------------------------------------------
+
 
 KOPF = """\
 You are the assistant of a small company's CRM. You work with its contacts, calendars and meeting rooms through the tools you are given.
@@ -301,8 +309,9 @@ KAPITEL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if not s.bfcl)  # the stag
 GANZ = "S7"  # the whole job: its opening in its hash, its worlds, its refusal of a catalogue without a simulation
 
 # ---------------------------------------------------------------------------
-# The catalogue a run sends: the chapter's, a user's file, or a variant of either
+# The catalogue as a run sends it: the chapter's, a user's file, or a variant of either
 # ---------------------------------------------------------------------------
+
 
 SYNONYME = {  # --variante synonyme: a hand-written other name for every tool and every parameter
     "werkzeuge": {"list_contacts": "find_people", "get_contact": "fetch_person", "create_contact": "add_person",
@@ -386,53 +395,596 @@ def katalog_von(werkzeuge, eroeffnung, **mehr):
 
 STANDARD = katalog_von(KATALOG, EROEFFNUNG, synonyme=SYNONYME, ablenkung=ABLENKUNG, eroeffnung_ganz=EROEFFNUNG_GANZ)
 
-
-def variante(katalog, name):
-    """The catalogue as the variant `name` sends it (None: as written)."""
-    if name is None:
-        return katalog
-    return {"synonyme": umbenannt, "reihenfolge": umgeordnet, "ablenkung": abgelenkt}[name](katalog)
+# ---------------------------------------------------------------------------
+# Grading: structural, never textual (the chapter's passt and bewerte)
+# ---------------------------------------------------------------------------
 
 
-def umbenannt(katalog):
-    """Every tool and parameter under its other name; the descriptions and the opening follow where they name one as a
-    whole word (never inside another name): a tool's name in any style, a parameter's where it looks like an identifier
-    (contact_id, contactId, id2), since a parameter such as `text` or `date` is a word of the prose too; the questions
-    and replies follow when sent (Katalog.als_gesendet). Enum values stay: the opening and the questions use them."""
-    werkzeuge, argumente = katalog.synonyme["werkzeuge"], katalog.synonyme["argumente"]
-    karte = {**{n: v for n, v in argumente.items() if re.search(r"[_\d]|[a-z][A-Z]", n)}, **werkzeuge}  # identifiers
-    namen = sorted(karte, key=len, reverse=True)
-    alt = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, namen)) + r")(?![\w-])") if namen else None
-
-    def text(t):
-        return alt.sub(lambda m: karte[m.group()], t) if alt and isinstance(t, str) else t
-
-    def schema(p):
-        return dict(p, properties={argumente[k]: dict(v, description=text(v["description"]))
-                                   if "description" in v else v for k, v in p.get("properties", {}).items()},
-                    required=[argumente[k] for k in p.get("required", [])])
-    neu = [{"type": "function", "function": dict(w["function"], name=werkzeuge[w["function"]["name"]],
-                                                 parameters=schema(w["function"]["parameters"]),
-                                                 **({"description": text(w["function"]["description"])}
-                                                    if "description" in w["function"] else {}))}
-           for w in katalog.werkzeuge]
-    return katalog._replace(werkzeuge=neu, eroeffnung=text(katalog.eroeffnung), variante="synonyme", sprache=text,
-                            eroeffnung_ganz=text(katalog.eroeffnung_ganz),
-                            umbenennung={"werkzeuge": dict(werkzeuge), "argumente": dict(argumente)})
+@contextlib.contextmanager
+def ohne_zyklensammler():
+    """Python's cycle collector paused while one answer is read or graded: an answer's objects form no cycles,
+    but each collection walks them all again, which made a hostile answer's 166,000 calls grade 40 % slower at
+    5 MB than at ten times 0.5 MB (tests/bench.py). Only a thread that found it running pauses and resumes it,
+    so that with --parallel it never stays paused."""
+    lief = gc.isenabled()
+    if lief:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if lief:
+            gc.enable()
 
 
-def umgeordnet(katalog):
-    """The same tools in another order, drawn with a fixed seed (never the order as written)."""
-    zufall, werkzeuge = random.Random(REIHENFOLGE_SEED), list(katalog.werkzeuge)
-    while len(werkzeuge) > 1 and werkzeuge == katalog.werkzeuge:
-        zufall.shuffle(werkzeuge)
-    return katalog._replace(werkzeuge=werkzeuge, variante="reihenfolge", seed=REIHENFOLGE_SEED)
+def passt(ist, soll):
+    """The chapter's passt: does one call hit one expected step? Its rules stand in warum_nicht, which says
+    for each broken rule why, so that deciding and explaining are one walk."""
+    if ist["name"] != soll["name"] or ist["args"] is None:
+        return False  # the chapter's first rule, here too: most calls fail it, and a walk costs more
+    return next(warum_nicht(ist, soll), None) is None
 
 
-def abgelenkt(katalog):
-    """The decoys first, then the tools: a model that picks by position or by a near name picks a decoy."""
-    return katalog._replace(werkzeuge=list(katalog.ablenkung) + list(katalog.werkzeuge),
-                            variante="ablenkung", zusatz=tuple(w["function"]["name"] for w in katalog.ablenkung))
+def warum_nicht(ist, soll):
+    """Each rule of passt that ist breaks, as (code, words): the codes are the failure classes'."""
+    if ist["name"] != soll["name"] or ist["args"] is None:
+        yield ("falsches_werkzeug", f"{ist['name']} instead of {soll['name']}") if ist["name"] != soll["name"] else \
+            ("fehlerhaft", "arguments are not a JSON object")
+        return
+    if "_schema" in soll:  # a BFCL case's: its checker's rules, not the chapter's
+        yield from bfcl_warum(ist["args"], soll)
+        return
+    oder, optional, typen = soll.get("oder", {}), soll.get("optional", {}), soll.get("_typen", {})
+    # Mandatory: every expected argument is there with the expected value (or one its case accepts beside it).
+    for k, v in soll["args"].items():
+        if k not in ist["args"]:
+            yield "fehlendes_argument", f"{k} missing"
+        elif not any(wert_passt(ist["args"][k], w, typen.get(k)) for w in [v, *oder.get(k, ())]):
+            yield "falscher_wert", f"{k} {kurz(json.dumps(ist['args'][k], ensure_ascii=False))} instead of " + \
+                eines([v, *oder.get(k, ())])
+    # No extra, unexpected argument (invented filters count as wrong); an optional one has a value it accepts.
+    for k in ist["args"]:
+        if k in optional and not any(wert_passt(ist["args"][k], w, typen.get(k)) for w in optional[k]):
+            yield "falscher_wert", f"{k} {kurz(json.dumps(ist['args'][k], ensure_ascii=False))} instead of " \
+                                   f"{eines(optional[k])} or left out"
+        elif k not in soll["args"] and k not in optional:
+            yield "erfundenes_argument", f"{kurz(k, 40)} not expected"
+
+
+def eines(werte):
+    """'"a"', or 'one of "a", "b"': the values an argument accepts, as the failed list names them."""
+    texte = [kurz(json.dumps(w, ensure_ascii=False)) for w in werte]
+    return texte[0] if len(texte) == 1 else "one of " + ", ".join(texte)
+
+
+def wert_passt(ist, soll, typ=None):
+    """One value as the chapter compares it: as text, the answer's stripped, so that "1.5" is not "15".
+    Where the parameter's schema types it (typ: number, integer, boolean), as that type: 21.0 is 21,
+    the string "21" is not, and "true" is not true."""
+    if typ in ("number", "integer"):
+        return ist_zahl(ist) and ist_zahl(soll) and ist == soll
+    return isinstance(ist, bool) and ist is soll if typ == "boolean" else str(ist).strip() == str(soll)
+
+
+def ist_zahl(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def bewerte(ist_liste, soll_liste):
+    offen = list(ist_liste)
+    treffer = 0
+    for soll in soll_liste:
+        for i, ist in enumerate(offen):
+            if passt(ist, soll):
+                treffer += 1
+                offen.pop(i)
+                break
+    return treffer, len(offen)
+
+
+class Note(typing.NamedTuple):
+    """One answer graded, in one walk: what the figures, the diagnosis, the comparison, the reports and the
+    picture read, and nothing else (no call is read out of a message after grading). An S7 job is one Note
+    too, its steps in job."""
+    aufrufe: tuple  # every call read, the native ones first: {"name", "args", "quelle"[, "geschrieben"]}
+    form: str  # None (no call), nativ, parser, eigen, versuch or teilweise (see lies_aufrufe)
+    treffer: int  # expected steps hit (bewerte); an S7 job: 1 when done
+    offen: int  # calls left over (bewerte)
+    soll: int  # expected steps
+    mangel: str  # why it is no answer at all (see mangel), or None
+    still: bool  # its stage's right answer is no call (S4, S5)
+    nativ: int  # calls the server sent in tool_calls
+    protokoll: dict  # what of the OpenAI shape broke, by kind (see protokoll_von)
+    text: str  # what the model wrote instead, its first line
+    schleife: bool  # cut off while repeating itself
+    inhalt_da: bool  # any content at all, whitespace included
+    finish: str  # finish_reason
+    completion_tokens: int  # as the server counted them, or None
+    nur_gedacht: bool  # its whole text stood inside <think>
+    befunde: tuple  # why it failed, as Befunde: the failure classes with their words
+    gestreamt: bool = False
+    defekte: tuple = ()  # what its stream broke of the protocol
+    gegenprobe: dict = None  # the stream's cross-check read once (see mit_gegenprobe)
+    job: "Job" = None  # an S7 job's steps
+    bfcl: bool = None  # a BFCL case's: BFCL's own verdict (its FC mode: tool_calls only; see bfcl_urteil)
+    grenze: int = None  # the max_tokens the user set for it, without which a cut answer is no evidence on the model
+
+    @property
+    def fehlerhaft(self):
+        return sum(c["args"] is None for c in self.aufrufe)
+
+    @property
+    def wessen(self):
+        """Whose a failed answer is, for the verdict on the model and the diagnosis: (kind, reason) by the first
+        row of WESSEN its evidence meets, else the model's with its reason; None for a success."""
+        if gelungen(self):
+            return None
+        return next(((art, grund) for grund, art, trifft in WESSEN if trifft(self)), ("modell", self.mangel))
+
+
+class Ausgabe(typing.NamedTuple):
+    """One output as it is read back: who it is, its grade, its second turn's, what it cost; zeile is the
+    line as saved (what came, never a grade), which only the saved run's own functions read."""
+    id: str
+    stufe: str
+    lauf: int
+    sitzung: int
+    ende: float
+    note: Note  # the question's answer graded, or an S7 job's
+    zeile: dict
+    latenz_s: float  # the seconds its question took (an S7 job: all its steps)
+    usage: dict  # the question's token counts (an S7 job: its steps', added up)
+    anfragen: tuple  # (seconds, usage) of each request that came back, cross-checks left out: its costs
+    verworfen: int  # choices beyond the one graded, over its requests
+    mit_nachfrage: bool = False  # the run asks S5's second turn here
+    nachfrage: Note = None  # that turn graded; None where it never came
+    nachfrage_fehlt: bool = False  # that turn failed when the first was saved: still to be asked
+    frueher: tuple = ()  # the draws asked before this one (--klaeren), graded as outputs, newest first
+
+    @property
+    def noten(self):
+        """Its answers graded: the question's, then S5's second turn's where it came."""
+        return (self.note, self.nachfrage) if self.nachfrage else (self.note,)
+
+
+@ohne_zyklensammler()
+def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, grenze=None):
+    """Grade one answer: its Note, from the message alone (and grenze, the max_tokens it was asked with). Only an
+    answer reaches passt and bewerte (none, see mangel, never succeeds); under synonyme its calls are named back
+    first. A count outweighs a label: completion_tokens at grenze is cut, a text that ends looping loops,
+    whatever finish_reason says (llama.cpp before #7198 labelled both stop)."""
+    aufrufe, form = lies_aufrufe(nachricht)
+    if umbenennung:
+        aufrufe = zurueckbenannt(aufrufe, umbenennung)
+    soll = fall.art.weise.soll(fall)
+    treffer, offen = bewerte(aufrufe, soll)
+    vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
+    still = fall.stufe in STILL
+    tokens, schleife = zahl_oder_none(usage, "completion_tokens"), schleift(nachricht)
+    gekappt_ = finish == "length" or schleife or None not in (tokens, grenze) and tokens >= grenze
+    fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or fall.art.weise.schluss, gekappt_)
+    gedacht = fehlt == "leer" and "<think>" in inhalt(nachricht)
+    return Note(aufrufe=tuple(aufrufe), form=form, treffer=treffer, offen=offen, soll=len(soll), mangel=fehlt,
+                still=still, nativ=len(native_rohe(nachricht)), protokoll=protokoll_von(nachricht, finish),
+                text=erste_zeile(nachricht), schleife=schleife, inhalt_da=inhalt(nachricht) != "", finish=finish,
+                completion_tokens=tokens, nur_gedacht=gedacht,
+                befunde=tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else [] if vollstaendig or
+                              not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
+                bfcl=fall.art.weise.urteil(fall, nachricht), grenze=grenze)
+
+
+def kein_befund(fehlt, schleife, gedacht=False):
+    """An output that is no answer fails once, by its reason: a loop is a cut answer the diagnosis names apart;
+    a text wholly inside <think> is the model's, which thought and never answered."""
+    art = "schleife" if fehlt == "abgeschnitten" and schleife else fehlt  # the same word as the failure class
+    return [Befund((art,), NUR_GEDACHT if gedacht else f"no answer ({art}: see the diagnosis)")]
+
+
+NUR_GEDACHT = "no answer: its whole text stood inside <think>, the model thought and never answered"
+
+
+def mangel(nachricht, aufrufe, finish, vollstaendig, still, gekappt_):
+    """Why an output is no answer at all, or None when it is one. 'abgeschnitten': cut off (gekappt_) before it did
+    its job (a complete answer the limit merely ended counts; in S4/S5 (still) a complete call had failed before
+    it); 'im_denken': no call nor text, but a reasoning field that holds the answer (an agent receives neither);
+    'angekuendigt': finish_reason tool_calls, yet no call came, not even as text (SGLang #26790): in S4/S5 never
+    restraint; 'leer': neither a call nor text, once reasoning blocks are removed."""
+    if gekappt_ and not vollstaendig and not (still and any(c["args"] is not None for c in aufrufe)):
+        return "abgeschnitten"
+    if finish == "tool_calls" and not aufrufe:
+        return "angekuendigt"
+    if aufrufe or SONDERTOKEN.sub("", ohne_denken(inhalt(nachricht))).strip():
+        return None
+    denken = (nachricht.get(f) for f in ("reasoning_content", "reasoning"))  # where a reasoning parser put it all
+    return "im_denken" if any(isinstance(d, str) and d.strip() for d in denken) else "leer"
+
+
+def schleift(nachricht):
+    """Does the text end in one piece repeated three times or more (a model looping until its token limit)?
+    subtle: a periodic text equals itself shifted by its period; the piece being cut, the test compares the
+    last two periods with the two before them."""
+    text = next((t for t in (inhalt(nachricht), nachricht.get("reasoning_content"), nachricht.get("reasoning"))
+                 if isinstance(t, str) and t), "")[-1200:]  # whatever the model wrote, in any field, a string
+    return any(text[-3 * p:-p] == text[-2 * p:] for p in range(1, min(400, len(text) // 3) + 1)
+               if 3 * p >= SCHLEIFE_ZEICHEN)
+
+
+SCHLEIFE_ZEICHEN = 60  # a repeated tail shorter than this is no loop (a row of dashes, an ellipsis)
+
+
+def erste_zeile(nachricht, laenge=100):
+    """What the model wrote, its first line that says something, cut at `laenge` (for the failed-case list)."""
+    zeile = next((z.strip() for z in ohne_denken(inhalt(nachricht)).splitlines() if z.strip()), "")
+    return zeile if len(zeile) <= laenge else zeile[:laenge] + "..."
+
+
+def gelungen(b):
+    """An answer with every expected step hit and nothing spare; never three of four (b: its Note)."""
+    return b.mangel is None and b.treffer == b.soll and b.offen == 0
+
+
+def gelungen_nativ(b):
+    """Gelungen with every call from tool_calls and arguments an OpenAI-API client can json.loads into
+    an object: what an agent on the server gets done."""
+    return gelungen(b) and b.form in (None, "nativ") and not {"argumente_objekt", "argumente_doppelt",
+                                                                "geparst_abgelehnt"} & set(b.protokoll)
+
+
+FEHLERARTEN = ("kein_aufruf", "falsches_werkzeug", "falscher_wert", "fehlendes_argument", "erfundenes_argument",
+               "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "schleife", "im_denken", "angekuendigt",
+               "falscher_zustand", "schrittgrenze", "kontextgrenze")
+Befund = collections.namedtuple("Befund", "arten text mal", defaults=(1,))
+# one fault: the failure classes it counts once each, its words, and how many faults it stands for (mal: the
+# spare calls past BEFUNDE_EINZELN, counted in one Befund per class without words, so a hostile answer of
+# 100,000 calls grades in linear time with a small constant)
+BEFUNDE_EINZELN = 100  # spare calls named one by one; no line shows more than a few dozen
+
+
+def befunde(ist_liste, soll_liste, still, treffer=None):
+    """Why an answer's calls missed, as Befunde: the hits taken out first, as bewerte takes them; each missed
+    step paired with a spare call of its tool (its broken rules, each class once per step), else with a
+    spare call of another tool (falsches_werkzeug; that call is then named, not counted), else kein_aufruf;
+    each call left over ueberzaehlig (in S4/S5 every call) or fehlerhaft (malformed). treffer: bewerte's, where
+    known: with none, no hit is looked for again."""
+    offen, fehlend = list(ist_liste), [] if treffer != 0 else list(soll_liste)
+    for soll in soll_liste if treffer != 0 else ():
+        for i, ist in enumerate(offen):
+            if passt(ist, soll):
+                offen.pop(i)
+                break
+        else:
+            fehlend.append(soll)
+    paare = []
+    for soll in fehlend:
+        i = next((i for i, ist in enumerate(offen) if ist["name"] == soll["name"]), None)
+        paare.append((soll, None if i is None else offen.pop(i)))
+    andere = [j for j, c in enumerate(offen) if c["args"] is not None]  # well-formed spare calls, by position
+    schritte, frei = [], list(andere)  # frei: those no missed step has taken yet, in order
+    for soll, ist in paare:
+        if ist is None:
+            # a missed step is named with its values: beside a call of the same tool, the name alone would mislead
+            schritte.append(Befund(("falsches_werkzeug" if frei else "kein_aufruf",),
+                                   f"{aufruf_text(soll)} not called"))
+            frei = frei[1:]
+            continue
+        regeln = list(warum_nicht(ist, soll))
+        schritte.append(Befund(tuple(dict.fromkeys(code for code, _ in regeln)),
+                               f"{soll['name']}: " + ", ".join(text for _, text in regeln)))
+    genommen = set(andere) - set(frei)
+    spare, kaputt = ("ueberzaehlig",), ("ueberzaehlig",) if still else ("fehlerhaft",)
+    einzeln = [Befund(() if j in genommen else spare, f"spare call {ist['name']}") if ist["args"] is not None
+               else Befund(kaputt, f"malformed call {ist['name'] or '?'}")
+               for j, ist in enumerate(offen[:BEFUNDE_EINZELN])]
+    rest = offen[BEFUNDE_EINZELN:]
+    weitere_kaputt = sum(ist["args"] is None for ist in rest)
+    weitere_spare = len(rest) - weitere_kaputt - sum(j >= BEFUNDE_EINZELN for j in genommen)
+    return schritte + einzeln + [Befund(arten, None, zahl) for arten, zahl in
+                                 ((spare, weitere_spare), (kaputt, weitere_kaputt)) if zahl]
+
+
+def fehlerarten_von(b):
+    """What went wrong in one graded answer, by kind: a reason vocabulary a report can count."""
+    arten = collections.Counter()
+    for befund in b.befunde:
+        for art in befund.arten:
+            arten[art] += befund.mal
+    return arten
+
+# ---------------------------------------------------------------------------
+# Metrics: pure functions from graded outputs to figures
+# ---------------------------------------------------------------------------
+
+
+Z = 1.959963984540054  # the standard normal's 97.5 % point: two-sided 95 % intervals
+
+
+def anteil(zaehler, nenner):
+    return zaehler / nenner if nenner else None
+
+
+Tokens = collections.namedtuple("Tokens", "prompt completion")  # a run's tokens, added up
+Anfragen = collections.namedtuple("Anfragen", "median referenz")  # the requests an S7 job took, and the reference's
+Kennzahlen = collections.namedtuple("Kennzahlen", (  # a run's figures, read by field; only als_json makes them keys
+    "faelle ausgaben formkorrekt richtig_je_schritt auftraege_gelungen schritte_je_auftrag stillgehalten "
+    f"gelungen_nativ {' '.join(f.name for s in STUFEN_TABELLE for f in s.figuren)} anfragen_je_job bfcl stufen alle_n "
+    f"alle_n_stufen gelungen_ki {' '.join(f.ki for s in STUFEN_TABELLE for f in s.figuren if f.ki)} "
+    "unlesbar_geschrieben fehlerarten fehlgeschlagen diagnose latenz_s tokens "
+    "dauer_s"))
+# nachfrage, weiter, erledigt (and its _nativ, _ki, anfragen_je_job), bfcl: None for a run that did not ask them;
+# stufen, alle_n_stufen: stage -> share; fehlerarten: class -> count, zeros included; *_ki: [low, high], Wilson's
+
+
+def als_json(x):
+    """A record as JSON takes it: each NamedTuple an object of its fields, all the way down."""
+    if hasattr(x, "_asdict"):
+        return {k.removesuffix("_"): als_json(v) for k, v in x._asdict().items()}  # Flip.in_ is the JSON's "in"
+    if isinstance(x, dict):
+        return {k: als_json(v) for k, v in x.items()}
+    return [als_json(v) for v in x] if isinstance(x, (list, tuple)) else x
+
+
+def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
+    """The five metrics (the chapter's, over S1-S5: a run with --weiter stays comparable), the stages, and what
+    repeats and costs add; the failure classes take every stage. einstellungen: the run's settings line."""
+    kapitel = [a.note for a in ausgaben if a.stufe not in SPAETER]
+    mit = [a.note for a in ausgaben if a.stufe not in SPAETER and a.stufe not in STILL]
+    still = [a.note for a in ausgaben if a.stufe in STILL]
+    stufe_von = {f.id: f.stufe for f in faelle}
+    stufen = [s for s in STUFEN if s in stufe_von.values()]  # S6 only in a run that asks it
+    alle_faelle = erfolge_je_fall(faelle, ausgaben)  # id -> (successes, outputs)
+    je_fall = {i: v for i, v in alle_faelle.items() if stufe_von[i] not in SPAETER}
+    return Kennzahlen(faelle=len(faelle),
+        ausgaben=fertig(ausgaben),  # a first answer whose second turn is still to be asked is not one yet
+        formkorrekt=anteil(sum(bool(b.aufrufe) and not b.fehlerhaft for b in mit), len(mit)),
+        richtig_je_schritt=anteil(sum(b.treffer for b in kapitel), sum(b.soll for b in kapitel)),
+        auftraege_gelungen=anteil(sum(map(gelungen, kapitel)), len(kapitel)),
+        gelungen_nativ=anteil(sum(map(gelungen_nativ, kapitel)), len(kapitel)),
+        schritte_je_auftrag=anteil(sum(len(b.aufrufe) for b in kapitel), len(kapitel)),
+        stillgehalten=anteil(sum(not b.aufrufe and b.mangel is None for b in still), len(still)),
+        **{f.name: f.wert(ausgaben) for s in STUFEN_TABELLE for f in s.figuren},  # a stage's own: nachfrage, weiter ...
+        anfragen_je_job=anfragen_je_job(ausgaben), bfcl=bfcl_figuren(ausgaben),
+        stufen={s: anteil(sum(gelungen(a.note) for a in ausgaben if a.stufe == s),
+                          sum(a.stufe == s for a in ausgaben)) for s in stufen},
+        alle_n=anteil(sum(e == m for e, m in je_fall.values()), len(je_fall)),
+        alle_n_stufen={s: anteil(sum(e == m for i, (e, m) in alle_faelle.items() if stufe_von[i] == s),
+                                 sum(stufe_von[i] == s for i in alle_faelle)) for s in stufen},
+        gelungen_ki=wilson_ki(list(je_fall.values())),
+        **{f.ki: wilson_ki([v for i, v in alle_faelle.items() if stufe_von[i] == s.name])  # a stage's headline
+           for s in STUFEN_TABELLE for f in s.figuren if f.ki},
+        fehlgeschlagen=[i for i, (e, m) in alle_faelle.items() if e < m],
+        diagnose=diagnose(ausgaben, katalog.schwelle_s1(faelle), einstellungen),
+        unlesbar_geschrieben=[{"id": a.id, "lauf": a.lauf, "zug": zug, "form": form, "text": text}
+                              for a in ausgaben if a.note.job is None
+                              for zug, b in enumerate(a.noten, 1) for form, text in unlesbar_von(b)],
+        fehlerarten=fehlerarten(faelle, ausgaben), **kosten(ausgaben))
+
+
+def fehlerarten(faelle, ausgaben):
+    """Every failure class with its count over the run's answers, second turns included (as the
+    diagnosis counts them), zeros included."""
+    summe = sum((fehlerarten_von(b) for a in ausgaben for b in a.noten), collections.Counter())
+    return {art: summe[art] for art in FEHLERARTEN}
+
+
+def stufen_figur(ausgaben, stufe, gelingt=None):
+    """A later stage's own figure: the share of its outputs that succeeded (S6, weiter: hit every call after
+    the tools' results, or for danach [] answered without one; S7, erledigt: the reference's end state, then
+    an answer without a call); None for a run that did not ask the stage."""
+    eigene = [a.note for a in ausgaben if a.stufe == stufe]
+    return anteil(sum(map(gelingt or gelungen, eigene)), len(eigene)) if eigene else None
+
+
+def zahl_oder_none(usage, feld):
+    """A token count from usage, or None for anything no server measured: not a whole
+    number, 0 or less, above 10^9 (so no sum of counts can overflow)."""
+    x = usage.get(feld) if isinstance(usage, dict) else None
+    return x if type(x) is int and 0 < x <= TOKENS_HOECHSTENS else None
+
+
+def wilson_ki(paare):
+    """95 % interval for sum(successes) / sum(outputs) over cases: Wilson's score interval. With p = S / M,
+    z = 1.96 and N outputs that count as independent: (p + z²/2N  ±  z · sqrt(p(1-p)/N + z²/4N²)) / (1 + z²/N).
+    Unlike a percentile bootstrap it does not collapse at 0 or 100 %: 42 of 42 gives 91.6 % to 100 %. With one
+    output per case N is the number of cases. With n per case, a case's outputs are not independent, so N is the
+    effective sample size M / deff, from the ratio estimator's variance over the K cases, var(p) = K/(K-1) ·
+    Σ (s_i - p·m_i)² / M², as N = p(1-p) / var(p), kept between K (a case's outputs all alike) and M (all
+    independent); at p = 0 or 1, where that variance says nothing, N = K."""
+    if not paare:
+        return None
+    k, s, m = len(paare), sum(e for e, _ in paare), sum(m for _, m in paare)
+    p, n = s / m, k
+    if m > k and 0 < p < 1 and k > 1:
+        varianz = k / (k - 1) * sum((e - p * mi) ** 2 for e, mi in paare) / m ** 2
+        n = m if varianz == 0 else min(m, max(k, p * (1 - p) / varianz))
+    z2 = Z * Z
+    mitte = (p + z2 / (2 * n)) / (1 + z2 / n)
+    halb = Z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    # subtle: the interval holds p exactly; rounding would put 1 - 1e-16 above 42 of 42
+    return [0.0 if s == 0 else min(p, mitte - halb), 1.0 if s == m else max(p, mitte + halb)]
+
+
+def kosten(ausgaben):
+    """Median latency per request, tokens, and wall time summed over the sessions of a run;
+    the second turns of --nachfrage are requests too."""
+    sitzungen = collections.defaultdict(list)  # session -> each output's start and end
+    for a in ausgaben:
+        sitzungen[a.sitzung] += [a.ende - a.latenz_s, a.ende]
+    anfragen = [x for a in ausgaben for x in a.anfragen]  # (seconds, usage)
+    return {"latenz_s": statistics.median(s for s, _ in anfragen) if anfragen else None,
+        "tokens": Tokens(*(sum(zahl_oder_none(u, f"{t}_tokens") or 0 for _, u in anfragen)
+                           for t in ("prompt", "completion"))),
+        "dauer_s": sum(max(t) - min(t) for t in sitzungen.values())}
+
+# ---------------------------------------------------------------------------
+# Report: the text of one run
+# ---------------------------------------------------------------------------
+
+
+def prozent(x):
+    """0.9166 -> '91.7 %', 1.0 -> '100 %' (one decimal, a trailing .0 dropped)."""
+    return "-" if x is None else f"{x * 100:.1f}".removesuffix(".0") + " %"
+
+
+def wert(f, x):
+    return "-" if x is None else prozent(x) if f.anteil else f"{x:.2f}"
+
+
+def stufenzeile(stufen, wort="By stage"):
+    return f"{wort}: " + ", ".join(f"{s} {prozent(x)}" for s, x in stufen.items() if x is not None) + "."
+
+
+def kopfzeile(e, k):
+    ausgaben = mal(k.ausgaben, "output") + ("" if vollstaendig(e, k) else f" of {k.faelle * e['n']} (incomplete)")
+    return (f"Model {e['modell']}, temp {e['temp']}, n {e['n']}, tag {e['tag']}{wie_gesendet(e)}: "
+            f"{mal(k.faelle, 'case')}, {ausgaben}, measured {e['datum']}")
+
+
+def wie_gesendet(e):
+    """', streamed, variant synonyme, catalogue tools.json': how a run asked, beyond the chapter's way."""
+    variante, datei = e.get("variante"), e.get("katalog_datei")
+    return (", streamed" if e.get("stream") else "") + (f", variant {variante}" if variante else "") + \
+        (f", catalogue {Path(datei).name}" if datei else "")
+
+
+def vollstaendig(e, k):
+    return k.ausgaben == k.faelle * e["n"]
+
+
+def mal(zahl, wort):
+    """'1 case', '2 cases'."""
+    return f"{zahl} {wort}{'s' * (zahl != 1)}"
+
+
+def einige(ids, hoechstens=12):
+    """'S2-1, S2-2, S2-3': cases named, cut after a dozen, with how many more."""
+    return ", ".join(ids[:hoechstens]) + (f" and {len(ids) - hoechstens:,} more" if len(ids) > hoechstens else "")
+
+
+def gezeigt_zeile(e, ausgaben):
+    """The header line of a run shown from its file: a pasted summary must not pass for a new one."""
+    zuletzt = datetime.datetime.fromtimestamp(max(a.ende for a in ausgaben)).strftime("%Y-%m-%d %H:%M")
+    return (f"Shown as saved: measured {e['datum']}, last answer {zuletzt}; nothing was asked now "
+            "(--neu measures anew).")
+
+
+def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
+    zeilen = [kopfzeile(e, k)] + ([gezeigt_zeile(e, ausgaben)] if gezeigt else []) + \
+        ([f"Server: {server_wort(e['server'], e.get('server_angabe'))}"] if "server" in e else []) + \
+        nochmal_satz(e["tag"], ausgaben) + [""]  # no server line for a run saved before it was identified
+    for f in figuren(k):
+        worte = f.worte and f.worte(e, k)
+        zeilen.append(f"{f.name:<20} {wert(f, getattr(k, f.name))}" + (f"   ({worte})" if worte else ""))
+    if e["n"] > 1:
+        zeilen.append(f"{'alle_n':<20} {prozent(k.alle_n)}   (cases whose {e['n']} outputs all succeeded)")
+    zeilen += ["", stufenzeile(k.stufen)]
+    if k.bfcl:
+        zeilen += bfcl_zeilen(k.bfcl)
+    if e["n"] > 1:
+        zeilen.append(stufenzeile(k.alle_n_stufen, f"All {e['n']} by stage"))
+    zeilen.append("Failure classes: " + (", ".join(f"{art} {zahl}" for art, zahl in k.fehlerarten.items() if zahl)
+                                         or "none") + ".")  # what to train next
+    sitzungen = len({a.sitzung for a in ausgaben})
+    zeilen += ["", f"Latency {k.latenz_s:.2f} s median per request; tokens {k.tokens.prompt} prompt, "
+               f"{k.tokens.completion} completion; wall time {k.dauer_s:.1f} s" +
+               (f" (the {sitzungen} sittings' own, each from its first request to its last answer, added up; the "
+                "time between them left out)" if sitzungen > 1 else "")]
+    zeilen += [""] + diagnose_zeilen(k.diagnose, e)
+    zeilen += fehllisten(faelle, ausgaben, hoechstens)
+    return "\n".join(zeilen)
+
+
+FEHLSCHLAEGE_GEZEIGT = 10  # outputs a failed-case list shows unless --alle
+
+
+def kurz(text, laenge=120):
+    """A value as shown in the failed-case list: a 5 MB argument is cut, not printed."""
+    return text if len(text) <= laenge else f"{text[:laenge]}... ({len(text)} characters)"
+
+
+def aufruf_text(c):
+    """One call as the lists show it, at most ANDERS_HOECHSTENS characters however many arguments it has."""
+    if c["args"] is None:
+        return f"{kurz(c['name'] or '?')}(<malformed arguments>)"
+    oder = c.get("oder", {})  # an expected call's alternatives and optional arguments (pruefe_aufruf)
+    teile = [f"{kurz(k, 40)}={eines([v, *oder.get(k, ())])}" for k, v in list(c["args"].items())[:20]] + \
+        [f"{kurz(k, 40)}={eines(ws)} or left out" for k, ws in c.get("optional", {}).items()]
+    mehr = [f"... {len(c['args']) - 20} more"] if len(c["args"]) > 20 else []
+    return kurz(f"{kurz(c['name'])}(" + ", ".join(teile + mehr) + ")", ANDERS_HOECHSTENS)
+
+
+def aufrufe_text(liste, mangel_=None):
+    """Calls in one line, cut after whole calls at ANDERS_HOECHSTENS characters, naming how many more."""
+    if not liste:
+        return {"leer": "nothing (neither a call nor text)", "abgeschnitten": "cut off by the token limit",
+                "im_denken": "calls in a reasoning field only",
+                "angekuendigt": "no call, though finish_reason said tool_calls"}.get(mangel_, "no call")
+    return gekuerzt(list(map(aufruf_text, liste[:GEZEIGTE_AUFRUFE])), len(liste), " calls")
+
+
+GEZEIGTE_AUFRUFE = 20  # calls of one answer a line shows at most
+
+
+def fehllisten(faelle, ausgaben, hoechstens=None):
+    """The failed-case lists, each from the grades and its case: the chapter's stages, S6 after the tool's
+    result (what the tools returned), S5 after the user's reply, S7's whole jobs (the reference step by step)."""
+    by_id, mehrere = {f.id: f for f in faelle}, any(a.lauf for a in ausgaben)
+    eigene = [(s.liste, lambda a, s=s: a.stufe == s.name and not gelungen(a.note), s.weise.zeilen)
+              for s in STUFEN_TABELLE if s.liste]  # (title, the outputs it lists, one output's lines)
+    listen = [("Failed", lambda a: not STUFE[a.stufe].liste and not gelungen(a.note), Weise().zeilen)] + eigene[:1] + [
+        ("Not done after the reply", lambda a: a.nachfrage is not None and not gelungen(a.nachfrage),
+         lambda a, f, m: fall_zeilen(a, m, f"{f.frage}  /  reply: {f.nachtrag}", f.danach, a.nachfrage))
+    ] + eigene[1:]  # the reply's list after S6's, where reports have always had it
+    return [z for titel, gehoert, zeilen in listen for falsch in [[a for a in ausgaben if gehoert(a)]] for z in
+            fall_liste(f"{titel} ({len(falsch)}):", hoechstens, [zeilen(a, by_id[a.id], mehrere) for a in falsch])]
+
+
+def fall_liste(titel, hoechstens, bloecke):
+    """A failed-case list: its first `hoechstens` outputs (None: all), and how many more and how to see them."""
+    if not bloecke:
+        return []
+    mehr = len(bloecke) - hoechstens if hoechstens is not None and len(bloecke) > hoechstens else 0
+    return ["", titel] + [z for block in bloecke[:len(bloecke) - mehr] for z in block] + \
+        ([f"  ... and {mehr} more (--alle shows every one)"] if mehr else [])
+
+
+def fall_zeilen(a, mehrere, frage, erwartet, b):
+    """One output in a failed-case list: the question, what was expected, what came (b), how it differs.
+    mehrere: the run has repeats, so each line names its output (#1, #2 ...)."""
+    lauf = f" #{a.lauf + 1}" if mehrere else ""
+    gruende = gruende_von(b) if b.befunde else ""
+    ohne = b.gegenprobe["ohne_aufrufe"] if strom_defekt(b) else None
+    geschrieben = f': "{kurz(b.text, 100)}"' if not b.aufrufe and b.text else ""  # what came instead
+    unlesbar = unlesbar_von(b)
+    return [f"  {a.id}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
+            f"      came:     {aufrufe_text(b.aufrufe, b.mangel)}{geschrieben}"] + \
+        [f"      written:  {form}: \"{text}\"" for form, text in dict(unlesbar).items()] + \
+        ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: strom_defekt)"] if ohne else []) + \
+        ([f"      differs:  {gruende}"] if gruende else [])
+
+
+def gruende_von(b):
+    """Why a graded output failed, in one line: no answer at all, or which call or argument differed, cut after
+    whole parts and counting the rest (the Befunde without words among them)."""
+    return gekuerzt([x.text for x in b.befunde if x.text is not None], sum(x.mal for x in b.befunde))
+
+
+def figuren(*ks):
+    """The figures the runs show (FIGUREN): the chapter's five, and each other where it tells something."""
+    return [f for f in FIGUREN if f.gezeigt(ks)]
+
+
+def intervall_worte(ki):
+    return f"{prozent(ki[0])} to {prozent(ki[1])}"
+
+
+def stufen_von(*ks):
+    """The stages any of the runs has outputs in: S6 only where a run measured it."""
+    return [s for s in STUFEN if any(k.stufen.get(s) is not None for k in ks)]
+
+
+# ===========================================================================
+# Part two: running it. Settings, cases, the request, the call reader, saving, measuring, the command line.
+# ===========================================================================
+
 
 # ---------------------------------------------------------------------------
 # Errors: one class per exit status, one boundary in main()
@@ -468,10 +1020,10 @@ class Beendet(KeyboardInterrupt):
     """SIGTERM, ended like Ctrl-C: what was answered is kept."""
     status = 143
 
-
 # ---------------------------------------------------------------------------
 # Settings: one frozen object, read once from the command line, that travels
 # ---------------------------------------------------------------------------
+
 
 FAELLE_DATEI = "faelle.jsonl"
 
@@ -518,10 +1070,10 @@ class Lauf(typing.NamedTuple):
     alle: bool = False  # every failed output in the lists, not the first FEHLSCHLAEGE_GEZEIGT
     server: str = None  # --server: what the user states serves the URL, where no page identifies it
 
-
 # ---------------------------------------------------------------------------
 # Loading and checking faelle.jsonl
 # ---------------------------------------------------------------------------
+
 
 NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # a tool name every server takes (OpenAI's rule)
 
@@ -583,24 +1135,6 @@ def werkzeug_fehler(w):
         return "\"required\" is not a list of parameter names"
     fehlt = [x for x in pflicht if x not in p.get("properties", {})]
     return f"\"required\" names '{fehlt[0]}', which is not in \"properties\"" if fehlt else None
-
-
-def pruefe_synonyme(pfad, synonyme, werkzeuge):
-    """A map for every tool and every parameter name, to new names that are all different from the old."""
-    teile = {"werkzeuge": {w["function"]["name"] for w in werkzeuge},
-             "argumente": {a for w in werkzeuge for a in w["function"]["parameters"].get("properties", {})}}
-    for teil, alt in teile.items():
-        karte = synonyme.get(teil) if isinstance(synonyme, dict) else None
-        if not isinstance(karte, dict) or not all(isinstance(v, str) and NAME.fullmatch(v) for v in karte.values()):
-            raise Eingabefehler(f"{pfad}: \"synonyme\" needs \"{teil}\": {{old name: new name}}, each new name 1 to "
-                                "64 letters, digits, '_' or '-'")
-        fehlt = sorted(alt - set(karte))
-        if fehlt:
-            raise Eingabefehler(f"{pfad}: \"synonyme\" has no other name for '{fehlt[0]}' in \"{teil}\"")
-        neu = list(karte.values())
-        doppelt = sorted({v for v in neu if neu.count(v) > 1} | (set(neu) & alt))  # a new name must name one thing
-        if doppelt:
-            raise Eingabefehler(f"{pfad}: \"synonyme\" gives '{doppelt[0]}' in \"{teil}\" twice or as an old name")
 
 
 FELDER = {"id": str, "stufe": str, "frage": str, "erwartet": list}
@@ -871,143 +1405,6 @@ def typ_abhilfe(wert, typ):
     return ""
 
 
-def pruefe_danach(fall, katalog):
-    """What follows the first step, with the calls expected after it (danach): S5's reply from the
-    user (nachtrag), or S6's results of the tools (ergebnis, one per expected call, in order)."""
-    neben = DANACH_NEBEN.get(fall["stufe"])
-    fremd = next((f for f in DANACH_NEBEN.values() if f in fall and f != neben), None)
-    if fremd:
-        stufe = next(s for s, f in DANACH_NEBEN.items() if f == fremd)
-        return f"'{fremd}' belongs to {stufe} only, not to {fall['stufe']}"
-    da = [f for f in (neben, "danach") if f in fall]
-    if neben == "ergebnis" and len(da) < 2:
-        return f"stage {fall['stufe']} needs 'ergebnis' (what each call of the first step returned) and 'danach'"
-    if not da:
-        return None
-    if neben is None:
-        return f"'danach' belongs to {' or '.join(DANACH_NEBEN)} only, not to {fall['stufe']}"
-    if len(da) == 1:
-        return f"'{da[0]}' needs '{({neben, 'danach'} - set(da)).pop()}' beside it"
-    if neben == "nachtrag" and (not isinstance(fall["nachtrag"], str) or not fall["nachtrag"].strip()):
-        return "'nachtrag' must be a non-empty string (the user's reply)"
-    ergebnis = fall.get("ergebnis")
-    if neben == "ergebnis" and (not isinstance(ergebnis, list) or len(ergebnis) != len(fall["erwartet"])):
-        return f"'ergebnis' must list one result per expected call ({len(fall['erwartet'])}), in their order"
-    # subtle: after a result the right answer may be text (danach []); after a reply it is always a call
-    if not isinstance(fall["danach"], list) or (neben == "nachtrag" and not fall["danach"]):
-        return f"'danach' must list the calls expected after the {'reply' if neben == 'nachtrag' else 'results'}"
-    return next(filter(None, (pruefe_aufruf(soll, katalog) for soll in fall["danach"])), None)
-
-
-def pruefe_ganz(fall, katalog):
-    """An S7 case: id, frage, welt (kontakte, termine, ausgang) and loesung (the reference's steps of calls, the last
-    [] for the closing answer); optionally fehler (the refusals the reference meets) and antwort (the values the
-    closing answer must name). Replayed on its world, the reference must meet exactly those refusals, find every
-    antwort value in a result, and change the world or name a value, or a model doing nothing would pass."""
-    for feld in ("id", "frage"):
-        if not isinstance(fall.get(feld), str) or not fall[feld].strip():
-            return f"field '{feld}' missing or not a non-empty string"
-    fremd = next((f for f in fall if f not in ("id", "stufe", "frage", "welt", "loesung", "fehler", "antwort")), None)
-    if fremd:
-        return f"'{fremd}' does not belong to {GANZ}"
-    loesung = fall.get("loesung")
-    if not isinstance(loesung, list) or len(loesung) < 2 or loesung[-1] != [] or \
-            not all(isinstance(s, list) and s for s in loesung[:-1]):
-        return "'loesung' must list the steps of calls, at least one, and end with [] (the closing text answer)"
-    if not isinstance(fall.get("fehler", 0), int) or isinstance(fall.get("fehler"), bool) or fall.get("fehler", 0) < 0:
-        return "'fehler' must be a whole number of at least 0"
-    antwort = fall.get("antwort", [])
-    if not isinstance(antwort, list) or not all(isinstance(a, str) and a.strip() for a in antwort):
-        return "'antwort' must list the values the closing answer has to name"
-    schon = next((a for a in antwort if genannt(a, fall["frage"])), None)
-    if schon:
-        return f"'antwort' names {json.dumps(schon, ensure_ascii=False)}, which the question gives already: a model " \
-               "that makes no call would pass"
-    return pruefe_welt(fall.get("welt")) or \
-        next(filter(None, (pruefe_aufruf(soll, katalog) for schritt in loesung for soll in schritt)), None) or \
-        pruefe_referenz(als_fall(fall))
-
-
-def _wort(x):
-    """A non-empty string without padding: a padded one no stripped filter or call could ever match."""
-    return isinstance(x, str) and x.strip() == x != ""
-
-
-WORT = (_wort, "a non-empty string without leading or trailing spaces")
-WORT_ODER_NULL = (lambda x: x is None or _wort(x), "null or a non-empty string without leading or trailing spaces")
-WELT_FELDER = {  # part of a world -> {field: (check, what it must be)}; fields without a default are needed
-    "kontakte": {"contact_id": WORT, "name": WORT, "email": WORT_ODER_NULL, "company": WORT_ODER_NULL,
-                 "status": (lambda x: x in STATUS, f"one of {', '.join(STATUS)}"),
-                 "notizen": (lambda x: isinstance(x, list) and all(isinstance(n, str) for n in x),
-                             "a list of strings")},
-    "termine": {"calendar": (lambda x: x in KALENDER, f"one of {', '.join(KALENDER)}"), "title": WORT,
-                "date": (lambda x: isinstance(x, str) and bool(DATUM_MUSTER.fullmatch(x)), "a date YYYY-MM-DD"),
-                "start": (lambda x: isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x)), "a time HH:MM"),
-                "end": (lambda x: isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x)), "a time HH:MM")},
-    "ausgang": {f: (lambda x: isinstance(x, str), "a string") for f in ("to", "subject", "body")}}
-WELT_VORGABEN = {"email", "company", "status", "notizen"}  # a contact's fields that welt_von fills in
-
-
-def pruefe_welt(welt):
-    """What is wrong with a starting world, or None: its parts, each record's fields and their types,
-    an event that ends before it starts, two contacts with one id."""
-    if not isinstance(welt, dict) or set(welt) - set(WELT_FELDER) or \
-            not all(isinstance(welt.get(t, []), list) for t in WELT_FELDER):
-        return "'welt' must be an object of the lists kontakte, termine and ausgang"
-    for teil, felder in WELT_FELDER.items():
-        for nr, x in enumerate(welt.get(teil, []), 1):
-            wo = f"welt's {teil} #{nr}"
-            if not isinstance(x, dict):
-                return f"{wo} is not an object"
-            fehlt = next((f for f in felder if f not in x and f not in WELT_VORGABEN), None)
-            fremd = next((f for f in x if f not in felder), None)
-            falsch = next((f for f, (pruefe, _) in felder.items() if f in x and not pruefe(x[f])), None)
-            if fehlt or fremd or falsch:
-                return f"{wo} " + (f"has no {fehlt}" if fehlt else f"has a field {fremd} the world does not know"
-                                   if fremd else f"has {falsch} {json.dumps(x[falsch])}, not {felder[falsch][1]}")
-            if teil == "termine" and x["start"] >= x["end"]:
-                return f"{wo} starts at {x['start']}, not before its end {x['end']}"
-    ids = collections.Counter(k["contact_id"] for k in welt.get("kontakte", []))
-    doppelt = next((i for i, n in ids.items() if n > 1), None)
-    if doppelt:
-        return f"two contacts of 'welt' have the id {doppelt}"
-    vergeben = next(((i, NEUE_IDS.index(i) + 1) for i in ids if i in NEUE_IDS), None)
-    return vergeben and f"a contact of 'welt' has the id {vergeben[0]}, which the world gives the " \
-                        f"{vergeben[1]}. contact a job creates"
-
-
-def pruefe_referenz(fall):
-    """Replay the reference on its world: what no model could meet, or a do-nothing model would; or None."""
-    welt, ergebnisse = abgespielt(fall)
-    abgelehnt = [(nr, soll, e["error"]) for nr, (schritt, es) in enumerate(zip(fall.loesung, ergebnisse), 1)
-                 for soll, e in zip(schritt, es) if "error" in e]
-    gelesen = next((x for x in abgelehnt if x[1]["name"] in LESEND), None)
-    if gelesen:  # a read changes nothing: a model that never sent it would pass as well, without recovering
-        nr, soll, grund = gelesen
-        return (f"the world refuses step {nr}'s {soll['name']} ({grund}); a job's 'fehler' counts writes the world "
-                "turns down (a room already taken), never a read, which a model can leave out")
-    if len(abgelehnt) != fall.fehler:
-        if len(abgelehnt) > fall.fehler:
-            nr, soll, grund = abgelehnt[fall.fehler]
-            return (f"the world refuses step {nr}'s {soll['name']} ({grund}); a reference meets only the refusals "
-                    "'fehler' counts, for a job that tests recovery")
-        return f"'fehler' counts {fall.fehler} refused calls, the replay of 'loesung' meets {len(abgelehnt)}"
-    gesehen = "\n".join(werte_von(ergebnisse))  # the results' values, never their keys
-    fehlt = next((w for w in fall.antwort if not genannt(w, gesehen)), None)
-    if fehlt:
-        return f"'antwort' names {json.dumps(fehlt, ensure_ascii=False)}, which no value of the replay's results holds"
-    if kanonisch(welt, fall) == kanonisch(welt_von(fall), fall) and not fall.antwort:
-        return "the reference changes nothing and names no value: a model that does nothing would pass"
-    return None
-
-
-def werte_von(x):
-    """Every string and number a result holds, at any depth: what a closing answer could name of it."""
-    if isinstance(x, (dict, list)):
-        return [w for v in (x.values() if isinstance(x, dict) else x) for w in werte_von(v)]
-    return [] if x is None or isinstance(x, bool) else [str(x)]
-
-
 def pruefe_nur(fall, katalog):
     if "nur" not in fall:
         return "stage S1 needs 'nur' (the tools offered)" if fall["stufe"] == "S1" else None
@@ -1022,226 +1419,10 @@ def pruefe_nur(fall, katalog):
     fehlt = [s["name"] for s in fall["erwartet"] if s["name"] not in nur]
     return f"'nur' leaves out the expected tool '{fehlt[0]}'" if fehlt else None
 
-
-# ---------------------------------------------------------------------------
-# BFCL's files: the Berkeley Function Calling Leaderboard's cases, each category a stage
-# ---------------------------------------------------------------------------
-
-BFCL_DATEI = re.compile(r"BFCL_v\d+_(\w+)\.json")  # BFCL_v4_simple_python.json: its category is simple_python
-BFCL_OPENAPI = {"integer": "integer", "number": "number", "float": "number", "string": "string", "boolean": "boolean",
-                "bool": "boolean", "array": "array", "list": "array", "dict": "object", "object": "object",
-                "tuple": "array", "any": "string"}  # BFCL's GORILLA_TO_OPENAPI, for the Python categories' types
-BFCL_HINWEIS = " Note that the provided function is in Python 3 syntax."  # every category messen reads is Python
-BFCL_PYTHON = {"string": str, "integer": int, "float": float, "boolean": bool, "array": list, "tuple": list,
-               "dict": dict, "any": str}  # its checker's PYTHON_TYPE_MAPPING: the types a Python case may name
-
-
-def ist_bfcl(pfad):
-    """Is this BFCL's data: a directory of its files, or one file of JSON lines with "question" and "function"?"""
-    pfad = Path(pfad)
-    if pfad.is_dir():
-        return True
-    try:
-        with open(pfad, "rb") as f:
-            erste = next((z for z in f if z.strip()), b"")
-        fall = json.loads(erste.decode("utf-8-sig"))
-    except (OSError, ValueError, RecursionError):
-        return False  # lade_faelle says what is wrong with it
-    return isinstance(fall, dict) and "question" in fall and "function" in fall
-
-
-def lade_bfcl(pfad, stichprobe=None):
-    """BFCL's question files with their possible_answer/ beside them: a file, or a directory's files of the categories
-    messen knows (the stage table's BFCL rows); with stichprobe N, N cases of each drawn evenly across its file. Read a
-    line at a time: what stays are the cases kept. Returns (faelle, sha256 of every file read)."""
-    pfad = Path(pfad)
-    if pfad.is_dir():
-        try:
-            namen = sorted(os.listdir(pfad))
-        except OSError as e:
-            raise Eingabefehler(f"{pfad}: cannot read the folder ({e.strerror})")
-        dateien = [pfad / n for s in STUFEN_TABELLE if s.bfcl for n in namen
-                   if (m := BFCL_DATEI.fullmatch(n)) and m[1] == s.name]
-        if not dateien:
-            raise Eingabefehler(f"{pfad}: no BFCL file of a category messen reads ({', '.join(BFCL_STUFEN)})")
-    else:
-        dateien = [pfad]
-    faelle, sha, gesehen = [], hashlib.sha256(), {}
-    for datei in dateien:
-        kategorie = bfcl_kategorie(datei)
-        antwort = None if STUFE[kategorie].still else datei.parent / "possible_answer" / datei.name
-        zahl = [sum(bool(z.strip()) for z in bfcl_lesen(d, sha)) for d in (datei, antwort) if d][0]
-        behalten = {int((i + 0.5) * zahl / stichprobe) for i in range(stichprobe)} if stichprobe else None
-        paare = itertools.zip_longest(json_zeilen(datei, bfcl_lesen(datei)),
-                                      json_zeilen(antwort, bfcl_lesen(antwort)) if antwort else ())
-        for i, ((nr, roh), (anr, erwartet)) in enumerate((f or (None, None), a or (None, None)) for f, a in paare):
-            fall = als_fall(bfcl_fall(datei, nr, roh, kategorie, antwort and (antwort, anr, erwartet), gesehen))
-            if behalten is None or i in behalten:
-                faelle.append(fall)
-    if not faelle:
-        raise Eingabefehler(f"{pfad}: no cases in the file")
-    return faelle, sha.hexdigest()
-
-
-def bfcl_kategorie(datei):
-    m = BFCL_DATEI.fullmatch(datei.name)
-    if not m:
-        raise Eingabefehler(f"{datei}: a BFCL file is named as BFCL names it (BFCL_v4_simple_python.json): "
-                            "its name gives its category")
-    if m[1] not in BFCL_STUFEN:
-        raise Eingabefehler(f"{datei}: messen reads BFCL's single-turn Python categories ({', '.join(BFCL_STUFEN)}), "
-                            f"not {m[1]}")
-    return m[1]
-
-
-def bfcl_lesen(datei, sha=None):
-    """A BFCL file's lines as bytes, one at a time, each added to sha where one is given."""
-    try:
-        with open(datei, "rb") as f:
-            for zeile in f:
-                sha and sha.update(zeile)
-                yield zeile
-    except OSError as e:
-        wo = f"; BFCL keeps a category's expected calls in possible_answer/{datei.name}" * (e.errno == errno.ENOENT)
-        raise Eingabefehler(f"{datei}: cannot read it ({e.strerror}){wo}")
-
-
-def bfcl_fall(datei, nr, roh, kategorie, antwort, gesehen):
-    """One BFCL case as messen asks and grades it: its messages as given, its functions as BFCL's generation
-    sends them to OpenAI-style tools, and each expected call with its accepted values and its function's schema
-    as written. antwort: (file, line, object) of the possible_answer line BFCL's runner pairs with it."""
-    if roh is None:
-        raise Eingabefehler(f"{antwort[0]}:{antwort[1]}: an expected call beyond the last case of {datei.name}; "
-                            "BFCL's runner pairs the two files line by line")
-    wo = f"{datei}:{nr}"
-    if fehler := bfcl_fehler(roh):
-        raise Eingabefehler(f"{wo}: {fehler}")
-    if roh["id"] in gesehen:
-        raise Eingabefehler(f"{wo}: duplicate id {roh['id']} (first in {gesehen[roh['id']]})")
-    gesehen[roh["id"]] = f"{datei.name}:{nr}"
-    soll = [] if antwort is None else [bfcl_soll(wo, g, roh["function"], kategorie) for g in bfcl_erwartet(
-        roh["id"], *antwort)]
-    nachrichten = roh["question"][0]
-    return {"id": roh["id"], "stufe": kategorie, "erwartet": soll, "_zeile": nr,
-            "frage": next((m["content"] for m in reversed(nachrichten) if m["role"] == "user"), ""),
-            "_nachrichten": nachrichten, "_werkzeuge": [bfcl_werkzeug(f) for f in roh["function"]]}
-
-
-def bfcl_erwartet(id_, datei, nr, erwartet):
-    """The expected calls of the case id_ from the possible_answer line BFCL's runner pairs with it."""
-    wo = f"{datei}:{nr}" if nr else f"{datei}"
-    if nr is None:
-        raise Eingabefehler(f"{wo}: no expected call for {id_} (its lines end before the cases do); BFCL's runner "
-                            "pairs the two files line by line")
-    if not isinstance(erwartet, dict) or erwartet.get("id") != id_:
-        was = f"the id {erwartet['id']}" if isinstance(erwartet, dict) and "id" in erwartet else "no id"
-        raise Eingabefehler(f"{wo}: {was} where the case on that line of {Path(datei).name} is {id_}; BFCL's runner "
-                            "pairs the two files line by line")
-    if not isinstance(erwartet.get("ground_truth"), list) or not erwartet["ground_truth"]:
-        raise Eingabefehler(f"{wo}: no expected call for {id_} (\"ground_truth\" is a list of calls)")
-    return erwartet["ground_truth"]
-
-
-def bfcl_fehler(roh):
-    """What keeps a BFCL line from being a case messen can ask, or None."""
-    if not isinstance(roh, dict) or not isinstance(roh.get("id"), str):
-        return "a BFCL case is an object with an \"id\""
-    frage = roh.get("question")
-    if not isinstance(frage, list) or len(frage) != 1:
-        return "a case of one turn has \"question\": [[messages]]; messen reads no multi-turn category"
-    if not isinstance(frage[0], list) or not frage[0] or not all(
-            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
-            for m in frage[0]):
-        return "\"question\"[0] must be a non-empty list of {\"role\", \"content\"} messages"
-    funktionen = roh.get("function")
-    if not isinstance(funktionen, list):
-        return "\"function\" must be a list of functions"
-    for f in funktionen:
-        if not isinstance(f, dict) or not isinstance(f.get("name"), str) or not isinstance(
-                f.get("parameters"), dict) or not isinstance(f["parameters"].get("properties"), dict):
-            return "each function needs a \"name\" and \"parameters\" with \"properties\""
-        typ = next((t for p in f["parameters"]["properties"].values() for t in bfcl_typen(p) if t not in BFCL_PYTHON),
-                   False)
-        if typ is not False:
-            return f"{f['name']} has a parameter of type {typ!r}, which no Python case of BFCL has"
-    namen = [bfcl_name(f["name"]) for f in funktionen]
-    falsch = next((n for n in namen if not NAME.fullmatch(n)), None)
-    if falsch is not None:  # BFCL's handler sends it so, and a strict server refuses the whole request (400)
-        return f"the function {falsch!r} is no name a tool may have (^[a-zA-Z0-9_-]{{1,64}}$, dots as underscores)"
-    doppelt = [f["name"] for f in funktionen if namen.count(bfcl_name(f["name"])) > 1]
-    if doppelt:
-        return f"{' and '.join(doppelt[:2])} are both sent as {bfcl_name(doppelt[0])} (dots as underscores, as " \
-               "BFCL sends them), and one name can be one tool only"
-    return None
-
-
-def bfcl_typen(p):
-    """The types a parameter names, its items' type included (what BFCL's checker looks up)."""
-    if not isinstance(p, dict):
-        return [None]
-    items = p.get("items") if p.get("type") in ("array", "tuple") else None
-    return [p.get("type")] + ([items.get("type") if isinstance(items, dict) else None] if items is not None or
-                              p.get("type") in ("array", "tuple") else [])
-
-
-def bfcl_soll(wo, g, funktionen, kategorie):
-    """One expected call: {name as sent: {parameter: [accepted values, "" where leaving it out is right]}}. A
-    simple category's is checked against its one function, as BFCL's checker does."""
-    if not isinstance(g, dict) or len(g) != 1 or not isinstance(next(iter(g.values())), dict) or not all(
-            isinstance(v, list) for v in next(iter(g.values())).values()):
-        raise Eingabefehler(f"{wo}: an expected call is {{\"function\": {{\"parameter\": [accepted values]}}}}")
-    name, werte = next(iter(g.items()))
-    if werte and not any(werte.values()):
-        raise Eingabefehler(f"{wo}: every argument of the expected call {name} accepts no value ([]): no answer "
-                            "could pass")
-    if STUFE[kategorie].pruefer == "simple" and funktionen:
-        funktion = funktionen[0]
-    else:
-        funktion = next((f for f in funktionen if f["name"] == name), None)
-        if funktion is None:
-            raise Eingabefehler(f"{wo}: the expected call {name} is none of the case's functions")
-    return {"name": bfcl_name(funktion["name"]), "args": werte, "_schema": funktion["parameters"]}
-
-
-def bfcl_name(name):
-    """A function's name as BFCL sends it to OpenAI-style tools: no dots (^[a-zA-Z0-9_-]{1,64}$)."""
-    return name.replace(".", "_")
-
-
-def bfcl_werkzeug(funktion):
-    """A BFCL function as its generation sends it: the language's hint added to its description (as
-    load_dataset_entry does), then as convert_to_tool makes it an OpenAI tool: the name without dots, the
-    parameters an object, every type mapped (an unknown one is a string), a float a number with its note."""
-    f = copy.deepcopy(funktion)
-    f["name"], f["description"] = bfcl_name(f["name"]), f.get("description", "") + BFCL_HINWEIS
-    f["parameters"]["type"] = "object"
-    f["parameters"]["properties"] = bfcl_eigenschaften(f["parameters"]["properties"])
-    return {"type": "function", "function": f}
-
-
-def bfcl_eigenschaften(eigenschaften):
-    """BFCL's _cast_to_openai_type: each property's type as OpenAPI names it, a level of items and properties
-    deep, as BFCL goes."""
-    for p in eigenschaften.values():
-        typ = p.get("type", "string")
-        if typ == "float":
-            p["format"] = "float"
-            p["description"] = p.get("description", "") + " This is a float type value."
-        p["type"] = BFCL_OPENAPI.get(typ, "string")
-        if p["type"] in ("array", "object") and isinstance(p.get("properties"), dict):
-            p["properties"] = bfcl_eigenschaften(p["properties"])
-        elif p["type"] in ("array", "object") and isinstance(p.get("items"), dict):
-            items = p["items"]
-            items["type"] = BFCL_OPENAPI.get(items.get("type"), "string")
-            if items["type"] == "array" and isinstance(items.get("items"), dict):
-                items["items"]["type"] = BFCL_OPENAPI.get(items["items"].get("type"), "string")
-            elif items["type"] == "object" and isinstance(items.get("properties"), dict):
-                items["properties"] = bfcl_eigenschaften(items["properties"])
-    return eigenschaften
-
 # ---------------------------------------------------------------------------
 # Asking the endpoint: the only network code
 # ---------------------------------------------------------------------------
+
 
 TIEFE = 100  # levels of JSON nesting kept; deeper values become ZU_TIEF
 ZU_TIEF = "(nested too deep to read)"
@@ -1284,17 +1465,6 @@ def anfrage(fall, lauf, extra=None):
     return body
 
 
-def bfcl_nachrichten(fall, system):
-    """A BFCL case's messages as given, no opening of ours; with --system, that before them, in one system
-    message with the case's own where it has one (many chat templates take one, and only first)."""
-    nachrichten = list(fall.nachrichten)
-    if system is None:
-        return nachrichten
-    if nachrichten[0]["role"] == "system":
-        return [{"role": "system", "content": f"{system}\n\n{nachrichten[0]['content']}"}] + nachrichten[1:]
-    return [{"role": "system", "content": system}] + nachrichten
-
-
 def eroeffnet(eroeffnung, fall, katalog):
     """A case's first messages: the opening its stage sends, then its question in the catalogue's words."""
     return [{"role": "system", "content": eroeffnung}, {"role": "user", "content": katalog.als_gesendet(fall.frage)}]
@@ -1306,85 +1476,6 @@ def angeboten(fall, katalog):
         return katalog.werkzeuge
     nur = {neuer_name(katalog, n) for n in fall.nur}.union(katalog.zusatz)
     return [w for w in katalog.werkzeuge if w["function"]["name"] in nur]
-
-
-def ergebnis_nachrichten(fall, katalog):
-    """S6: the first step as the assistant's tool_calls, then each call's result as a tool message."""
-    gesendet = [{"name": neuer_name(katalog, s["name"]), "args": umbenannte_args(katalog, s["args"])}
-                for s in fall.erwartet]
-    return werkzeug_runde(fall.id, gesendet, fall.ergebnis, katalog)
-
-
-def werkzeug_runde(schluessel, aufrufe, ergebnisse, katalog, gesagt=None):
-    """One round of tools as the conversation carries it: the assistant's calls (name and args as sent) beside what
-    it told the user (gesagt), then one tool message per call, the result's keys in the names the catalogue sent.
-    content "" where nothing was told: TGI refuses a message without content, LM Studio refused null. The ids are 9
-    letters or digits, the only ids Mistral's templates take, fixed by `schluessel`: a request is the same each time."""
-    ids = [hashlib.sha256(f"{schluessel}/{i}".encode()).hexdigest()[:9] for i in range(len(aufrufe))]
-    rufe = [{"id": i, "type": "function", "function": {"name": begrenzt(c["name"]),
-                                                        "arguments": json.dumps(begrenzt(c["args"]))}}
-            for i, c in zip(ids, aufrufe)]
-    gesagt = begrenzt(gesagt) if isinstance(gesagt, str) else ""
-    return [{"role": "assistant", "content": gesagt, "tool_calls": rufe}] + [
-        {"role": "tool", "tool_call_id": i, "content": ergebnis_text(umbenannte_args(katalog, e))}
-        for i, e in zip(ids, ergebnisse)]
-
-
-WERT_HOECHSTENS = 2_000  # characters of one string a conversation carries back (a model's 170 KB note)
-EINTRAEGE_HOECHSTENS = 200  # keys of one object, items of one list (a model's 200,000 arguments)
-ERGEBNIS_HOECHSTENS = 20_000  # characters of one tool message: a request never passes a few MB
-
-
-def begrenzt(wert):
-    """A value with each string cut at WERT_HOECHSTENS characters and each object or list at EINTRAEGE_HOECHSTENS
-    entries, saying so: still the JSON it was."""
-    if isinstance(wert, str) and len(wert) > WERT_HOECHSTENS:
-        return f"{wert[:WERT_HOECHSTENS]}... (cut: {len(wert) - WERT_HOECHSTENS} characters more)"
-    mehr = f"(cut: {len(wert) - EINTRAEGE_HOECHSTENS} entries more)" if isinstance(wert, (dict, list)) and \
-        len(wert) > EINTRAEGE_HOECHSTENS else None
-    if isinstance(wert, dict):
-        kurz_ = {k: begrenzt(v) for k, v in list(wert.items())[:EINTRAEGE_HOECHSTENS]}
-        return dict(kurz_, **{"...": mehr}) if mehr else kurz_
-    return [begrenzt(v) for v in wert[:EINTRAEGE_HOECHSTENS]] + [mehr] * bool(mehr) if isinstance(wert, list) else wert
-
-
-def ergebnis_text(ergebnis):
-    """A tool's result as its message carries it, bounded: long strings cut, a long whole cut with a note."""
-    text = json.dumps(begrenzt(ergebnis), ensure_ascii=False)
-    if len(text) <= ERGEBNIS_HOECHSTENS:
-        return text
-    mehr = len(text) - ERGEBNIS_HOECHSTENS
-    return f"{text[:ERGEBNIS_HOECHSTENS]} ... (the result is cut here: {mehr} characters more)"
-
-
-def neuer_name(katalog, name):
-    """A tool's name as the catalogue sent names it (synonyme renames it)."""
-    return katalog.umbenennung["werkzeuge"].get(name, name) if katalog.umbenennung else name
-
-
-def umbenannte_args(katalog, wert):
-    """Arguments, or a tool's result, with each key that is a parameter's name as the catalogue sent names it."""
-    if isinstance(wert, list) and katalog.umbenennung:
-        return [umbenannte_args(katalog, w) for w in wert]
-    if not isinstance(wert, dict) or not katalog.umbenennung:
-        return wert
-    return {katalog.umbenennung["argumente"].get(k, k): umbenannte_args(katalog, v) for k, v in wert.items()}
-
-
-def probe_anfrage(fall, lauf):
-    """The probe: the case as the run asked it, but plain, at temperature 0, and with tool_choice
-    "required", which every server with a working tool-call parser answers as tool_calls."""
-    body = anfrage(fall, lauf._replace(temp=0.0, stream=False))
-    body["tool_choice"] = "required"
-    return body
-
-
-def nachfrage_anfrage(fall, lauf, nachricht):
-    """The second turn: the question, the first answer's content as returned, and the user's reply."""
-    body = anfrage(fall, lauf)
-    body["messages"] += [{"role": "assistant", "content": nachricht.get("content") or ""},
-                         {"role": "user", "content": lauf.katalog.als_gesendet(fall.nachtrag)}]
-    return body
 
 
 class BearerAuth(AuthBase):
@@ -1520,160 +1611,6 @@ class Endpunkt:
             return wert if isinstance(wert, dict) else None
         except (requests.RequestException, LocationValueError, ValueError, OSError, RecursionError):
             return None  # RecursionError: JSON nested deeper than the parser goes
-
-
-KENNUNG_FRIST = 10  # seconds a page about the server may take: it is no answer of the model
-
-
-def erkenne_server(endpunkt):
-    """Which software serves the endpoint, from what it tells of itself: /v1/models's owned_by (each server fills it
-    its own way), then the family's own page where it has one (vLLM's /version, Ollama's /api/version, TGI's /info,
-    llama.cpp's /props with its chat template); where no owner names a family, the pages of the families known by their
-    page alone (TGI's /info). Two or three GETs, after the last answer; a server that tells nothing stays unknown."""
-    wurzel, modelle = server_adressen(endpunkt.lauf.url)
-    familie, beleg = server_aus_modellen(endpunkt.hole(modelle), endpunkt.lauf.modell)
-    if familie is None:
-        for f in FAMILIEN.values():
-            seite = endpunkt.hole(wurzel + f.seite) if f.erkennt else None
-            if seite and f.erkennt(seite):
-                return server_kennung(f, f"{f.seite}: {f.erkennt.__doc__}", seite)
-        return None
-    return server_kennung(familie, beleg, endpunkt.hole(wurzel + familie.seite) if familie.seite else None)
-
-
-def server_adressen(url):
-    """(the server's root, its /v1/models) from the chat URL."""
-    teile = urlsplit(url)
-    pfad = teile.path
-    wurzel_pfad = pfad[:pfad.index("/v1/")] if "/v1/" in pfad else pfad.rsplit("/chat/completions", 1)[0]
-    wurzel = urlunsplit((teile.scheme, teile.netloc, wurzel_pfad, "", ""))
-    return wurzel, urlunsplit((teile.scheme, teile.netloc, wurzel_pfad + "/v1/models", teile.query, ""))
-
-
-def server_aus_modellen(liste, modell):
-    """(the family or None, what told it) from /v1/models's owned_by; TGI fills it with the model's id."""
-    daten = liste.get("data") if isinstance(liste, dict) else None
-    eintraege = [d for d in daten if isinstance(d, dict)] if isinstance(daten, list) else []
-    eintrag = next((d for d in eintraege if d.get("id") == modell), eintraege[0] if eintraege else None)
-    besitzer = eintrag.get("owned_by") if eintrag else None
-    familie = next((f for f in FAMILIEN.values() if besitzer in f.owned_by), None) if isinstance(besitzer, str) \
-        else None
-    return (familie, f"/v1/models: owned_by {besitzer}") if familie else (None, None)
-
-
-def server_kennung(familie, beleg, seite):
-    """The settings line's record of the server: {"name", "version", "beleg", "vorlage"} (vorlage: where
-    the family's page tells it, the chat template, whether it renders tools and which call form it asks for)."""
-    seite = seite or {}
-    version = seite.get(familie.version_feld)
-    return {"name": familie.name, "version": version if isinstance(version, str) else None, "beleg": beleg,
-            "vorlage": vorlage_von(seite) if familie.zeigt_vorlage else None}
-
-
-class Familie(typing.NamedTuple):
-    """What messen knows of one server family: how it is recognised, what it does with tool_choice
-    "required" (the probe), its own option for each fix, its parsers' names by the form a model writes,
-    and its quirks, each with the issue thread that shows it (docs/diagnose.md). A new family is one
-    record of FAMILIEN and its test; nothing outside these records names a server."""
-    name: str
-    parser: str  # the fix where calls stay text: its option that reads the model's form ({parser}: its name)
-    vorlage: str  # the fix where the catalogue never reaches the prompt
-    denken: str  # the fix where a reasoning parser took the answer
-    owned_by: tuple = ()  # what its /v1/models fills owned_by with
-    seite: str = None  # its own page about itself, asked once it is recognised
-    version_feld: str = "version"  # the key of that page that holds its version
-    erkennt: object = None  # seite -> bool: the family known by its page alone (its docstring says by what)
-    zeigt_vorlage: bool = False  # its page tells the chat template and whether it renders tools (llama.cpp /props)
-    # what a probe (tool_choice "required") tells there: 'frei' it tells, 'grammatik' the server forces it with
-    # a grammar (a native answer proves only that it can emit calls), 'keine' it ignores tool_choice,
-    # 'unbekannt' the server is not known, and may force it by grammar: a probe proves nothing either way
-    probe: str = "frei"
-    probe_grund: str = ""  # why no probe is asked there, with its threads
-    parser_namen: tuple = ()  # (the form a model writes, the parser that reads it)
-    doppelt_kodiert: bool = False  # shown to encode arguments twice
-
-
-def tgi_info(seite):
-    """model_id and version"""
-    return isinstance(seite.get("model_id"), str) and isinstance(seite.get("version"), str)
-
-
-def ollama_version(seite):
-    """its version alone"""
-    return set(seite) == {"version"} and isinstance(seite["version"], str)
-
-
-UNBEKANNTER_SERVER = Familie("an unknown server", probe="unbekannt",
-    parser="the server's tool-call parser for this model's template (its name and option depend on the server)",
-    vorlage="a chat template that renders the tools",
-    denken="how the server's reasoning and tool-call parsers are paired")
-SELBSTTEST = "messen-selbsttest"  # the owner the built-in loopback endpoint names
-FAMILIEN = {f.name: f for f in (Familie("vLLM", owned_by=("vllm",), seite="/version", probe="grammatik",
-            parser="--enable-auto-tool-choice with the --tool-call-parser that reads the form the model writes{parser}",
-            vorlage="--chat-template with a template that renders tools",
-            denken="--reasoning-parser paired with --tool-call-parser",
-            parser_namen=(("<tool_call>", "hermes"), ("[TOOL_CALLS]", "mistral"), ("<|python_tag|>", "llama3_json"),
-                          ("bare JSON", "llama3_json"), ("[f(a=1)]", "pythonic"))),
-    Familie("llama.cpp", owned_by=("llamacpp",), seite="/props", version_feld="build_info", zeigt_vorlage=True,
-            probe="grammatik", doppelt_kodiert=True,  # llama.cpp #19520
-            parser="--jinja (the default in current builds) with a chat template whose call form the model writes "
-                   "(--chat-template-file)",
-            vorlage="--chat-template-file with a tool-aware template", denken="--reasoning-format"),
-    # SGLang turns "required" into a JSON-schema constraint and parses the result itself, whatever its
-    # --tool-call-parser (serving_chat.py, "Handle required or named tool choice")
-    Familie("SGLang", owned_by=("sglang",), probe="grammatik",
-            parser="--tool-call-parser for the form the model writes{parser}",
-            vorlage="--chat-template with a template that renders tools", denken="--reasoning-parser",
-            parser_namen=(("<tool_call>", "qwen25"), ("[TOOL_CALLS]", "mistral"), ("<|python_tag|>", "llama3"),
-                          ("[f(a=1)]", "pythonic"))),
-    # owned_by is "library", or a namespaced model's namespace (hf.co/me/..., me/ft): its page alone tells it
-    Familie("Ollama", owned_by=("library",), seite="/api/version", erkennt=ollama_version, probe="keine",
-            probe_grund="ignores tool_choice (ollama/ollama #8421, #11171)",
-            parser="a model whose template renders the tools and reads the call form it writes (its Modelfile's "
-                   "TEMPLATE)", vorlage="a model whose template supports tools", denken="the model's think setting"),
-    Familie("LM Studio", owned_by=("organization_owner",),
-            parser="the model's prompt template in LM Studio, with tool use on",
-            vorlage="a prompt template that renders tools", denken="the model's reasoning setting"),
-    Familie("TGI", seite="/info", erkennt=tgi_info, probe="grammatik",
-            parser="a model TGI supports for tools (it reads calls by grammar only)",
-            vorlage="a model whose tokenizer_config has a tool-aware chat_template", denken="its reasoning settings"),
-    UNBEKANNTER_SERVER._replace(name="the self-test's loopback endpoint", owned_by=(SELBSTTEST,)))}
-
-
-def familie_von(server):
-    """The family record of a settings line's server; an unknown (or unnamed) one's words otherwise."""
-    return FAMILIEN.get(server["name"], UNBEKANNTER_SERVER) if server else UNBEKANNTER_SERVER
-
-
-def parser_gezeigt(server):
-    """Does the server itself show its tool-call parser on for this model's template? llama.cpp derives
-    its parser from the template, and /props says the template renders tools."""
-    return bool(familie_von(server).zeigt_vorlage and (server.get("vorlage") or {}).get("werkzeuge"))
-
-
-def abhilfe(was, server, form=None):
-    """The fix `was` (parser, vorlage, denken) in the identified server's own words; for an unknown one in
-    words, never another server's flag."""
-    familie = familie_von(server)
-    text = getattr(familie, was)
-    parser = dict(familie.parser_namen).get(form)
-    return text.replace("{parser}", f" ({parser} for {form})" if parser else "")
-
-
-TAG_FORMEN = ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<function=", "<|tool_call_begin|>")
-
-
-def vorlage_von(props):
-    """What llama.cpp's /props says of its chat template: {"werkzeuge": renders tools (True/False/None),
-    "form": the call tag it asks the model to write, or None}; None without a template."""
-    vorlage = props.get("chat_template")
-    if not isinstance(vorlage, str):
-        return None
-    caps = props.get("chat_template_caps") if isinstance(props.get("chat_template_caps"), dict) else {}
-    werkzeuge = caps.get("supports_tool_calls", caps.get("supports_tools"))
-    return {"werkzeuge": werkzeuge if isinstance(werkzeuge, bool) else "tools" in vorlage,
-            "form": next((f for f in TAG_FORMEN if f in vorlage), None),
-            "sha256": hashlib.sha256(vorlage.encode("utf-8", "surrogatepass")).hexdigest()[:12]}
 
 
 LESEN = 1 << 16  # bytes a read of a body takes at most; it returns what has arrived
@@ -1862,22 +1799,6 @@ def abgelehnte_antwort(r, latenz):
                                kurz(meldung, 300))
 
 
-@contextlib.contextmanager
-def ohne_zyklensammler():
-    """Python's cycle collector paused while one answer is read or graded: an answer's objects form no cycles,
-    but each collection walks them all again, which made a hostile answer's 166,000 calls grade 40 % slower at
-    5 MB than at ten times 0.5 MB (tests/bench.py). Only a thread that found it running pauses and resumes it,
-    so that with --parallel it never stays paused."""
-    lief = gc.isenabled()
-    if lief:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if lief:
-            gc.enable()
-
-
 @ohne_zyklensammler()
 def chat_antwort(r, latenz, strom=False):
     """The Antwort of a 2xx chat completion, or None when the response is none (fehlerbild says why).
@@ -1891,14 +1812,6 @@ def chat_antwort(r, latenz, strom=False):
     return antwort._replace(strom={"chunks": 0, "defekte": [NICHT_GESTREAMT]}) if strom and antwort else antwort
 
 
-NICHT_GESTREAMT = "a plain answer to a streamed request"
-OHNE_USAGE = "no usage chunk"  # every streamed request asks for one (stream_options.include_usage)
-
-
-def ist_strom(r):
-    return "event-stream" in r.headers.get("Content-Type", "") or r.content.lstrip()[:5] == b"data:"
-
-
 def ganze_antwort(r, latenz):
     body = koerper_json(r)
     wahl = body.get("choices") if isinstance(body, dict) else None
@@ -1910,96 +1823,6 @@ def ganze_antwort(r, latenz):
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     finish = erste.get("finish_reason") if isinstance(erste.get("finish_reason"), str) else None
     return Antwort(nachricht, usage, latenz, finish, len(wahl) - 1)
-
-
-def strom_antwort(text, latenz):
-    """The Antwort of a streamed chat completion (SSE), assembled as the OpenAI spec says: content
-    deltas joined; calls keyed by index, their id, type and name taken once, argument fragments
-    joined in order; reasoning kept apart; finish_reason from the last choice chunk that has one;
-    usage from the last chunk that has it. None when no chunk holds a choice, or when any chunk is an
-    error event (vLLM sends {"error": ...} when its tool parser raises mid-stream): no answer."""
-    teile = {"content": [], "reasoning_content": [], "refusal": []}
-    rufe, defekte, weitere = {}, {}, set()  # rufe: index -> call; defekte: an ordered set
-    finish, usage, chunks, fertig, gewaehlt = None, {}, 0, False, False
-    for daten in sse_daten(text):
-        if fertig:
-            defekte["data after [DONE]"] = 1
-        if daten.strip() == "[DONE]":
-            fertig = True
-            continue
-        try:
-            chunk = kappe(json_laden(daten, DECODER))
-        except (ValueError, RecursionError):
-            defekte["a chunk that is not JSON"] = 1
-            continue
-        if not isinstance(chunk, dict):
-            continue
-        if chunk.get("error") is not None:
-            return None  # fehlerbild names the server's words
-        chunks += 1
-        usage = chunk["usage"] if isinstance(chunk.get("usage"), dict) else usage
-        for wahl in chunk.get("choices") if isinstance(chunk.get("choices"), list) else []:
-            if not isinstance(wahl, dict) or wahl.get("index", 0) != 0:
-                weitere.add(json.dumps(wahl.get("index") if isinstance(wahl, dict) else None))
-                continue
-            delta, gewaehlt = wahl.get("delta") if isinstance(wahl.get("delta"), dict) else {}, True
-            nimm_delta(delta, teile, rufe, defekte, finish is not None)
-            finish = wahl["finish_reason"] if isinstance(wahl.get("finish_reason"), str) else finish
-    if not gewaehlt:
-        return None
-    if not fertig:
-        defekte["no [DONE]"] = 1
-    if not usage:
-        defekte[OHNE_USAGE] = 1
-    nachricht = {"role": "assistant", "content": "".join(teile["content"]) if teile["content"] else None}
-    nachricht.update({f: "".join(t) for f, t in teile.items() if t and f != "content"})
-    if rufe:
-        nachricht["tool_calls"] = [{"id": c["id"], "type": c["type"] or "function", "function": {
-            "name": c["name"], "arguments": "".join(c["arguments"])}} for _, c in sorted(rufe.items())]
-    return Antwort(nachricht, usage, latenz, finish, len(weitere), {"chunks": chunks, "defekte": list(defekte)})
-
-
-def nimm_delta(delta, teile, rufe, defekte, nach_ende):
-    """Add one delta of choice 0 to what is assembled so far; note what breaks the protocol."""
-    for feld, ziel in (("content", "content"), ("reasoning_content", "reasoning_content"),
-                       ("reasoning", "reasoning_content"), ("refusal", "refusal")):
-        if isinstance(delta.get(feld), str) and delta[feld]:
-            teile[ziel].append(delta[feld])
-            if nach_ende:
-                defekte["fragments after finish_reason"] = 1
-    for c in delta.get("tool_calls") if isinstance(delta.get("tool_calls"), list) else []:
-        if not isinstance(c, dict):
-            continue
-        f = c.get("function") if isinstance(c.get("function"), dict) else {}
-        index = c.get("index")
-        if type(index) is not int:
-            defekte["a call delta without index"] = 1
-            # subtle: a delta that names a call starts one; without a name it goes on with the last
-            index = len(rufe) if f.get("name") or not rufe else max(rufe)
-        ruf = rufe.setdefault(index, {"id": None, "type": None, "name": None, "arguments": []})
-        if nach_ende:
-            defekte["fragments after finish_reason"] = 1
-        for schluessel, wert in (("id", c.get("id")), ("type", c.get("type")), ("name", f.get("name"))):
-            if isinstance(wert, str) and wert:
-                if ruf[schluessel] is None:
-                    ruf[schluessel] = wert
-                elif schluessel == "name" and ruf["name"] != wert:
-                    defekte["a name that changes within a call"] = 1
-        if isinstance(f.get("arguments"), str):
-            ruf["arguments"].append(f["arguments"])
-
-
-def sse_daten(text):
-    """The data of each server-sent event: its data: lines joined by newlines (comments and other fields skipped)."""
-    daten = []
-    for zeile in text.splitlines():
-        if zeile.startswith("data:"):
-            daten.append(zeile[5:].removeprefix(" "))
-        elif not zeile and daten:
-            yield "\n".join(daten)
-            daten = []
-    if daten:
-        yield "\n".join(daten)
 
 
 def koerper_text(r):
@@ -2121,10 +1944,10 @@ def grund(e):
     innen = getattr(innen, "reason", None) or innen  # urllib3's MaxRetryError carries the cause
     return " ".join(f"{type(innen).__name__}: {innen}".split())[:300]
 
-
 # ---------------------------------------------------------------------------
 # Reading calls out of an answer: native tool_calls, then text forms
 # ---------------------------------------------------------------------------
+
 
 MISTRAL_ARGS = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*(?:\[CALL_ID\]\s*\w+\s*)?\[ARGS\]")
 SONDERTOKEN = re.compile(r"<\|(?:eom_id|eot_id|end|im_end)\|>|</s>")
@@ -2453,725 +2276,9 @@ def json_folge(text, trenner=re.compile(r"[ \t\r\n;,]*")):
             return werte, False
         werte.append(wert)
 
-
 # ---------------------------------------------------------------------------
-# The simulated CRM: S7's world, the eleven tools as pure functions over plain data
+# The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
 # ---------------------------------------------------------------------------
-
-KALENDER_NAMEN = {"team": "the team calendar", "vertrieb": "the sales calendar",
-                  "raum": "the room-booking calendar", "privat": "the user's private calendar"}
-DATUM_MUSTER, ZEIT_MUSTER = re.compile(r"\d{4}-\d{2}-\d{2}"), re.compile(r"([01]\d|2[0-3]):[0-5]\d")
-
-
-class CrmFehler(Exception):
-    """A tool call the CRM refuses: it changes nothing and returns {"error": ...}."""
-
-
-def welt_von(fall, salz=None):
-    """A fresh copy of a case's starting world: {"kontakte": [...], "termine": [...], "ausgang": [...],
-    "neu": 0, "salz": salz}. A contact is {contact_id, name, email, company, status, notizen}; an event
-    {calendar, title, date, start, end}, a room booking an event of the calendar raum titled with the room; a
-    mail {to, subject, body}; neu counts the contacts created, whose ids follow from it and the job's salz."""
-    w = copy.deepcopy(fall.welt)
-    return {"kontakte": [dict({"email": None, "company": None, "status": "lead", "notizen": []}, **k)
-                         for k in w.get("kontakte", [])],
-            "termine": list(w.get("termine", [])), "ausgang": list(w.get("ausgang", [])), "neu": 0, "salz": salz}
-
-
-def kanonisch(welt, fall):
-    """The world as one comparable value, as tau-bench's to_hashable compares: the contacts the job found
-    by their id; the contacts it created by their content, whatever id they got (the same contact by
-    another path is the same); events, bookings and mails as multisets (a spare copy is spare)."""
-    alt = {k["contact_id"] for k in fall.welt.get("kontakte", [])}
-    reihe = lambda xs: sorted(xs, key=lambda x: json.dumps(x, sort_keys=True))  # noqa: E731
-    return {"kontakte": [k for k in welt["kontakte"] if k["contact_id"] in alt],  # in the world's order, as found
-            "neu": reihe({f: v for f, v in k.items() if f != "contact_id"} for k in welt["kontakte"]
-                         if k["contact_id"] not in alt),
-            "termine": reihe(welt["termine"]), "ausgang": reihe(welt["ausgang"])}
-
-
-def fuehre_aus(welt, name, args, namen=None, attrappen=()):
-    """Execute one call against the world: its result as the CRM returns it, {"error": ...} for a call it
-    refuses (an unknown tool or argument, a missing or invalid value, an unknown id, a taken room); a
-    refused call changes nothing. Strings are taken stripped, as passt compares them. namen: tool and
-    parameter names as the catalogue sent them (a variant), which every text of the result then uses.
-    attrappen: the decoys the catalogue offered (ablenkung), answered as the tools they claim to be."""
-    nenne = functools.partial(benannt, namen or {})
-    tools = {**CRM, **{n: ATTRAPPEN[n] for n in attrappen}}
-    if not isinstance(name, str):
-        return {"error": "the call names no tool"}
-    if name not in tools:
-        return {"error": f"there is no tool {nenne(name)}"}
-    if not isinstance(args, dict):
-        return {"error": "the arguments are not a JSON object"}
-    schema = SCHEMATA[name]
-    fremd = sorted(set(args) - set(schema["properties"]))
-    fehlt = [p for p in schema["required"] if p not in args]
-    falsch = next((k for k, v in args.items() if k in schema["properties"] and not isinstance(v, str)), None)
-    args = {k: v.strip() if isinstance(v, str) else v for k, v in args.items()}
-    ausser = next((k for k, v in args.items() if v not in schema["properties"].get(k, {}).get("enum", [v])), None)
-    grund = (fremd and f"{nenne(name)} has no argument {nenne(fremd[0])}") or \
-        (fehlt and f"{nenne(name)} needs {nenne(fehlt[0])}") or (falsch and f"{nenne(falsch)} must be a string") or \
-        (ausser and f"{nenne(ausser)} must be one of {', '.join(schema['properties'][ausser]['enum'])}")
-    if grund:
-        return {"error": grund}
-    try:
-        return tools[name](welt, **args)
-    except CrmFehler as e:
-        return {"error": CRM_NAME.sub(lambda m: nenne(m.group(1)), str(e))}
-
-
-CRM_NAME = re.compile(r"«(\w+)»")  # a tool's or parameter's name in a CrmFehler's text, named as sent
-
-
-def benannt(namen, name):
-    """A tool's or parameter's name as the catalogue sent it (namen: original -> sent); an old name the
-    model wrote, as it wrote it (never a word of what messen knows of it)."""
-    return namen.get(name, str(name).removesuffix(ALTER_NAME))
-
-
-def kontakt(welt, contact_id):
-    treffer = next((k for k in welt["kontakte"] if k["contact_id"] == contact_id), None)
-    if treffer is None:
-        raise CrmFehler(f"no contact has the id {contact_id}")
-    return treffer
-
-
-def neue_id(nummer, salz=None):
-    """The id of the world's nummer-th new contact: a valid version-4 UUID, one per creation (a contact created
-    twice is there twice), the same in every replay of one job's output. salz: the job's and the run's (job_salz),
-    so no id can be known before the run gives it; None: the reference's replay, and runs saved without one."""
-    quelle = f"kontakt/{nummer}" if salz is None else f"kontakt/{salz}/{nummer}"
-    h = hashlib.sha256(quelle.encode()).hexdigest()
-    # str(uuid.UUID(h[:32], version=4)) spelled out: importing uuid (and platform with it) cost every run 3 ms
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:32]}"
-
-
-def job_salz(welt_salz, fall_id, lauf):
-    """What a job's drawn values come from: the run's salt (saved in its settings line), the job, the output."""
-    return None if welt_salz is None else f"{welt_salz}/{fall_id}/{lauf}"
-
-
-def gezogen(fall, salz):
-    """An S7 job in values drawn from salz (job_salz of the run's ziehung): each contact id of its world another
-    UUID, each address another tag before its @, a company the question does not name another of FIRMEN, every time
-    of day moved by the same whole hours (order and clashes stay). Question, world, reference and answer change
-    alike: the same job, in values no case file or other job's transcript gives. salz None: the case as written."""
-    if salz is None:
-        return fall
-    zufall = lambda x: int(hashlib.sha256(f"{salz}/{x}".encode()).hexdigest()[:8], 16)  # noqa: E731
-    kontakte, text = fall.welt.get("kontakte", []), json.dumps(fall.roh, ensure_ascii=False)
-    ungenannt = list(dict.fromkeys(k["company"] for k in kontakte if (k.get("company") or fall.frage) not in
-                                   fall.frage))
-    ersatz = {k["contact_id"]: neue_id(k["contact_id"], salz) for k in kontakte} | {
-        k["email"]: k["email"].replace("@", f".{zufall(k['email']) % 9000 + 1000}@", 1) for k in kontakte if
-        k.get("email")} | dict(zip(ungenannt, random.Random(zufall("firmen")).sample(
-            [f for f in FIRMEN if f not in text], len(ungenannt))))
-    stunden = [int(h) for h, _ in TAGESZEIT.findall(text)]
-    um = [d for d in range(-min(stunden, default=0), 24 - max(stunden, default=23)) if d] or [0]
-    d = um[zufall("zeit") % len(um)]
-    text = TAGESZEIT.sub(lambda m: f"{int(m.group(1)) + d:02}:{m.group(2)}", text)
-    text = re.sub(r"(?<![\w.+@-])(%s)(?![\w@-]|\.\w)" % ("|".join(map(re.escape, ersatz)) or "(?!)"),  # (?!): none
-                  lambda m: ersatz[m.group(1)], text)
-    return als_fall(json.loads(text))
-
-
-FIRMEN = ("Nordlicht GmbH", "Seeblick AG", "Bergwerk KG", "Talhof eG", "Lindenhof GmbH", "Eichbaum AG", "Mühlbach KG",
-          "Sonnenhang eG", "Waldrand GmbH", "Feldweg AG", "Hafenblick KG", "Rosental eG")  # a company the job must read
-TAGESZEIT = re.compile(r"(?<![\d:])([01]\d|2[0-3]):([0-5]\d)(?![\d:])")
-
-
-NEUE_IDS = [neue_id(n) for n in range(1, 101)]  # the ids the reference's replay gives the first hundred created
-
-
-def zeitraum(date, start, end):
-    if not DATUM_MUSTER.fullmatch(date):
-        raise CrmFehler(f"the date {date} is not YYYY-MM-DD")
-    for t in (start, end):
-        if not ZEIT_MUSTER.fullmatch(t):
-            raise CrmFehler(f"the time {t} is not HH:MM")
-    if start >= end:
-        raise CrmFehler(f"the start {start} is not before the end {end}")
-
-
-def crm_list_contacts(welt, company=None, status=None):
-    return {"contacts": [{"contact_id": k["contact_id"], "name": k["name"], "company": k["company"],
-                          "status": k["status"]} for k in sorted(welt["kontakte"], key=lambda k: k["name"])
-                         if (company is None or k["company"] == company) and (status is None or k["status"] == status)]}
-
-
-def crm_get_contact(welt, contact_id):
-    k = kontakt(welt, contact_id)
-    return {"contact_id": k["contact_id"], "name": k["name"], "email": k["email"], "company": k["company"],
-            "status": k["status"], "notes": list(k["notizen"])}
-
-
-def crm_create_contact(welt, name, email=None, company=None):
-    welt["neu"] += 1
-    neu = neue_id(welt["neu"], welt["salz"])
-    welt["kontakte"].append({"contact_id": neu, "name": name, "email": email, "company": company, "status": "lead",
-                             "notizen": []})
-    return {"contact_id": neu}
-
-
-def crm_update_contact(welt, contact_id, **felder):
-    k = kontakt(welt, contact_id)
-    if not felder:
-        raise CrmFehler("«update_contact» needs a field to change: «status», «email» or «company»")
-    k.update(felder)
-    return {"contact_id": contact_id, "updated": {f: felder[f] for f in sorted(felder)}}
-
-
-def crm_delete_contact(welt, contact_id):
-    welt["kontakte"].remove(kontakt(welt, contact_id))
-    return {"deleted": contact_id}
-
-
-def crm_add_note(welt, contact_id, text):
-    kontakt(welt, contact_id)["notizen"].append(text)
-    return {"contact_id": contact_id, "notes": len(kontakt(welt, contact_id)["notizen"])}
-
-
-def crm_list_calendars(welt):
-    # subtle: not "name": under synonyme a result's key that is a parameter's name is renamed (full_name)
-    return {"calendars": [{"key": k, "description": n} for k, n in KALENDER_NAMEN.items()]}
-
-
-def crm_get_events(welt, calendar, date):
-    return {"events": [{"title": t["title"], "start": t["start"], "end": t["end"]}
-                       for t in sorted(welt["termine"], key=lambda t: t["start"])
-                       if t["calendar"] == calendar and t["date"] == date]}
-
-
-def crm_create_event(welt, calendar, title, date, start, end):
-    zeitraum(date, start, end)
-    termin = {"calendar": calendar, "title": title, "date": date, "start": start, "end": end}
-    welt["termine"].append(termin)
-    return {"created": termin}
-
-
-def crm_book_room(welt, room, date, start, end):
-    zeitraum(date, start, end)
-    belegt = next((t for t in welt["termine"] if t["calendar"] == "raum" and t["title"] == room and
-                   t["date"] == date and t["start"] < end and start < t["end"]), None)
-    if belegt:
-        raise CrmFehler(f"the room {room} is taken on {date} from {belegt['start']} to {belegt['end']}")
-    welt["termine"].append({"calendar": "raum", "title": room, "date": date, "start": start, "end": end})
-    return {"booked": {"room": room, "date": date, "start": start, "end": end}}
-
-
-def crm_send_email(welt, to, subject, body):
-    if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", to):
-        raise CrmFehler(f"{to} is not an email address")
-    welt["ausgang"].append({"to": to, "subject": subject, "body": body})
-    return {"sent": True}
-
-
-CRM = {"list_contacts": crm_list_contacts, "get_contact": crm_get_contact, "create_contact": crm_create_contact,
-       "update_contact": crm_update_contact, "delete_contact": crm_delete_contact, "add_note": crm_add_note,
-       "list_calendars": crm_list_calendars, "get_events": crm_get_events, "create_event": crm_create_event,
-       "book_room": crm_book_room, "send_email": crm_send_email}  # tool name -> function
-
-
-def crm_cancel_event(welt, calendar, event_id):
-    raise CrmFehler(f"no event of the calendar {calendar} has the id {event_id}")  # events have none
-
-
-ATTRAPPEN = {  # --variante ablenkung: each decoy answers as the tool it claims to be, and changes nothing;
-    # a call of one is spare all the same (LESEND)
-    "list_companies": lambda welt, industry=None: {"companies": sorted({k["company"] for k in welt["kontakte"]
-                                                                        if k["company"]})},
-    "cancel_event": crm_cancel_event, "send_sms": lambda welt, phone, text: {"sent": True},
-    "archive_contact": lambda welt, contact_id: {"archived": kontakt(welt, contact_id)["contact_id"]}}
-SCHEMATA = {**WERKZEUGE, **{w["function"]["name"]: w["function"]["parameters"] for w in ABLENKUNG}}
-LESEND = {"list_contacts", "get_contact", "list_calendars", "get_events"}  # the tools that change nothing
-
-
-def abgespielt(fall):
-    """The reference replayed on a fresh copy of its world: (the world it leaves, each step's results)."""
-    welt = welt_von(fall)
-    return welt, [[fuehre_aus(welt, soll["name"], soll["args"]) for soll in schritt] for schritt in fall.loesung]
-
-
-def zustand_anders(ist, soll):
-    """Which part of an end state differs from the reference's, in the user's terms (a contact, a room
-    booking, an event, a mail), each spare or missing copy counted; None when they are equal."""
-    teile = []
-    ist_k, soll_k = ({k["contact_id"]: k for k in w["kontakte"]} for w in (ist, soll))
-    for i in dict.fromkeys([*soll_k, *ist_k]):
-        a, b = ist_k.get(i), soll_k.get(i)
-        if a is None:
-            teile.append(f"contact {b['name']} deleted")
-        elif b is None:
-            teile.append(f"contact {a['name']} not deleted")
-        elif a != b:
-            teile.append(f"contact {b['name']}: " + ", ".join(
-                f"{f} {kurz(json.dumps(a[f], ensure_ascii=False), 60)} instead of "
-                f"{kurz(json.dumps(b[f], ensure_ascii=False), 60)}" for f in a if a[f] != b.get(f)))
-    for teil in ("neu", "termine", "ausgang"):
-        zaehle = lambda w: collections.Counter(json.dumps(x, sort_keys=True) for x in w[teil])  # noqa: E731
-        mehr, weniger = zaehle(ist) - zaehle(soll), zaehle(soll) - zaehle(ist)
-        for wie, zahl in (("missing", weniger), ("spare", mehr)):
-            teile += [f"{was_im_crm(teil, json.loads(x))} {wie}" + (f" ({n} times)" if n > 1 else "")
-                      for x, n in zahl.items()]
-    return gekuerzt(teile) or None
-
-
-ANDERS_HOECHSTENS = 600  # characters of a "differs" line: a model's 5 MB of spare mails stay in the file
-
-
-def gekuerzt(teile, alle=None, wort=""):
-    """'a; b; c' cut after whole parts at ANDERS_HOECHSTENS characters, naming how many more (alle: how many
-    parts there are, where `teile` holds only the first of them)."""
-    alle = len(teile) if alle is None else alle
-    text = ""
-    for k, teil in enumerate(teile):
-        if text and len(text) + len(teil) > ANDERS_HOECHSTENS:
-            return f"{text}; ... and {alle - k} more{wort}"
-        text = f"{text}; {teil}" if text else teil
-    return f"{text}; ... and {alle - len(teile)} more{wort}" if alle > len(teile) else text
-
-
-def was_im_crm(teil, x):
-    """One record as the user knows it: 'a room booking of besprechung on 2026-03-18, 14:00-15:30'."""
-    k = lambda v: kurz(json.dumps(v, ensure_ascii=False), 60)  # noqa: E731
-    if teil == "neu":
-        felder = ", ".join(f"{f} {k(x[f])}" for f in ("email", "company") if x.get(f))
-        notizen = f", {len(x['notizen'])} note{'s' * (len(x['notizen']) != 1)}" if x.get("notizen") else ""
-        return f"a new contact {k(x['name'])}" + (f" ({felder}{notizen})" if felder or notizen else "")
-    if teil == "ausgang":
-        return f"a mail to {k(x['to'])}, subject {k(x['subject'])}"
-    zeit = f"on {x['date']}, {x['start']}-{x['end']}"
-    if x["calendar"] == "raum":
-        return f"a room booking of {k(x['title'])} {zeit}"
-    return f"the event {k(x['title'])} in the calendar {x['calendar']} {zeit}"
-
-
-# ---------------------------------------------------------------------------
-# Grading: structural, never textual (the chapter's passt and bewerte)
-# ---------------------------------------------------------------------------
-
-
-def passt(ist, soll):
-    """The chapter's passt: does one call hit one expected step? Its rules stand in warum_nicht, which says
-    for each broken rule why, so that deciding and explaining are one walk."""
-    if ist["name"] != soll["name"] or ist["args"] is None:
-        return False  # the chapter's first rule, here too: most calls fail it, and a walk costs more
-    return next(warum_nicht(ist, soll), None) is None
-
-
-def warum_nicht(ist, soll):
-    """Each rule of passt that ist breaks, as (code, words): the codes are the failure classes'."""
-    if ist["name"] != soll["name"] or ist["args"] is None:
-        yield ("falsches_werkzeug", f"{ist['name']} instead of {soll['name']}") if ist["name"] != soll["name"] else \
-            ("fehlerhaft", "arguments are not a JSON object")
-        return
-    if "_schema" in soll:  # a BFCL case's: its checker's rules, not the chapter's
-        yield from bfcl_warum(ist["args"], soll)
-        return
-    oder, optional, typen = soll.get("oder", {}), soll.get("optional", {}), soll.get("_typen", {})
-    # Mandatory: every expected argument is there with the expected value (or one its case accepts beside it).
-    for k, v in soll["args"].items():
-        if k not in ist["args"]:
-            yield "fehlendes_argument", f"{k} missing"
-        elif not any(wert_passt(ist["args"][k], w, typen.get(k)) for w in [v, *oder.get(k, ())]):
-            yield "falscher_wert", f"{k} {kurz(json.dumps(ist['args'][k], ensure_ascii=False))} instead of " + \
-                eines([v, *oder.get(k, ())])
-    # No extra, unexpected argument (invented filters count as wrong); an optional one has a value it accepts.
-    for k in ist["args"]:
-        if k in optional and not any(wert_passt(ist["args"][k], w, typen.get(k)) for w in optional[k]):
-            yield "falscher_wert", f"{k} {kurz(json.dumps(ist['args'][k], ensure_ascii=False))} instead of " \
-                                   f"{eines(optional[k])} or left out"
-        elif k not in soll["args"] and k not in optional:
-            yield "erfundenes_argument", f"{kurz(k, 40)} not expected"
-
-
-def eines(werte):
-    """'"a"', or 'one of "a", "b"': the values an argument accepts, as the failed list names them."""
-    texte = [kurz(json.dumps(w, ensure_ascii=False)) for w in werte]
-    return texte[0] if len(texte) == 1 else "one of " + ", ".join(texte)
-
-
-def wert_passt(ist, soll, typ=None):
-    """One value as the chapter compares it: as text, the answer's stripped, so that "1.5" is not "15".
-    Where the parameter's schema types it (typ: number, integer, boolean), as that type: 21.0 is 21,
-    the string "21" is not, and "true" is not true."""
-    if typ in ("number", "integer"):
-        return ist_zahl(ist) and ist_zahl(soll) and ist == soll
-    return isinstance(ist, bool) and ist is soll if typ == "boolean" else str(ist).strip() == str(soll)
-
-
-def ist_zahl(x):
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def bewerte(ist_liste, soll_liste):
-    offen = list(ist_liste)
-    treffer = 0
-    for soll in soll_liste:
-        for i, ist in enumerate(offen):
-            if passt(ist, soll):
-                treffer += 1
-                offen.pop(i)
-                break
-    return treffer, len(offen)
-
-
-# BFCL's checker (ast_checker, for Python), rule by rule: where a BFCL case accepts several values, leaves an
-# argument optional or ignores case and punctuation, it accepts what BFCL accepts and refuses what it refuses.
-
-def bfcl_warum(args, soll):
-    """The first rule of BFCL's simple_function_checker that a call's arguments break, as (code, words); BFCL
-    stops at the first, and so does this."""
-    schema, moeglich = soll["_schema"], soll["args"]
-    for k in schema.get("required", []):
-        if k not in args:
-            yield "fehlendes_argument", f"{k} missing"
-            return
-    for k, wert in args.items():
-        if k not in schema["properties"] or k not in moeglich:
-            yield "erfundenes_argument", f"{kurz(k, 40)} not expected"
-            return
-        if not bfcl_wert_passt(wert, moeglich[k], schema["properties"][k]):
-            yield "falscher_wert", f"{k} {kurz(json.dumps(wert, ensure_ascii=False))} is none of " \
-                                   f"{kurz(json.dumps(moeglich[k], ensure_ascii=False))}"
-            return
-    fehlt = next((k for k, werte in moeglich.items() if k not in args and "" not in werte), None)
-    if fehlt:
-        yield "fehlendes_argument", f"{fehlt} missing (its expected values do not include leaving it out)"
-
-
-def bfcl_wert_passt(wert, moeglich, p):
-    """One value as BFCL's checker takes it: its type (an int for a float; a value of the accepted values' own
-    type where they are a variable's name), then a string, a list, a dict or a list of dicts with its string
-    rules, anything else by ==."""
-    typ = BFCL_PYTHON[p["type"]]
-    innen = BFCL_PYTHON[p["items"]["type"]] if p["type"] in ("array", "tuple") else None
-    if p["type"] == "float" and type(wert) is int:
-        wert = float(wert)
-    ok, variabel = bfcl_typ_passt(wert, moeglich, typ, innen)
-    if not ok:
-        return False
-    if not variabel and typ is dict:
-        return bfcl_dict_passt(wert, moeglich)
-    if not variabel and typ is list and innen is dict:
-        return any(len(wert) == len(m) and all(bfcl_dict_passt(w, [d]) for w, d in zip(wert, m)) for m in moeglich)
-    if not variabel and typ is str:
-        return bfcl_glatt(wert) in [bfcl_glatt(m) for m in moeglich if type(m) is str]
-    if not variabel and typ is list:
-        return [bfcl_glatt(w) if type(w) is str else w for w in wert] in [
-            [bfcl_glatt(x) if type(x) is str else x for x in m] for m in moeglich]
-    return wert in moeglich
-
-
-def bfcl_typ_passt(wert, moeglich, typ, innen=None):
-    """BFCL's type_checker: (valid, is_variable). The accepted values' type, where it is not the schema's, marks a
-    variable's name; an array's items are checked one level deep against some accepted list."""
-    ihr_typ = next((type(m) for m in moeglich if m != ""), None)
-    variabel = ihr_typ is not None and ihr_typ != typ
-    if type(wert) == typ:
-        if innen is None:
-            return True, variabel
-        if any(type(m) is not list or all(bfcl_typ_passt(w, m, innen)[0] for w in wert) for m in moeglich):
-            return True, variabel
-        return False, False
-    return (True, True) if ihr_typ is not None and type(wert) == ihr_typ else (False, False)
-
-
-def bfcl_dict_passt(wert, moeglich):
-    """BFCL's dict_checker: some accepted dict has every key given, with a value it accepts, and lacks none
-    it does not mark optional."""
-    for m in moeglich:
-        if m == "":
-            continue
-        if all(k in m and (bfcl_glatt(v) if type(v) is str else v) in
-               [bfcl_glatt(x) if type(x) is str else x for x in m[k]] for k, v in wert.items()) and \
-                all(k in wert or "" in werte for k, werte in m.items()):
-            return True
-    return False
-
-
-def bfcl_glatt(text):
-    """BFCL's standardize_string: no spaces nor ,./-_*^, lower case, single quotes as double."""
-    return re.sub(r"[ ,./\-_*^]", "", text).lower().replace("'", '"')
-
-
-def bfcl_urteil(fall, nachricht):
-    """BFCL's verdict on an answer, as its FC mode reads one: only tool_calls count, each call's arguments
-    json.loads'ed into an object, or the answer holds no call; then its checker by category (parallel: in
-    any order; multiple: the first call; else: exactly one)."""
-    rohe = nachricht.get("tool_calls")
-    decodiert = None
-    if isinstance(rohe, list) and all(isinstance(c, dict) and isinstance(c.get("function"), dict) and
-                                      "name" in c["function"] for c in rohe):
-        try:
-            decodiert = [(c["function"]["name"], json.loads(c["function"].get("arguments"))) for c in rohe]
-        except (TypeError, ValueError, RecursionError):
-            decodiert = None
-    elif nachricht.get("content") == "":
-        decodiert = []  # BFCL decodes an empty text to no call at all
-    if decodiert is not None and not all(isinstance(a, dict) for _, a in decodiert):
-        decodiert = None
-    if fall.stufe in STILL:
-        return not decodiert
-    if decodiert is None or len(decodiert) != len(fall.erwartet):
-        return False
-    ist = [{"name": n, "args": a} for n, a in decodiert]
-    if STUFE[fall.stufe].pruefer != "parallel":
-        return passt(ist[0], fall.erwartet[0])
-    treffer, offen = bewerte(ist, fall.erwartet)
-    return treffer == len(fall.erwartet) and offen == 0
-
-
-class Note(typing.NamedTuple):
-    """One answer graded, in one walk: what the figures, the diagnosis, the comparison, the reports and the
-    picture read, and nothing else (no call is read out of a message after grading). An S7 job is one Note
-    too, its steps in job."""
-    aufrufe: tuple  # every call read, the native ones first: {"name", "args", "quelle"[, "geschrieben"]}
-    form: str  # None (no call), nativ, parser, eigen, versuch or teilweise (see lies_aufrufe)
-    treffer: int  # expected steps hit (bewerte); an S7 job: 1 when done
-    offen: int  # calls left over (bewerte)
-    soll: int  # expected steps
-    mangel: str  # why it is no answer at all (see mangel), or None
-    still: bool  # its stage's right answer is no call (S4, S5)
-    nativ: int  # calls the server sent in tool_calls
-    protokoll: dict  # what of the OpenAI shape broke, by kind (see protokoll_von)
-    text: str  # what the model wrote instead, its first line
-    schleife: bool  # cut off while repeating itself
-    inhalt_da: bool  # any content at all, whitespace included
-    finish: str  # finish_reason
-    completion_tokens: int  # as the server counted them, or None
-    nur_gedacht: bool  # its whole text stood inside <think>
-    befunde: tuple  # why it failed, as Befunde: the failure classes with their words
-    gestreamt: bool = False
-    defekte: tuple = ()  # what its stream broke of the protocol
-    gegenprobe: dict = None  # the stream's cross-check read once (see mit_gegenprobe)
-    job: "Job" = None  # an S7 job's steps
-    bfcl: bool = None  # a BFCL case's: BFCL's own verdict (its FC mode: tool_calls only; see bfcl_urteil)
-    grenze: int = None  # the max_tokens the user set for it, without which a cut answer is no evidence on the model
-
-    @property
-    def fehlerhaft(self):
-        return sum(c["args"] is None for c in self.aufrufe)
-
-    @property
-    def wessen(self):
-        """Whose a failed answer is, for the verdict on the model and the diagnosis: (kind, reason) by the first
-        row of WESSEN its evidence meets, else the model's with its reason; None for a success."""
-        if gelungen(self):
-            return None
-        return next(((art, grund) for grund, art, trifft in WESSEN if trifft(self)), ("modell", self.mangel))
-
-
-class Job(typing.NamedTuple):
-    """What an S7 job's Note holds of its way: its requests, the reference's steps, whether a limit ended it
-    (the step limit, or the server's context), and each step graded as it came."""
-    schritte: int
-    referenz: int
-    grenze: bool
-    gekommen: tuple  # a Note per step
-    frage: str = ""  # the question and the reference's steps as this output's draw (gezogen) asked them
-    loesung: str = ""
-
-
-class Ausgabe(typing.NamedTuple):
-    """One output as it is read back: who it is, its grade, its second turn's, what it cost; zeile is the
-    line as saved (what came, never a grade), which only the saved run's own functions read."""
-    id: str
-    stufe: str
-    lauf: int
-    sitzung: int
-    ende: float
-    note: Note  # the question's answer graded, or an S7 job's
-    zeile: dict
-    latenz_s: float  # the seconds its question took (an S7 job: all its steps)
-    usage: dict  # the question's token counts (an S7 job: its steps', added up)
-    anfragen: tuple  # (seconds, usage) of each request that came back, cross-checks left out: its costs
-    verworfen: int  # choices beyond the one graded, over its requests
-    mit_nachfrage: bool = False  # the run asks S5's second turn here
-    nachfrage: Note = None  # that turn graded; None where it never came
-    nachfrage_fehlt: bool = False  # that turn failed when the first was saved: still to be asked
-    frueher: tuple = ()  # the draws asked before this one (--klaeren), graded as outputs, newest first
-
-    @property
-    def noten(self):
-        """Its answers graded: the question's, then S5's second turn's where it came."""
-        return (self.note, self.nachfrage) if self.nachfrage else (self.note,)
-
-
-@ohne_zyklensammler()
-def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, grenze=None):
-    """Grade one answer: its Note, from the message alone (and grenze, the max_tokens it was asked with). Only an
-    answer reaches passt and bewerte (none, see mangel, never succeeds); under synonyme its calls are named back
-    first. A count outweighs a label: completion_tokens at grenze is cut, a text that ends looping loops,
-    whatever finish_reason says (llama.cpp before #7198 labelled both stop)."""
-    aufrufe, form = lies_aufrufe(nachricht)
-    if umbenennung:
-        aufrufe = zurueckbenannt(aufrufe, umbenennung)
-    soll = fall.art.weise.soll(fall)
-    treffer, offen = bewerte(aufrufe, soll)
-    vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
-    still = fall.stufe in STILL
-    tokens, schleife = zahl_oder_none(usage, "completion_tokens"), schleift(nachricht)
-    gekappt_ = finish == "length" or schleife or None not in (tokens, grenze) and tokens >= grenze
-    fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or fall.art.weise.schluss, gekappt_)
-    gedacht = fehlt == "leer" and "<think>" in inhalt(nachricht)
-    return Note(aufrufe=tuple(aufrufe), form=form, treffer=treffer, offen=offen, soll=len(soll), mangel=fehlt,
-                still=still, nativ=len(native_rohe(nachricht)), protokoll=protokoll_von(nachricht, finish),
-                text=erste_zeile(nachricht), schleife=schleife, inhalt_da=inhalt(nachricht) != "", finish=finish,
-                completion_tokens=tokens, nur_gedacht=gedacht,
-                befunde=tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else [] if vollstaendig or
-                              not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
-                bfcl=fall.art.weise.urteil(fall, nachricht), grenze=grenze)
-
-
-def kein_befund(fehlt, schleife, gedacht=False):
-    """An output that is no answer fails once, by its reason: a loop is a cut answer the diagnosis names apart;
-    a text wholly inside <think> is the model's, which thought and never answered."""
-    art = "schleife" if fehlt == "abgeschnitten" and schleife else fehlt  # the same word as the failure class
-    return [Befund((art,), NUR_GEDACHT if gedacht else f"no answer ({art}: see the diagnosis)")]
-
-
-NUR_GEDACHT = "no answer: its whole text stood inside <think>, the model thought and never answered"
-
-
-def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None, grenze=None):
-    """Grade one S7 job on its end state and its way: every step's calls run again on a fresh copy of the world
-    (the tools are deterministic: this is the world the loop left), compared with the world the reference leaves.
-    erledigt (treffer 1) needs that, no spare write (im_job), and a closing answer that names the values antwort
-    lists and none of their alternatives (genannt). Its Note is an answer's, its steps in job. voll: the request
-    after the last step was refused for its length, which ended the job."""
-    schritte = [bewerte_ausgabe(fall, s["nachricht"], s["finish_reason"], umbenennung, s["usage"],
-                                grenze)._replace(defekte=tuple((s.get("strom") or {}).get("defekte", [])))
-                for s in verlauf]  # each step as its stage grades one (a text ends the job), with what its stream broke
-    gelaufen = gelaufene_aufrufe([b.aufrufe for b in schritte])
-    welt, weg, ergebnisse = im_job(fall, gelaufen, salz)
-    letzte, texte = schritte[-1], [ohne_denken(inhalt(s["nachricht"])) for s in verlauf]
-    # subtle: a closing text the limit merely ended still closes the job, as a complete answer does elsewhere
-    beendet = not voll and not gelaufen[-1] and (letzte.mangel is None or letzte.mangel == "abgeschnitten" and
-                                    texte[-1].strip() != "")
-    zustand = zustand_anders(kanonisch(welt, fall), kanonisch(abgespielt(fall)[0], fall))  # the reference's
-    weg = [] if zustand else weg  # a spare write that left its trace is named by the end state
-    teile = ([f"the end state differs: {zustand}"] if zustand else []) + \
-        (antwort_fehler(fall, "\n".join(texte), ergebnisse) if beendet else []) + weg
-    alle = [c for aufrufe in gelaufen for c in aufrufe]
-    nativ = [c for c in alle if c["quelle"] == NATIV]
-    fehlt = None if beendet else letzte.mangel
-    grenze = "kontext" if voll else not beendet and fehlt is None and len(verlauf) >= schrittgrenze(fall)
-    # an S7 job's line sums its steps' tokens: whose an empty last step is, its own count says
-    return letzte._replace(aufrufe=tuple(nativ + [c for c in alle if c["quelle"] != NATIV]),
-        form=next((c["quelle"] for c in alle if c["quelle"] != NATIV), "nativ" if nativ else None),
-        treffer=int(beendet and not teile), offen=0, soll=1, nativ=len(nativ), mangel=fehlt, still=False,
-        protokoll=dict(sum((collections.Counter(b.protokoll) for b in schritte), collections.Counter())),
-        befunde=tuple(job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf)),
-        job=Job(len(verlauf), len(fall.loesung), bool(grenze), tuple(schritte), fall.frage, " | ".join(
-            aufrufe_text(s) if s else "an answer" for s in fall.loesung)))
-
-
-def job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf):
-    """A failed job's one Befund: no answer, the step limit, or what differs (the end state, the closing answer:
-    falscher_zustand; the way: ueberzaehlig), in one line."""
-    if fehlt:
-        return letzte.befunde
-    if grenze == "kontext":  # the model's: it grew the conversation past what the server takes, on the same server
-        return [Befund(("kontextgrenze",), f"the conversation outgrew the server's context at step {len(verlauf) + 1}")]
-    if not beendet:
-        return [Befund(("schrittgrenze",), f"still calling after {len(verlauf)} requests, the step limit") if grenze
-                else Befund(("falscher_zustand",), "no closing answer")]
-    arten = (("falscher_zustand",) if len(teile) > len(weg) else ()) + (("ueberzaehlig",) if weg else ())
-    return [Befund(arten, gekuerzt(teile))] if teile else []
-
-
-def gelaufene_aufrufe(schritte):
-    """The calls of each step that the loop runs: all, but a call written as text that repeats one run before
-    (a model quoting what it did in its closing answer is not doing it again)."""
-    frueher, gelaufen = set(), []
-    for aufrufe in schritte:
-        gelaufen.append([c for c in aufrufe if c["quelle"] == NATIV or kern_text(c) not in frueher])
-        frueher.update(map(kern_text, aufrufe))
-    return gelaufen
-
-
-def kern_text(c):
-    """A call as the world takes it, comparable: its name and its arguments, strings stripped."""
-    args = c["args"] if not isinstance(c["args"], dict) else \
-        {k: v.strip() if isinstance(v, str) else v for k, v in c["args"].items()}
-    return json.dumps({"name": c["name"], "args": args}, sort_keys=True, ensure_ascii=False)
-
-
-def im_job(fall, gelaufen, salz=None):
-    """Run a job's calls on a fresh copy of its world: (the world they leave, what was wrong with the way, every
-    result). A write is spare when it repeats one of the job (same tool, same arguments, refused or not), when it
-    is a decoy's or no tool's of the CRM, or when the reference makes it only after a refusal and it was sent
-    before that refusal came back (a hedge: both rooms booked at once)."""
-    welt, warten = welt_von(fall, salz), nach_ablehnung(fall)
-    erst = {}  # a call -> the step it was first sent in
-    for nr, aufrufe in enumerate(gelaufen):
-        for c in aufrufe:
-            erst.setdefault(kern_text(c), nr)
-    weg, geschrieben, ergebnisse = [], set(), []
-    for nr, aufrufe in enumerate(gelaufen):
-        for c in aufrufe:
-            k = kern_text(c)
-            wartet = warten.get(k)
-            ergebnisse.append(fuehre_aus(welt, c["name"], c["args"], attrappen=ATTRAPPEN))
-            if c["name"] in LESEND or c["args"] is None:
-                continue
-            weg += [f"{aufruf_text(c)} {grund}" for grund in (
-                "is no tool of the CRM" * (c["name"] not in CRM), "repeats a write of the job" * (k in geschrieben),
-                "came before the refusal it waits for" * (wartet in erst and erst[wartet] >= nr)) if grund][:1]
-            geschrieben.add(k)
-    return welt, weg, ergebnisse
-
-
-def nach_ablehnung(fall):
-    """The reference's writes that follow a refusal: {a write: the refused call it waits for}."""
-    _, ergebnisse = abgespielt(fall)
-    warten, abgelehnt = {}, None
-    for schritt, es in zip(fall.loesung, ergebnisse):
-        if abgelehnt:
-            warten.update({kern_text(dict(c, quelle=NATIV)): abgelehnt for c in schritt if c["name"] not in LESEND})
-        abgelehnt = next((kern_text(c) for c, e in zip(schritt, es) if "error" in e), abgelehnt)
-    return warten
-
-
-E_MAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}")  # bounded: linear in any text
-ENUMS = [p["enum"] for t in WERKZEUGE.values() for p in t["properties"].values() if "enum" in p]
-ENUM_WOERTER = {x for e in ENUMS for x in e}
-
-
-def antwort_fehler(fall, erzaehlt, ergebnisse):
-    """What the job's told text lacks or hedges: each value of antwort not named, or named though no result of this
-    job nor the question gave it (a guess); each rival named beside it, whether a result showed it or not: another
-    address, or another value of its field's enum named in its sentence or as a status (als_rivale)."""
-    antwort, gegeben = fall.antwort, "\n".join(werte_von(ergebnisse) + [fall.frage])
-    teile = [f"the closing answer does not name {w}" if not genannt(w, erzaehlt, True) else
-             f"the closing answer names {w}, which no result of this job gave" for w in antwort
-             if not (genannt(w, erzaehlt, True) and genannt(w, gegeben))]
-    soll = {w.lower() for w in antwort}
-    for w in antwort:
-        enum = w.lower() in ENUM_WOERTER
-        andere = [x for e in ENUMS if w.lower() in e for x in e] if enum else \
-            [m.lower() for m in E_MAIL.findall(erzaehlt)] if E_MAIL.fullmatch(w) else []
-        teile += [f"the closing answer names {x} beside {w}" for x in dict.fromkeys(andere) if x not in soll and
-                  genannt(w, erzaehlt, True) and (not enum or als_rivale(x, w, erzaehlt))]
-    return teile
-
-
-def als_rivale(x, w, text):
-    """Is the enum value x named beside w: in a sentence that names w ('a lead or an interessent'), or as a status
-    ('status: lead')? Not a word of another sentence ('I can lead you to her notes')."""
-    return any(genannt(x, satz) and genannt(w, satz, True) for satz in re.split(r"[.!?;\n]+(?:\s|$)", text)) or \
-        re.search(rf"\bstatus\W{{1,3}}(?:is\s+)?{re.escape(x)}\b", text, re.IGNORECASE) is not None
-
-
-def genannt(wert, text, stamm=False):
-    """Does the text name the value? An enum word or an address as a whole word, in any case (Lea.H@...), an enum
-    word with stamm also as a word's stem (Interessentin); any other value as it stands (a name, a date)."""
-    if wert.lower() in ENUM_WOERTER or E_MAIL.fullmatch(wert):
-        ende = r"(?![-]|\.\w)" if stamm and wert.lower() in ENUM_WOERTER else r"(?![\w-]|\.\w)"
-        return re.search(rf"(?<![\w.+-]){re.escape(wert)}{ende}", text, re.IGNORECASE) is not None
-    return wert in text
 
 
 def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=None, grenze=None, ziehung=None):
@@ -3205,17 +2312,6 @@ def bewerte_frage(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenz
                         bewerte_zug(Fall(fall.id, erwartet=fall.danach), z, pruefungen, umbenennung, grenze))
 
 
-def bewerte_job(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenze, ziehung):
-    """An S7 job on its end state and its way, in the values its output was drawn in; its steps' streams are not
-    cross-checked (what they broke stands in protokoll), its costs are its steps' added up."""
-    defekte = dict.fromkeys(d for z in fragen for d in (z.get("strom") or {}).get("defekte", []))
-    voll = any("fehlt" in z for z in a["zuege"])  # a step refused for its length (frage_ganz)
-    salz, fall = job_salz(welt_salz, a["id"], a["lauf"]), gezogen(fall, job_salz(ziehung, a["id"], a["lauf"]))
-    note = bewerte_ganz(fall, fragen, umbenennung, voll, salz, grenze)._replace(defekte=tuple(defekte))
-    return roh._replace(note=note, usage={f: sum(zahl_oder_none(z["usage"], f) or 0 for z in fragen)  # a job's
-                                          for f in ("prompt_tokens", "completion_tokens")})  # unmeasured: none
-
-
 def bewerte_zug(fall, z, pruefungen, umbenennung, grenze=None):
     """One turn graded against what fall expects, with its stream's cross-checks."""
     b = mit_gegenprobe(bewerte_ausgabe(fall, z["nachricht"], z["finish_reason"], umbenennung, z["usage"], grenze),
@@ -3223,606 +2319,6 @@ def bewerte_zug(fall, z, pruefungen, umbenennung, grenze=None):
     if z.get("abgelehnt"):  # what the server refused to parse: graded as the text it was, an agent got an error
         b = b._replace(protokoll=dict(b.protokoll, geparst_abgelehnt=1))
     return b
-
-
-def mit_gegenprobe(b, strom, pruefungen, umbenennung):
-    """The Note with its stream's defects and its cross-check read once (gegenprobe): the calls of the same
-    request without stream, and of the stream asked again, each as a multiset beside the streamed answer's,
-    and the plain answer's calls for the failed list; None where none was asked (or the output succeeded)."""
-    b = b._replace(gestreamt=strom is not None, defekte=tuple((strom or {}).get("defekte", [])))
-    ohne_strom = next((z for z in pruefungen if z["zweck"] == OHNE_STROM), {})
-    if "nachricht" not in ohne_strom or gelungen(b):
-        return b
-    lies = lambda n: zurueckbenannt(lies_aufrufe(n)[0], umbenennung) if umbenennung else lies_aufrufe(n)[0]  # noqa
-    ohne = lies(ohne_strom["nachricht"])
-    nochmal = next((z for z in pruefungen if z["zweck"] == NOCHMAL), None)  # none before repeats were asked:
-    # the stream's own stands in
-    return b._replace(gegenprobe={"gestreamt": als_menge(b.aufrufe), "ohne": als_menge(ohne), "ohne_aufrufe": ohne,
-        "nochmal": als_menge(b.aufrufe) if nochmal is None else
-        als_menge(lies(nochmal["nachricht"])) if "nachricht" in nochmal else None})
-
-
-ALTER_NAME = " (an old name)"  # marks a name the renamed catalogue no longer has: it never fits
-
-
-def zurueckbenannt(aufrufe, umbenennung):
-    """Calls in the renamed catalogue's names, named as the cases name them. A name of the catalogue
-    as written is not one of the renamed: it is marked, so that passt never takes it."""
-    werkzeuge, argumente = ({neu: alt for alt, neu in umbenennung[t].items()} for t in ("werkzeuge", "argumente"))
-    zurueck = lambda name, karte: karte.get(name, name + ALTER_NAME if name in karte.values() else name)  # noqa
-    return [dict(c, name=c["name"] if c["name"] is None else zurueck(c["name"], werkzeuge),
-                 args=None if c["args"] is None else {zurueck(k, argumente): v for k, v in c["args"].items()})
-            for c in aufrufe]
-
-
-def mangel(nachricht, aufrufe, finish, vollstaendig, still, gekappt_):
-    """Why an output is no answer at all, or None when it is one. 'abgeschnitten': cut off (gekappt_) before it did
-    its job (a complete answer the limit merely ended counts; in S4/S5 (still) a complete call had failed before
-    it); 'im_denken': no call nor text, but a reasoning field that holds the answer (an agent receives neither);
-    'angekuendigt': finish_reason tool_calls, yet no call came, not even as text (SGLang #26790): in S4/S5 never
-    restraint; 'leer': neither a call nor text, once reasoning blocks are removed."""
-    if gekappt_ and not vollstaendig and not (still and any(c["args"] is not None for c in aufrufe)):
-        return "abgeschnitten"
-    if finish == "tool_calls" and not aufrufe:
-        return "angekuendigt"
-    if aufrufe or SONDERTOKEN.sub("", ohne_denken(inhalt(nachricht))).strip():
-        return None
-    denken = (nachricht.get(f) for f in ("reasoning_content", "reasoning"))  # where a reasoning parser put it all
-    return "im_denken" if any(isinstance(d, str) and d.strip() for d in denken) else "leer"
-
-
-def schleift(nachricht):
-    """Does the text end in one piece repeated three times or more (a model looping until its token limit)?
-    subtle: a periodic text equals itself shifted by its period; the piece being cut, the test compares the
-    last two periods with the two before them."""
-    text = next((t for t in (inhalt(nachricht), nachricht.get("reasoning_content"), nachricht.get("reasoning"))
-                 if isinstance(t, str) and t), "")[-1200:]  # whatever the model wrote, in any field, a string
-    return any(text[-3 * p:-p] == text[-2 * p:] for p in range(1, min(400, len(text) // 3) + 1)
-               if 3 * p >= SCHLEIFE_ZEICHEN)
-
-
-SCHLEIFE_ZEICHEN = 60  # a repeated tail shorter than this is no loop (a row of dashes, an ellipsis)
-
-
-def erste_zeile(nachricht, laenge=100):
-    """What the model wrote, its first line that says something, cut at `laenge` (for the failed-case list)."""
-    zeile = next((z.strip() for z in ohne_denken(inhalt(nachricht)).splitlines() if z.strip()), "")
-    return zeile if len(zeile) <= laenge else zeile[:laenge] + "..."
-
-
-def gelungen(b):
-    """An answer with every expected step hit and nothing spare; never three of four (b: its Note)."""
-    return b.mangel is None and b.treffer == b.soll and b.offen == 0
-
-
-def gelungen_nativ(b):
-    """Gelungen with every call from tool_calls and arguments an OpenAI-API client can json.loads into
-    an object: what an agent on the server gets done."""
-    return gelungen(b) and b.form in (None, "nativ") and not {"argumente_objekt", "argumente_doppelt",
-                                                                "geparst_abgelehnt"} & set(b.protokoll)
-
-
-FEHLERARTEN = ("kein_aufruf", "falsches_werkzeug", "falscher_wert", "fehlendes_argument", "erfundenes_argument",
-               "ueberzaehlig", "fehlerhaft", "leer", "abgeschnitten", "schleife", "im_denken", "angekuendigt",
-               "falscher_zustand", "schrittgrenze", "kontextgrenze")
-Befund = collections.namedtuple("Befund", "arten text mal", defaults=(1,))
-# one fault: the failure classes it counts once each, its words, and how many faults it stands for (mal: the
-# spare calls past BEFUNDE_EINZELN, counted in one Befund per class without words, so a hostile answer of
-# 100,000 calls grades in linear time with a small constant)
-BEFUNDE_EINZELN = 100  # spare calls named one by one; no line shows more than a few dozen
-
-
-def befunde(ist_liste, soll_liste, still, treffer=None):
-    """Why an answer's calls missed, as Befunde: the hits taken out first, as bewerte takes them; each missed
-    step paired with a spare call of its tool (its broken rules, each class once per step), else with a
-    spare call of another tool (falsches_werkzeug; that call is then named, not counted), else kein_aufruf;
-    each call left over ueberzaehlig (in S4/S5 every call) or fehlerhaft (malformed). treffer: bewerte's, where
-    known: with none, no hit is looked for again."""
-    offen, fehlend = list(ist_liste), [] if treffer != 0 else list(soll_liste)
-    for soll in soll_liste if treffer != 0 else ():
-        for i, ist in enumerate(offen):
-            if passt(ist, soll):
-                offen.pop(i)
-                break
-        else:
-            fehlend.append(soll)
-    paare = []
-    for soll in fehlend:
-        i = next((i for i, ist in enumerate(offen) if ist["name"] == soll["name"]), None)
-        paare.append((soll, None if i is None else offen.pop(i)))
-    andere = [j for j, c in enumerate(offen) if c["args"] is not None]  # well-formed spare calls, by position
-    schritte, frei = [], list(andere)  # frei: those no missed step has taken yet, in order
-    for soll, ist in paare:
-        if ist is None:
-            # a missed step is named with its values: beside a call of the same tool, the name alone would mislead
-            schritte.append(Befund(("falsches_werkzeug" if frei else "kein_aufruf",),
-                                   f"{aufruf_text(soll)} not called"))
-            frei = frei[1:]
-            continue
-        regeln = list(warum_nicht(ist, soll))
-        schritte.append(Befund(tuple(dict.fromkeys(code for code, _ in regeln)),
-                               f"{soll['name']}: " + ", ".join(text for _, text in regeln)))
-    genommen = set(andere) - set(frei)
-    spare, kaputt = ("ueberzaehlig",), ("ueberzaehlig",) if still else ("fehlerhaft",)
-    einzeln = [Befund(() if j in genommen else spare, f"spare call {ist['name']}") if ist["args"] is not None
-               else Befund(kaputt, f"malformed call {ist['name'] or '?'}")
-               for j, ist in enumerate(offen[:BEFUNDE_EINZELN])]
-    rest = offen[BEFUNDE_EINZELN:]
-    weitere_kaputt = sum(ist["args"] is None for ist in rest)
-    weitere_spare = len(rest) - weitere_kaputt - sum(j >= BEFUNDE_EINZELN for j in genommen)
-    return schritte + einzeln + [Befund(arten, None, zahl) for arten, zahl in
-                                 ((spare, weitere_spare), (kaputt, weitere_kaputt)) if zahl]
-
-
-def fehlerarten_von(b):
-    """What went wrong in one graded answer, by kind: a reason vocabulary a report can count."""
-    arten = collections.Counter()
-    for befund in b.befunde:
-        for art in befund.arten:
-            arten[art] += befund.mal
-    return arten
-
-
-# ---------------------------------------------------------------------------
-# Metrics: pure functions from graded outputs to figures
-# ---------------------------------------------------------------------------
-
-Z = 1.959963984540054  # the standard normal's 97.5 % point: two-sided 95 % intervals
-
-
-def anteil(zaehler, nenner):
-    return zaehler / nenner if nenner else None
-
-
-Tokens = collections.namedtuple("Tokens", "prompt completion")  # a run's tokens, added up
-Anfragen = collections.namedtuple("Anfragen", "median referenz")  # the requests an S7 job took, and the reference's
-BfclZahlen = collections.namedtuple("BfclZahlen", "gesamt fehlgeschlagen stufen nicht_live live still_anders")
-# BFCL's verdict: pooled over all its cases (messen's pooling), failed ids, by category, BFCL's own overalls (None
-# unless each of their categories was asked), and why BFCL counted restraint where messen did not ({why: count})
-BFCL_GESAMT = {"nicht_live": ("simple_python", "multiple", "parallel", "parallel_multiple"),  # unweighted mean
-               "live": ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")}  # by cases
-Kennzahlen = collections.namedtuple("Kennzahlen", (  # a run's figures, read by field; only als_json makes them keys
-    "faelle ausgaben formkorrekt richtig_je_schritt auftraege_gelungen schritte_je_auftrag stillgehalten "
-    f"gelungen_nativ {' '.join(f.name for s in STUFEN_TABELLE for f in s.figuren)} anfragen_je_job bfcl stufen alle_n "
-    f"alle_n_stufen gelungen_ki {' '.join(f.ki for s in STUFEN_TABELLE for f in s.figuren if f.ki)} "
-    "unlesbar_geschrieben fehlerarten fehlgeschlagen diagnose latenz_s tokens "
-    "dauer_s"))
-# nachfrage, weiter, erledigt (and its _nativ, _ki, anfragen_je_job), bfcl: None for a run that did not ask them;
-# stufen, alle_n_stufen: stage -> share; fehlerarten: class -> count, zeros included; *_ki: [low, high], Wilson's
-
-
-def als_json(x):
-    """A record as JSON takes it: each NamedTuple an object of its fields, all the way down."""
-    if hasattr(x, "_asdict"):
-        return {k.removesuffix("_"): als_json(v) for k, v in x._asdict().items()}  # Flip.in_ is the JSON's "in"
-    if isinstance(x, dict):
-        return {k: als_json(v) for k, v in x.items()}
-    return [als_json(v) for v in x] if isinstance(x, (list, tuple)) else x
-
-
-def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
-    """The five metrics (the chapter's, over S1-S5: a run with --weiter stays comparable), the stages, and what
-    repeats and costs add; the failure classes take every stage. einstellungen: the run's settings line."""
-    kapitel = [a.note for a in ausgaben if a.stufe not in SPAETER]
-    mit = [a.note for a in ausgaben if a.stufe not in SPAETER and a.stufe not in STILL]
-    still = [a.note for a in ausgaben if a.stufe in STILL]
-    stufe_von = {f.id: f.stufe for f in faelle}
-    stufen = [s for s in STUFEN if s in stufe_von.values()]  # S6 only in a run that asks it
-    alle_faelle = erfolge_je_fall(faelle, ausgaben)  # id -> (successes, outputs)
-    je_fall = {i: v for i, v in alle_faelle.items() if stufe_von[i] not in SPAETER}
-    return Kennzahlen(faelle=len(faelle),
-        ausgaben=fertig(ausgaben),  # a first answer whose second turn is still to be asked is not one yet
-        formkorrekt=anteil(sum(bool(b.aufrufe) and not b.fehlerhaft for b in mit), len(mit)),
-        richtig_je_schritt=anteil(sum(b.treffer for b in kapitel), sum(b.soll for b in kapitel)),
-        auftraege_gelungen=anteil(sum(map(gelungen, kapitel)), len(kapitel)),
-        gelungen_nativ=anteil(sum(map(gelungen_nativ, kapitel)), len(kapitel)),
-        schritte_je_auftrag=anteil(sum(len(b.aufrufe) for b in kapitel), len(kapitel)),
-        stillgehalten=anteil(sum(not b.aufrufe and b.mangel is None for b in still), len(still)),
-        **{f.name: f.wert(ausgaben) for s in STUFEN_TABELLE for f in s.figuren},  # a stage's own: nachfrage, weiter ...
-        anfragen_je_job=anfragen_je_job(ausgaben), bfcl=bfcl_figuren(ausgaben),
-        stufen={s: anteil(sum(gelungen(a.note) for a in ausgaben if a.stufe == s),
-                          sum(a.stufe == s for a in ausgaben)) for s in stufen},
-        alle_n=anteil(sum(e == m for e, m in je_fall.values()), len(je_fall)),
-        alle_n_stufen={s: anteil(sum(e == m for i, (e, m) in alle_faelle.items() if stufe_von[i] == s),
-                                 sum(stufe_von[i] == s for i in alle_faelle)) for s in stufen},
-        gelungen_ki=wilson_ki(list(je_fall.values())),
-        **{f.ki: wilson_ki([v for i, v in alle_faelle.items() if stufe_von[i] == s.name])  # a stage's headline
-           for s in STUFEN_TABELLE for f in s.figuren if f.ki},
-        fehlgeschlagen=[i for i, (e, m) in alle_faelle.items() if e < m],
-        diagnose=diagnose(ausgaben, katalog.schwelle_s1(faelle), einstellungen),
-        unlesbar_geschrieben=[{"id": a.id, "lauf": a.lauf, "zug": zug, "form": form, "text": text}
-                              for a in ausgaben if a.note.job is None
-                              for zug, b in enumerate(a.noten, 1) for form, text in unlesbar_von(b)],
-        fehlerarten=fehlerarten(faelle, ausgaben), **kosten(ausgaben))
-
-
-def fehlerarten(faelle, ausgaben):
-    """Every failure class with its count over the run's answers, second turns included (as the
-    diagnosis counts them), zeros included."""
-    summe = sum((fehlerarten_von(b) for a in ausgaben for b in a.noten), collections.Counter())
-    return {art: summe[art] for art in FEHLERARTEN}
-
-
-def stufen_figur(ausgaben, stufe, gelingt=None):
-    """A later stage's own figure: the share of its outputs that succeeded (S6, weiter: hit every call after
-    the tools' results, or for danach [] answered without one; S7, erledigt: the reference's end state, then
-    an answer without a call); None for a run that did not ask the stage."""
-    eigene = [a.note for a in ausgaben if a.stufe == stufe]
-    return anteil(sum(map(gelingt or gelungen, eigene)), len(eigene)) if eigene else None
-
-
-def bfcl_figuren(ausgaben):
-    """BFCL's own verdict (bfcl_urteil) as the share of outputs it accepts, over all and by category; None for
-    a run of no BFCL case."""
-    eigene = [a for a in ausgaben if a.note.bfcl is not None]
-    if not eigene:
-        return None
-    je = {s: [a.note.bfcl for a in eigene if a.stufe == s] for s in BFCL_STUFEN}
-    alle = {g: all(je[s] for s in kategorien) for g, kategorien in BFCL_GESAMT.items()}  # each category asked
-    return BfclZahlen(gesamt=statistics.fmean(a.note.bfcl for a in eigene),
-                      fehlgeschlagen=list(dict.fromkeys(a.id for a in eigene if not a.note.bfcl)),
-                      stufen={s: statistics.fmean(x) for s, x in je.items() if x},  # as eval_runner_helper's:
-                      nicht_live=statistics.fmean(statistics.fmean(je[s]) for s in BFCL_GESAMT["nicht_live"])
-                      if alle["nicht_live"] else None,  # a mean of categories, and live a mean of cases
-                      live=statistics.fmean(b for s in BFCL_GESAMT["live"] for b in je[s]) if alle["live"] else None,
-                      still_anders=dict(collections.Counter(
-                          a.note.mangel or ("fehlerhaft" if a.note.fehlerhaft else "text") for a in eigene
-                          if a.note.still and a.note.bfcl and not gelungen(a.note)).most_common()))
-
-
-def anfragen_je_job(ausgaben):
-    """The median number of requests a job took (S7's), beside the reference's; None for a run of no job."""
-    s7 = [a.note.job for a in ausgaben if a.note.job is not None]
-    return Anfragen(statistics.median(j.schritte for j in s7), statistics.median(j.referenz for j in s7)) \
-        if s7 else None
-
-
-KATALOG_TOKENS = 200
-S1_WEGGELASSEN = 4010.5  # characters of the tools the chapter's S1 leaves out, the median over its cases
-# subtle: the full catalogue is about 4,800 characters of JSON and S1's two to four tools 600 to 1,500, so a template
-# that renders tools adds roughly a thousand tokens to S2-S5 over S1; less than 200 more means the tools never reached
-# the prompt. Clearly fewer (a server that counts only uncached tokens) says nothing either way.
-WENIGER_TOKENS = 50
-TOKENS_HOECHSTENS = 10 ** 9  # a count above this is no count a server measured
-
-
-Lage = collections.namedtuple("Lage", "alle ausgaben text eigen wessen grund server probe katalog protokoll")
-# what a diagnosis counts from: every answer, the outputs, well-formed text calls in a parser's form and in the model's
-# own, whose the first are (TEXT_WESSEN) and why, server, probe, katalog_befund's pair, the protocol's notes by kind
-DIAGNOSE_ZAHLEN = {  # the kinds a diagnosis counts beside DIAGNOSE_HINWEISE's, whose rows carry their own count
-    "sofort_beendet": lambda k: sum(map(sofort_beendet, k.alle)),
-    "protokoll": lambda k: {a: k.protokoll[a] for a in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if k.protokoll[a]},
-    "eigenes_format": lambda k: k.eigen + (k.text if k.wessen == "modell" else 0),
-    "text_ungeklaert": lambda k: k.text if k.wessen == "unklar" else 0,
-    "probe": lambda k: beleg_text(k.grund, k.server, k.probe) if k.text and k.grund not in ("vorlage", NATIV) else None,
-    "text_form": lambda k: max(n := collections.Counter(textform(b.aufrufe) for b in k.alle if b.form in (
-        "parser", "eigen")), key=n.get, default=None),  # the form most were in (one ``` fence among JSON names none)
-    "unlesbar": lambda k: dict(collections.Counter(form for b in k.alle if b.job is None and not b.mangel
-                                                   for form, _ in unlesbar_von(b))),  # a cut call is the cut's
-    "leer_ungezaehlt": lambda k: sum(b.wessen == ("unklar", "leer") for b in k.alle),  # of leer: no count tells whose
-    "katalog_unklar": lambda k: k.katalog[1],
-    "strom_ungeprueft": lambda k: sum(b.wessen == ("unklar", "strom_ungeprueft") for b in k.alle)}
-# each a count but katalog_fehlt (bool or None), words (probe, text_form, katalog_unklar), protokoll, unlesbar by kind
-
-
-def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
-    """What the server did, counted apart from the model's skill, over every answer (second turns too), each kind by
-    its row's count (ZAEHLEN); all zero / False / empty when clear. TEXT_WESSEN settles whose text calls in a parser's
-    form are: the model's format (eigenes_format), the parser's (aus_text), or text_ungeklaert. What a stream broke
-    is a note in protokoll unless the cross-check shows it changed the calls (strom_defekt)."""
-    e = einstellungen or {}
-    alle = [b for a in ausgaben for b in antworten(a)]
-    heil = {form: sum(c["args"] is not None and c["quelle"] != NATIV for b in alle if b.form == form
-                      for c in b.aufrufe) for form in ("parser", "eigen")}
-    wessen, grund = text_wessen(any(b.nativ for b in alle), e.get("server"), e.get("probe"))
-    k = Lage(alle, ausgaben, heil["parser"], heil["eigen"], wessen, grund, e.get("server"), e.get("probe"),
-             katalog_befund(ausgaben, schwelle), sum((collections.Counter(b.protokoll) + collections.Counter(
-                 STROM_NOTIZEN.get(d, d) for d in b.defekte) for b in alle), collections.Counter()))
-    return Diagnose(**{name: zaehle(k) for name, zaehle in ZAEHLEN.items()})
-
-
-def antworten(a):
-    """The answers an output holds, each graded: its Notes, an S7 job's steps in the job's place."""
-    return [b for n in a.noten for b in (n.job.gekommen if n.job else (n,))]
-
-
-STROM_NOTIZEN = {  # what a stream broke of the protocol -> its kind in protokoll
-    "no [DONE]": "strom_ohne_done", OHNE_USAGE: "strom_ohne_usage", NICHT_GESTREAMT: "strom_ohne_strom",
-    "a call delta without index": "strom_ohne_index", "a name that changes within a call": "strom_name_wechselt",
-    "fragments after finish_reason": "strom_nach_ende", "data after [DONE]": "strom_nach_done",
-    "a chunk that is not JSON": "strom_kein_json"}
-
-
-PROBE_WIE = "asked again with tool_choice \"required\" at temperature 0"
-Beleg = collections.namedtuple("Beleg", "nativ server probe antwort")
-# the run's evidence on its text calls: whether any answer came as tool_calls, the server's record, the probe's
-# record as saved, and its answer graded (None where none came)
-TEXT_WESSEN = (  # whose well-formed calls left as text in a parser's form are, by the run's evidence, weighed in
-    # this order: (reason, kind, test); the diagnosis and --pruefen read it, and the comparison through the diagnosis
-    ("vorlage", "modell", lambda x: parser_gezeigt(x.server)),  # the server's page shows its parser on for the template
-    ("tool_calls", "modell", lambda x: x.nativ),  # other answers came as tool_calls: the parser is on
-    # no probe tells where the server ignores tool_choice, forces "required" by a grammar (a native answer proves
-    # only that it can emit calls), or is not identified (it may force it)
-    ("keine", "unklar", lambda x: familie_von(x.server).probe == "keine"),
-    ("grammatik", "unklar", lambda x: familie_von(x.server).probe == "grammatik"),
-    ("unbekannt", "unklar", lambda x: familie_von(x.server).probe == "unbekannt"),
-    ("probe_fehlt", "unklar", lambda x: not x.probe),  # a run saved before messen asked one, or stopped before it
-    ("probe_ohne_antwort", "unklar", lambda x: x.antwort is None),
-    ("probe_abgeschnitten", "unklar", lambda x: x.antwort.finish == "length"),  # cut or looping: it tells nothing
-    ("probe_nativ", "modell", lambda x: x.antwort.nativ or x.antwort.form in ("nativ", "teilweise")),  # parser works
-    ("probe_text", "server", lambda x: x.antwort.aufrufe),  # text again: the parser is off or reads another form
-    ("probe_ohne_aufruf", "unklar", lambda x: True))
-
-
-def text_wessen(nativ, server, probe):
-    """(kind, reason) of a run's well-formed calls left as text in a parser's form: the first row of TEXT_WESSEN
-    the evidence meets (nativ: any answer of the run came as tool_calls; probe: the probe's record as saved)."""
-    antwort = bewerte_ausgabe(Fall("probe"), probe["nachricht"], probe["finish_reason"]) \
-        if probe and "nachricht" in probe else None
-    x = Beleg(nativ, server, probe, antwort)
-    return next((art, grund) for grund, art, trifft in TEXT_WESSEN if trifft(x))
-
-
-def beleg_text(grund, server, probe):
-    """What the probe saw, or why none tells, in words, for the diagnosis and --pruefen (grund: text_wessen's)."""
-    name, wie = (server or {}).get("name"), probe and f"{probe['fall']} {PROBE_WIE}"
-    if grund == "keine":
-        return f"no probe was asked: {name} {familie_von(server).probe_grund}"
-    if grund == "grammatik":
-        return (f"{wie} tells nothing on {name}, which forces \"required\" with a grammar: an answer as tool_calls "
-                "proves only that it can emit calls, not that its parser reads this model's form") if probe else \
-            (f"no probe was asked: {name} forces tool_choice \"required\" with a grammar where its structured output "
-             "works, so its answer would prove nothing about whether its parser reads this model's form")
-    if grund == "unbekannt":
-        return ("no probe tells on a server messen does not identify: it may force tool_choice \"required\" with a "
-                "grammar, so even an answer as tool_calls would prove nothing about its parser")
-    if grund == "probe_fehlt":
-        return "no probe was asked (a run saved before messen asked one, or stopped before it)"
-    if grund == "probe_ohne_antwort":
-        return f"{wie} got no answer: {probe['fehlt']}"
-    if grund == "probe_abgeschnitten":
-        return f"{wie} was cut by the token limit{' while looping' if schleift(probe['nachricht']) else ''}, " \
-               "which tells nothing"
-    return {"probe_nativ": f"{wie} came back as tool_calls", "probe_text": f"{wie} came back as text again"}.get(
-        grund, f"{wie} came back without any call")
-
-
-def strom_defekt(a):
-    """Did the stream change what was graded: a failed output (or second turn) whose same request
-    without stream, at temperature 0, gave other calls, while the stream asked again gave the same?"""
-    g = a.gegenprobe
-    return bool(g) and g["ohne"] != g["gestreamt"] and g["nochmal"] == g["gestreamt"]
-
-
-def als_menge(aufrufe):
-    """Calls as a comparable multiset: the order of calls and of their arguments does not matter."""
-    return sorted(json.dumps(aufruf_kern(c), sort_keys=True) for c in aufrufe)
-
-
-def strom_ungeprueft(b):
-    """A failed streamed output whose stream's part cannot be told: no plain answer beside it (a
-    temperature above 0, or the plain request failed), or the stream asked again gave calls of its own."""
-    if not b.gestreamt or gelungen(b):
-        return False
-    g = b.gegenprobe
-    return g is None or g["ohne"] != g["gestreamt"] and g["nochmal"] not in (g["gestreamt"], g["ohne"])
-
-
-def katalog_befund(ausgaben, schwelle=KATALOG_TOKENS):
-    """(katalog_fehlt, why the counts cannot tell or None): katalog_fehlt is True when outputs sent the
-    whole catalogue cost less than `schwelle` more prompt tokens than S1's, None when the counts cannot
-    tell, for the one reason named."""
-    s1 = [t for a in ausgaben if a.stufe == "S1" for t in [zahl_oder_none(a.usage, "prompt_tokens")] if t]
-    voll = [t for a in ausgaben if a.stufe != "S1" for t in [zahl_oder_none(a.usage, "prompt_tokens")] if t]
-    if not any(a.stufe == "S1" for a in ausgaben):
-        return None, "the run has no S1 case, whose few tools the whole catalogue is weighed against"
-    if not s1 or not voll:
-        return None, "the server sent no plausible prompt_tokens"
-    if schwelle < WENIGER_TOKENS:
-        return None, f"the tools S1 leaves out add about {schwelle:.0f} tokens, fewer than counts vary by"
-    mehr = statistics.median(voll) - statistics.median(s1)
-    if mehr < -WENIGER_TOKENS:
-        return None, ("the whole catalogue cost fewer prompt_tokens than S1's few tools, so the server counts "
-                      "something else")
-    return mehr < schwelle, None
-
-
-def zahl_oder_none(usage, feld):
-    """A token count from usage, or None for anything no server measured: not a whole
-    number, 0 or less, above 10^9 (so no sum of counts can overflow)."""
-    x = usage.get(feld) if isinstance(usage, dict) else None
-    return x if type(x) is int and 0 < x <= TOKENS_HOECHSTENS else None
-
-
-def erfolge_je_fall(faelle, ausgaben):
-    """id -> (successes, outputs), in case order, for the cases that have outputs."""
-    je_fall = {f.id: [0, 0] for f in faelle}
-    for a in ausgaben:
-        je_fall[a.id][0] += gelungen(a.note)
-        je_fall[a.id][1] += 1
-    return {i: tuple(v) for i, v in je_fall.items() if v[1]}
-
-
-NEU_GEMESSEN = {"abgeschnitten", "strom_ungeprueft"}  # settled by other settings for both runs, not by asking again
-KLAERT = {  # what would settle each cannot-tell reason of WESSEN (and of a comparison), for the exit-2 line
-    "strom_ungeprueft": "the plain cross-check, asked at --temp 0 only: measure at --temp 0, or without --stream",
-    "geparst_abgelehnt": "what the model wrote, in the server's log: a call written wrongly, or a form its parser "
-                         "rejects",
-    "angekuendigt": "the server's tool-call parser, checked with --pruefen: the calls it announced are lost there",
-    "im_denken": "the server's reasoning parser paired with its tool-call parser (--pruefen)",
-    "argumente_fehlen": "what the model wrote, in the server's log: the arguments, or a handler that lost them",
-    "leer": "a server that reports usage: an empty answer for counted tokens is the server's",
-    "abgeschnitten": "a token limit set for both runs (--extra '{\"max_tokens\": 512}'), measured again",
-    "text_ungeklaert": "a server that says who it is, or a probe where it tells (--pruefen)",
-    "argumente_doppelt": "a server known not to encode arguments twice",
-    "nachfrage_fehlt": "the second turns, asked again by the same command"}
-
-
-def sofort_beendet(a):
-    """Nothing at all, for at most the one token that ends a turn, and the turn ended there."""
-    return a.mangel == "leer" and not a.inhalt_da and a.completion_tokens is not None and \
-        a.completion_tokens <= 1 and a.finish == "stop"
-
-
-WESSEN = (  # whose a failed answer is, by the evidence its Note holds, weighed in this order: (reason, kind, test)
-    # 'server' only where the response itself proves it; 'unklar' (cannot tell) where nothing settles it
-    ("strom_defekt", "server", strom_defekt),  # a stream its plain twin shows broken
-    ("strom_ungeprueft", "unklar", strom_ungeprueft),  # a stream the cross-check cannot settle
-    # refused by the server's parser: the model wrote a call wrongly, or the parser rejects a form it should read
-    ("geparst_abgelehnt", "unklar", lambda a: "geparst_abgelehnt" in a.protokoll),
-    # a cut or looping answer is the model's: runs are compared only under the same settings, so the token limit
-    # was the same for both models; a cut one without a limit the user set cannot be told from the server's own cut
-    ("schleife", "modell", lambda a: a.mangel == "abgeschnitten" and a.schleife),
-    ("abgeschnitten", "modell", lambda a: a.mangel == "abgeschnitten" and a.grenze is not None),
-    ("abgeschnitten", "unklar", lambda a: a.mangel == "abgeschnitten"),
-    ("angekuendigt", "unklar", lambda a: a.mangel == "angekuendigt"),  # calls a parser dropped after announcing
-    ("im_denken", "unklar", lambda a: a.mangel == "im_denken"),  # an answer left in a reasoning field
-    # functions.NAME: and nothing after: the model's, or a handler's that lost the arguments (in S4/S5 it is a
-    # spare call all the same)
-    ("argumente_fehlen", "unklar", lambda a: a.form == "versuch" and not a.still),
-    # nothing at all: whose by the completion tokens the server counted (whitespace or a stop token written as
-    # text is something the model wrote): none or one, the end of the turn alone, is a model that ends at once
-    # (a fine-tune whose end-of-turn token was trained everywhere); more, tokens the server never sent
-    ("sofort_beendet", "modell", sofort_beendet),
-    ("leer", "server", lambda a: a.mangel == "leer" and not a.inhalt_da and a.completion_tokens is not None),
-    ("leer", "unklar", lambda a: a.mangel == "leer" and not a.inhalt_da))
-
-
-def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False, nativ=None):
-    """id -> per draw (each output's, in lauf order), (kind, reason, turn) where it failed, else None: what the
-    verdict reads. mit_nachfrage: S5's second turn counts (turn 2); nativ: the run's (diagnosis, server), by which
-    an output done as meant whose calls an agent does not receive fails too (NICHT_NATIV)."""
-    je_fall = {f.id: {} for f in faelle}
-    for a in ausgaben:
-        x = [ausgang(b, mit_nachfrage, nativ) for b in (a,) + a.frueher]
-        je_fall[a.id][a.lauf] = x[:1] + [y for y in x[1:] if not y or y[0] != "server"]  # a spoiled draw is replaced
-    return {i: [x for k in sorted(v) for x in v[k]] for i, v in je_fall.items() if v}
-
-
-NICHT_NATIV = (  # whose it is that an output done as meant reached an agent as no calls, or as calls it cannot
-    # json.loads, weighed in this order: (reason, kind, test of its Note, the run's diagnosis and its server)
-    ("geparst_abgelehnt", "unklar", lambda a, d, s: "geparst_abgelehnt" in a.protokoll),
-    ("argumente_objekt", "server", lambda a, d, s: "argumente_objekt" in a.protokoll),  # an object, not a string
-    # twice-encoded: the server's only on a server shown to do it
-    ("argumente_doppelt", "server", lambda a, d, s: "argumente_doppelt" in a.protokoll and
-     familie_von(s).doppelt_kodiert),
-    ("argumente_doppelt", "unklar", lambda a, d, s: "argumente_doppelt" in a.protokoll),
-    ("teilweise_geparst", "server", lambda a, d, s: a.form == "teilweise"),  # the first call alone parsed
-    # a parser's form, as the run's diagnosis weighs it: the parser off, or cannot tell; else the model's format
-    ("aus_text", "server", lambda a, d, s: a.form != "eigen" and d.aus_text),
-    ("text_ungeklaert", "unklar", lambda a, d, s: a.form != "eigen" and d.text_ungeklaert),
-    ("eigenes_format", "modell", lambda a, d, s: True))
-
-
-def ausgang(a, mit_nachfrage, nativ=None):
-    """One draw's (kind, reason, turn) where it failed, else None (see ausgaenge_je_fall)."""
-    x = a.note.wessen and a.note.wessen + (1,)
-    if not x and mit_nachfrage and a.mit_nachfrage:
-        x = ("unklar", "nachfrage_fehlt", 2) if a.nachfrage is None else a.nachfrage.wessen and \
-            a.nachfrage.wessen + (2,)
-    return x if x or not nativ or gelungen_nativ(a.note) else \
-        next((art, grund, 1) for grund, art, trifft in NICHT_NATIV if trifft(a.note, *nativ))
-
-
-def wilson_ki(paare):
-    """95 % interval for sum(successes) / sum(outputs) over cases: Wilson's score interval. With p = S / M,
-    z = 1.96 and N outputs that count as independent: (p + z²/2N  ±  z · sqrt(p(1-p)/N + z²/4N²)) / (1 + z²/N).
-    Unlike a percentile bootstrap it does not collapse at 0 or 100 %: 42 of 42 gives 91.6 % to 100 %. With one
-    output per case N is the number of cases. With n per case, a case's outputs are not independent, so N is the
-    effective sample size M / deff, from the ratio estimator's variance over the K cases, var(p) = K/(K-1) ·
-    Σ (s_i - p·m_i)² / M², as N = p(1-p) / var(p), kept between K (a case's outputs all alike) and M (all
-    independent); at p = 0 or 1, where that variance says nothing, N = K."""
-    if not paare:
-        return None
-    k, s, m = len(paare), sum(e for e, _ in paare), sum(m for _, m in paare)
-    p, n = s / m, k
-    if m > k and 0 < p < 1 and k > 1:
-        varianz = k / (k - 1) * sum((e - p * mi) ** 2 for e, mi in paare) / m ** 2
-        n = m if varianz == 0 else min(m, max(k, p * (1 - p) / varianz))
-    z2 = Z * Z
-    mitte = (p + z2 / (2 * n)) / (1 + z2 / n)
-    halb = Z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    # subtle: the interval holds p exactly; rounding would put 1 - 1e-16 above 42 of 42
-    return [0.0 if s == 0 else min(p, mitte - halb), 1.0 if s == m else max(p, mitte + halb)]
-
-
-def kosten(ausgaben):
-    """Median latency per request, tokens, and wall time summed over the sessions of a run;
-    the second turns of --nachfrage are requests too."""
-    sitzungen = collections.defaultdict(list)  # session -> each output's start and end
-    for a in ausgaben:
-        sitzungen[a.sitzung] += [a.ende - a.latenz_s, a.ende]
-    anfragen = [x for a in ausgaben for x in a.anfragen]  # (seconds, usage)
-    return {"latenz_s": statistics.median(s for s, _ in anfragen) if anfragen else None,
-        "tokens": Tokens(*(sum(zahl_oder_none(u, f"{t}_tokens") or 0 for _, u in anfragen)
-                           for t in ("prompt", "completion"))),
-        "dauer_s": sum(max(t) - min(t) for t in sitzungen.values())}
-
-
-def vorzeichentest(b, c):
-    """Exact two-sided sign test (McNemar's exact test on the flipped cases):
-    p = min(1, 2 * sum_{i=0}^{min(b,c)} C(b+c, i) / 2^(b+c)); p = 1 when nothing flipped."""
-    m = b + c
-    return 1.0 if m == 0 else min(1.0, 2 * sum(math.comb(m, i) for i in range(min(b, c) + 1)) / 2 ** m)
-
-
-def permutationstest(differenzen):
-    """Exact two-sided paired permutation test of per-case differences d_i (fractions). Under no difference each
-    d_i is as likely +|d_i| as -|d_i|, so p = #{signs e: |sum e_i |d_i|| >= |sum d_i|} / 2^m over the m cases with
-    d_i != 0. The d_i are made integers on their common grid and the sums counted by dynamic programming, so the
-    test is exact; with one output per case it is the sign test."""
-    d = [x for x in differenzen if x]
-    if not d:
-        return 1.0
-    skala = math.lcm(*(x.denominator for x in d))
-    ganz = [abs(int(x * skala)) for x in d]
-    verteilung = {0: 1}  # sum -> number of sign patterns giving it
-    for g in ganz:
-        neu = collections.Counter()
-        for summe, zahl in verteilung.items():
-            neu[summe + g] += zahl
-            neu[summe - g] += zahl
-        verteilung = neu
-    t = abs(int(sum(d) * skala))
-    return min(1.0, sum(z for summe, z in verteilung.items() if abs(summe) >= t) / 2 ** len(ganz))
-
-
-GENAU_HOECHSTENS = 5_000_000  # sums times cases the exact count may walk; beyond it, a seeded Monte Carlo
-MONTE_CARLO = 20_000  # sign patterns drawn
-
-
-def genau_machbar(differenzen):
-    """Can the exact permutation test count every sum in time (hand-merged runs with many
-    different per-case counts make the common grid fine and the sums many)?"""
-    d = [x for x in differenzen if x]
-    if not d:
-        return True
-    skala = math.lcm(*(x.denominator for x in d))
-    summen = min(2 ** len(d), 2 * sum(abs(int(x * skala)) for x in d) + 1)
-    return summen * len(d) <= GENAU_HOECHSTENS
-
-
-def permutationstest_mc(differenzen, runden=MONTE_CARLO):
-    """The permutation test by drawing sign patterns (random.Random(0)):
-    p = (1 + #{draws: |sum e_i |d_i|| >= |sum d_i|}) / (1 + runden), never 0."""
-    d = [abs(float(x)) for x in differenzen if x]
-    t = abs(float(sum(differenzen))) - 1e-9  # subtle: float sums of equal patterns may differ in the last bit
-    zufall = random.Random(0)
-    extrem = sum(abs(sum(x if zufall.random() < 0.5 else -x for x in d)) >= t for _ in range(runden))
-    return (1 + extrem) / (1 + runden)
-
-
-NIVEAU = 0.05  # the one level a comparison reads every test at: beyond chance is p below it
-NIVEAU_WORT = f"{NIVEAU * 100:g} %"
-
-
-def jenseits_zufall(p):
-    return p < NIVEAU
-
-
-# ---------------------------------------------------------------------------
-# The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
-# ---------------------------------------------------------------------------
 
 SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "ende", "zuege")  # what came, never a grade: a reader grades it
 # A turn is one request's answer and what it was for (zweck): the question, S5's reply to the user's answer, an S7
@@ -4161,7 +2657,6 @@ def allein(pfad):
     finally:
         f.close()
 
-
 # ---------------------------------------------------------------------------
 # Measuring: ask every missing output, save each line as it arrives
 # ---------------------------------------------------------------------------
@@ -4180,53 +2675,6 @@ def frage_fall(endpunkt, fall, erste=None):
                                nachfrage_anfrage(fall, endpunkt.lauf, nachricht), NACHFRAGE), None
     except Serverfehler as e:
         return zuege + [{"zweck": NACHFRAGE, "fehlt": str(e)}], e
-
-
-def frage_ganz(endpunkt, fall, k=0):
-    """S7: the whole job in a loop, one output: each answer's calls run against the job's own world, sent back with
-    one tool message each, until an answer without a call or the step limit; each turn keeps what the world gave."""
-    lauf, namen = endpunkt.lauf, gesendete_namen(endpunkt.lauf.katalog)
-    fall = gezogen(fall, job_salz(lauf.ziehung, fall.id, k))
-    welt, body, zuege = welt_von(fall, job_salz(lauf.welt_salz, fall.id, k)), anfrage(fall, lauf), []
-    frueher = []
-    for schritt in range(schrittgrenze(fall)):
-        try:
-            antwort = endpunkt.frage(fall._replace(id=f"{fall.id}, step {schritt + 1}"), body)
-        except Anfragefehler as e:  # the conversation the job grew no longer fits: the job ends there, not the run
-            if schritt == 0 or not KONTEXT_VOLL.search(str(e)):
-                raise
-            zuege.append({"zweck": SCHRITT, "fehlt": str(e)})
-            break
-        frueher.append(lies_aufrufe(antwort.nachricht)[0])
-        aufrufe = gelaufene_aufrufe(frueher)[-1]  # a call quoted as text again is not run again
-        zurueck = zurueckbenannt(aufrufe, lauf.katalog.umbenennung) if lauf.katalog.umbenennung else aufrufe
-        ergebnisse = [fuehre_aus(welt, c["name"], c["args"], namen, lauf.katalog.zusatz) for c in zurueck]
-        zuege.append(zug(SCHRITT, antwort, ergebnisse=begrenzt(ergebnisse)))  # saved as sent: bounded
-        if not aufrufe:
-            break
-        # the calls as the model named them (a malformed one as {}), beside what it told; their results
-        body["messages"] += werkzeug_runde(f"{fall.id}/{schritt}", [
-            {"name": c["name"] or "?", "args": {} if c["args"] is None else c["args"]} for c in aufrufe],
-            ergebnisse, lauf.katalog, antwort.nachricht.get("content") if native_rohe(antwort.nachricht) else None)
-    return zuege
-
-
-KONTEXT_VOLL = re.compile(r"context (length|size|window)|maximum context|exceeds? the available context|"
-                          r"context_length_exceeded|longer than the model's context|must be <= \d+|too many tokens|"
-                          r"input is too long", re.I)
-# llama.cpp's exceed_context_size_error, vLLM's "maximum context length", SGLang's "longer than the model's
-# context length", TGI's "inputs tokens + max_new_tokens must be <= N": a request refused for its length
-
-
-def gesendete_namen(katalog):
-    """original -> sent, for every tool and parameter a variant renamed; {} for the catalogue as written."""
-    u = katalog.umbenennung
-    return {**u["argumente"], **u["werkzeuge"]} if u else {}
-
-
-def schrittgrenze(fall):
-    """Requests a job may take: twice the reference's, at least 6; a job still calling then has failed."""
-    return max(6, 2 * len(fall.loesung))
 
 
 FRAGEREGEL = 1  # the rule, saved with the run, by which its further requests were asked from the raw answers:
@@ -4408,25 +2856,6 @@ def nach_dem_lauf(lauf, pfad, einstellungen, faelle, ausgaben):
     return neu
 
 
-def probe_von(endpunkt, fall, lauf):
-    """Ask the probe for one case; its record as the settings line saves it."""
-    try:
-        antwort = endpunkt.frage(fall, probe_anfrage(fall, lauf))
-    except Serverfehler as e:
-        return {"fall": fall.id, "fehlt": str(e)}
-    return {"fall": fall.id, "nachricht": antwort.nachricht, "finish_reason": antwort.finish}
-
-
-def probe_fall(faelle, ausgaben, server=None):
-    """The first case whose answer (an S7 step's too) holds a well-formed text call in a parser's form, where only a
-    probe can tell whose it is (text_wessen); None when no probe is needed or can tell."""
-    alle = [(a.id, b) for a in ausgaben for b in antworten(a)]
-    if text_wessen(any(b.nativ for _, b in alle), server, None)[1] != "probe_fehlt":
-        return None  # something settles it already, or no probe can
-    ids = {i for i, b in alle if b.form == "parser" and any(c["args"] is not None for c in b.aufrufe)}
-    return next((f for f in faelle if f.id in ids), None)
-
-
 def gespeichert(pfad, faelle, gezaehlt):
     """How many outputs a stopped run's file holds, read back from it. subtle: Ctrl-C may fall between a line written
     and the count that follows it; the file is what the next run finds, so the message says what the file says."""
@@ -4472,162 +2901,2255 @@ def angehalten(e, pfad, gespeichert, gesamt):
         return Anfragefehler(f"{e}\nmessen: {stand}; fix what the server objects to, then run again{wie}")
     return type(e)(f"{e}\nmessen: {weiter}")
 
-
-TAKT = {True: 2.0, False: 60.0}  # seconds between status lines: on a terminal, into a file or pipe
-
-
-class Anzeige:
-    """What shows on stderr while requests are in flight, so that no wait is blind: a line drawn every TAKT
-    seconds (zeige), what is in flight and for how long, and each request asked again with why, said at once.
-    Endpunkt reports each request to it (gefragt, zurueck, nochmal)."""
-
-    def __init__(self, terminal=None):
-        self.start, self.anfragen, self.zeiten = time.monotonic(), [], []  # (whose, seconds) each took; when it came
-        self.unterwegs, self.sperre = {}, threading.Lock()  # a request in flight -> (whose, since when)
-        self.terminal = sys.stderr.isatty() if terminal is None else terminal
-        self.halt = threading.Event()
-        threading.Thread(target=self.ticke, daemon=True).start()
-
-    def ticke(self):
-        while not self.halt.wait(TAKT[self.terminal]):
-            self.zeige(takt=True)
-
-    def gesendet(self, wer):
-        """A request sent; the key its end is reported with."""
-        schluessel = object()
-        with self.sperre:
-            self.unterwegs[schluessel] = (wer, time.monotonic())
-        return schluessel
-
-    def zurueck(self, schluessel, sekunden=None):
-        """A request ended: answered (its seconds), or given up."""
-        with self.sperre:
-            wer, _ = self.unterwegs.pop(schluessel, (None, None))
-            if sekunden is not None:
-                self.anfragen.append((wer, sekunden))
-                self.zeiten.append(time.monotonic())
-
-    def nochmal(self, wer, grund, versuch, versuche):
-        self.schreibe(f"messen: {wer}: {grund}; asking again (attempt {versuch} of {versuche})\n", neu=True)
-
-    def schreibe(self, text, neu=False):
-        with self.sperre:
-            sys.stderr.write(("\r\033[K" if neu and self.terminal else "") + text)
-            sys.stderr.flush()
-
-    def in_flug(self, jetzt):
-        """', in flight: S2-5 for 0:45 and 2 more', or ''."""
-        with self.sperre:
-            unterwegs = sorted(self.unterwegs.values(), key=lambda x: x[1])
-        if not unterwegs:
-            return ""
-        wer, seit = unterwegs[0]
-        return f", in flight: {wer} for {uhrzeit(jetzt - seit)}" + \
-            (f" and {len(unterwegs) - 1} more" if len(unterwegs) > 1 else "")
-
-    def ende(self):
-        self.halt.set()
-        if self.terminal:
-            self.schreibe("\n")
+# ---------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------
 
 
-class Fortschritt(Anzeige):
-    """What a run shows on stderr from its first second: on a terminal one line, rewritten at every output and
-    every TAKT seconds (done of all, the time so far and left, the median request, what is in flight); into a file
-    or pipe a line at every tenth output and once a minute. The time left: the requests still expected at the
-    pace they came back lately (resttakt)."""
-
-    def __init__(self, fertig, gesamt, offen, terminal=None, parallel=1):
-        self.fertig, self.gesamt, self.offen = fertig, gesamt, offen  # offen: requests the outputs left expect
-        self.parallel, self.fall_id = parallel, ""  # --parallel: the answers that come back in one bunch (resttakt)
-        super().__init__(terminal)
-        if self.terminal:  # from the first second, before any answer
-            self.zeige()
-
-    def weiter(self, a, fall_id, erwartet=1):
-        with self.sperre:
-            self.fertig, self.offen, self.fall_id = self.fertig + 1, self.offen - erwartet, fall_id
-        zehntel = self.fertig == self.gesamt or self.fertig * 10 // self.gesamt != (self.fertig - 1) * 10 // self.gesamt
-        if self.terminal or zehntel:
-            self.zeige()
-
-    def zeige(self, takt=False):
-        if self.terminal:
-            self.schreibe(f"\rmessen: {self.fertig}/{self.gesamt} {self.fall_id:<8} {self.stand()}\033[K")
-        elif takt:
-            self.schreibe(f"messen: {self.fertig}/{self.gesamt} outputs, {self.stand()}\n")
-        else:  # subtle: one write with its newline, so that Ctrl-C cannot fall between the line and its end
-            self.schreibe(f"messen: {self.fertig}/{self.gesamt} outputs\n")
-
-    def stand(self):
-        """'2:14 so far, 27.1 s a request (median), about 8:40 left (6:10 to 11:20), in flight: S2-5 for 0:45'."""
-        jetzt = time.monotonic()
-        with self.sperre:
-            teile = [f"{uhrzeit(jetzt - self.start)} so far"] + (
-                [f"{statistics.median(s for _, s in self.anfragen):.1f} s a request (median)"] if self.anfragen else [])
-            rest = resttakt(self.zeiten, self.offen, self.start, self.parallel, jetzt) \
-                if self.fertig < self.gesamt else None
-        if rest:
-            teile.append(f"about {uhrzeit(rest[0])} left ({uhrzeit(rest[1])} to {uhrzeit(rest[2])})")
-        return ", ".join(teile) + self.in_flug(jetzt)
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise Eingabefehler(message)
 
 
-class Pruefstand(Anzeige):
-    """What --pruefen shows on stderr while a check runs: its name as it starts; on a terminal a line ticking
-    with the seconds it has taken and the request in flight, cleared before the check's line is printed."""
-
-    def __init__(self, terminal=None):
-        self.was, self.seit = None, time.monotonic()
-        super().__init__(terminal)
-
-    def beginne(self, was):
-        self.was, self.seit = was, time.monotonic()
-        self.schreibe(f"\rmessen: checking {was} ...\033[K" if self.terminal else f"messen: checking {was} ...\n")
-
-    def zeige(self, takt=False):
-        if self.was and self.terminal:
-            jetzt = time.monotonic()
-            self.schreibe(f"\rmessen: checking {self.was}, {uhrzeit(jetzt - self.seit)}{self.in_flug(jetzt)}\033[K")
-
-    def loesche(self):
-        """Clear the ticking line, so that a check's line on stdout stands alone."""
-        if self.terminal:
-            self.schreibe("\r\033[K")
+def zahl(minimum, typ):
+    def pruefe(text):
+        try:
+            x = typ(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+        if not math.isfinite(x) or x < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text}")
+        return x
+    return pruefe
 
 
-def resttakt(zeiten, offen, start, parallel=1, jetzt=None):
-    """(seconds left, low, high), or None until five requests and a tenth of those expected came back: the requests
-    still expected (offen) times the median gap of the last K (a quarter, 5 to 30: the pace lately); the range
-    from those gaps' quartiles and the run's median gap, widened by 1 + 1/sqrt(K), its high end never above the
-    slowest gap so far (the open one since the last answer too) for each request left. Between answers (jetzt)
-    all three count down, by at most one request's share: the request in flight overdue, the rest still take
-    their pace, and the high end grows with the seconds it has taken.
-    subtle: with --parallel P, answers come back in bunches of P (gaps of 0.3 s and 7.7 s in turn), whose median
-    is either; a gap is taken over P answers and divided by P, which is the pace whatever the bunching."""
-    n, offen = len(zeiten), max(0, offen)
-    if n < 5 or n < (n + offen) / 10:
+def url_arg(text):
+    teile = urlsplit(text)
+    if teile.scheme not in ("http", "https") or not teile.hostname:
+        raise argparse.ArgumentTypeError(f"not an http(s) URL: {ohne_geheimnis(text)!r}")
+    try:
+        teile.port
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{ohne_geheimnis(text)!r}: the port is not a number from 0 to 65535")
+    pfad = teile.path.rstrip("/")
+    if pfad.endswith("/v1"):
+        pfad += "/chat/completions"
+    return urlunsplit(teile._replace(path=pfad))
+
+
+def stufen_arg(text):
+    namen = {s.upper(): s for s in STUFEN}  # s2 is S2, SIMPLE_PYTHON simple_python
+    stufen = tuple(dict.fromkeys(namen.get(s.strip().upper(), s.strip()) for s in text.split(",") if s.strip()))
+    fremd = [s for s in stufen if s not in STUFEN]
+    if not stufen or fremd:
+        raise argparse.ArgumentTypeError(f"{text!r}: name stages from {', '.join(KAPITEL_STUFEN)} (or BFCL's "
+                                         f"categories: {', '.join(BFCL_STUFEN)}), separated by commas")
+    return tuple(s for s in STUFEN if s in stufen)
+
+
+def tag_arg(text):
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", text) or text.startswith("."):
+        raise argparse.ArgumentTypeError(f"{text!r}: a tag holds only letters, digits, '.', '_' and '-' "
+                                         "and does not start with '.'")
+    return text
+
+
+VOM_BENCH = {  # keys --extra may not set, and why
+    "model": "use --modell", "temperature": "use --temp", "n": "use --n; each output is its own request",
+    "stream": "use --stream", "stream_options": "--stream sets them", "messages": "the bench sets them for every case",
+    "tools": "the bench sends its catalogue", "tool_choice": "the bench asks with \"auto\"",
+    "functions": "the bench sends its catalogue as tools", "function_call": "the bench asks with \"auto\""}
+
+
+def extra_arg(text):
+    try:
+        x = json.loads(text)
+    except ValueError as e:
+        k, gleich, v = text.partition("=")
+        beispiel = json.dumps({k.strip(): json_oder_text(v.strip())}) if gleich and k.strip() else '{"top_p": 0.9}'
+        raise argparse.ArgumentTypeError(f"not JSON ({e.msg}); give a JSON object such as '{beispiel}'")
+    if not isinstance(x, dict):
+        raise argparse.ArgumentTypeError('must be a JSON object, such as {"top_p": 0.9}')
+    verboten = [k for k in x if k in VOM_BENCH]
+    if verboten:
+        raise argparse.ArgumentTypeError(
+            f"'{verboten[0]}' is the bench's to set ({VOM_BENCH[verboten[0]]}); --extra adds keys such as "
+            "top_p, max_tokens, seed or chat_template_kwargs, and replaces none")
+    return x
+
+
+def json_oder_text(wert):
+    """'5' -> 5, 'abc' -> 'abc': the value of a key=value the user meant as JSON."""
+    try:
+        return json.loads(wert)
+    except ValueError:
+        return wert
+
+
+def bild_arg(text):
+    pfad = Path(text)
+    if pfad.suffix.lower() not in (".svg", ".png"):
+        raise argparse.ArgumentTypeError(f"{text!r}: a picture is .svg or .png")
+    return pfad
+
+
+GEHEIM_NAME = re.compile(r"key|token|secret|sig|pass", re.I)  # query keys whose values are never printed
+
+
+def ohne_geheimnis(adresse):
+    """The URL without user:password, and with key- or token-like query values hidden."""
+    teile = urlsplit(adresse)
+    netz = teile.netloc.rsplit("@", 1)[-1]
+    abfrage = urlencode([(k, "***" if GEHEIM_NAME.search(k) else v)
+                         for k, v in parse_qsl(teile.query, keep_blank_values=True)])
+    return urlunsplit(teile._replace(netloc=netz, query=abfrage))
+
+
+EPILOG = """\
+examples:
+  messen --url http://localhost:8000/v1 --modell base --pruefen      check the server's set-up
+  messen --url http://localhost:8000/v1 --modell base --tag base     measure, saved as ergebnisse/base.jsonl
+  messen --vergleich base finetune --streng                          before against after; exit 3 if worse
+
+--bewerten and --vergleich read the runs saved in ergebnisse/ of the current folder (or --ausgabe).
+
+exit status: 0 a complete measurement (--pruefen: no check failed), 1 the run failed (server, network, disk;
+--pruefen: a check failed), 2 bad usage or input (--streng: not comparable, or cannot tell), 3 --streng: the last run's
+model is worse beyond chance, 130 interrupted, 143 terminated. The same command again asks only for what
+is missing."""
+
+
+def parser():
+    p = Parser(prog="messen", description="Measure how well a model behind an OpenAI-compatible chat endpoint calls "
+                                          "tools (42 cases, five stages; S6 with --weiter, S7 with --ganz).",
+               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--url", type=url_arg, help="chat-completions URL (a base URL ending in /v1 is completed)")
+    p.add_argument("--modell", help="model name, sent as 'model'")
+    p.add_argument("--temp", type=zahl(0, float), default=0.0, help="temperature (default 0.0)")
+    p.add_argument("--n", type=zahl(1, int), default=1, help="outputs per case, each its own request (default 1)")
+    p.add_argument("--tag", type=tag_arg, help="name of the run (default: from the model name)")
+    p.add_argument("--ausgabe", type=Path, default=Path("ergebnisse"), help="results folder (default ergebnisse)")
+    p.add_argument("--faelle", type=Path, default=None, help="case file, or BFCL's files (a BFCL_v4_*.json beside "
+                   "its possible_answer/, or their folder) (default: the 42 cases installed with messen: "
+                   f"{faelle_standard()})")
+    p.add_argument("--system", metavar="TEXT", help="a system message sent before each BFCL case's messages "
+                                                    "(BFCL's FC mode sends none)")
+    p.add_argument("--katalog", type=Path, metavar="FILE", help="your own tools and opening: a JSON object with "
+                                                                 "werkzeuge and eroeffnung (default: the chapter's)")
+    p.add_argument("--variante", choices=VARIANTEN, help="measure on a changed catalogue: other names (synonyme), "
+                                                         "another order (reihenfolge), or decoys added (ablenkung)")
+    p.add_argument("--extra", type=extra_arg, default={}, help="JSON object of keys added to every request body")
+    p.add_argument("--parallel", type=zahl(1, int), default=1, help="requests in flight at once (default 1)")
+    p.add_argument("--timeout", type=zahl(0.001, float), default=120.0, help="seconds per request (default 120)")
+    p.add_argument("--versuche", type=zahl(1, int), default=4, help="attempts per request (default 4)")
+    p.add_argument("--key-env", default="OPENAI_API_KEY", help="variable holding the API key (default OPENAI_API_KEY)")
+    p.add_argument("--neu", action="store_true", help="measure anew; the old run is renamed, never deleted")
+    p.add_argument("--klaeren", action="store_true", help="ask again, in the same file, the outputs whose grade is "
+                   "the server's or cannot tell (after fixing the server); the earlier answers are kept")
+    for name, form in FORMEN.items():
+        if form.hilfe:
+            p.add_argument(f"--{name}", action="store_true", help=form.hilfe)
+    p.add_argument("--alle", action="store_true", help="list every failed output and every flipped case, not only "
+                                                       f"the first {FEHLSCHLAEGE_GEZEIGT}")
+    p.add_argument("--bewerten", type=tag_arg, metavar="TAG",
+                   help="grade the saved run TAG (in --ausgabe) again, no server")
+    p.add_argument("--vergleich", type=tag_arg, nargs="+", metavar="TAG",
+                   help="compare saved runs: A B, or a series A B C ... (each against the first)")
+    p.add_argument("--streng", action="store_true",
+                   help="with --vergleich: exit 3 when the last run's model is worse than the first's beyond chance "
+                        f"at {NIVEAU_WORT}%, 2 when the runs are not comparable or the evidence cannot settle it")
+    p.add_argument("--bild", type=bild_arg, metavar="FILE",
+                   help="with --bewerten or --vergleich: draw the run(s) as FILE.svg or FILE.png (matplotlib)")
+    p.add_argument("--nachfrage", action="store_true", help="S5: after an answer that may have held still, "
+                                                            "send the user's reply and grade the calls that follow")
+    p.add_argument("--weiter", action="store_true", help="also S6: send the tools' results after the first step "
+                                                         "and grade the calls (or the text) that follow")
+    p.add_argument("--ganz", action="store_true", help="also S7: whole jobs, each in a loop against a simulated CRM, "
+                                                       "graded on the end state (erledigt)")
+    p.add_argument("--stufen", type=stufen_arg, metavar="S2,S6", help="ask only the cases of these stages (S6 "
+                                                                     "with --weiter)")
+    p.add_argument("--stichprobe", type=zahl(1, int), metavar="N", help="BFCL's cases: N of each category, drawn "
+                   "evenly across its file, the same N each time")
+    p.add_argument("--stream", action="store_true", help="ask every request streamed, as an agent does; the "
+                                                         "stream is assembled, graded, and checked for defects")
+    p.add_argument("--server", metavar="TEXT", help="what serves the URL where messen cannot identify it (a proxy "
+                   "before vLLM 0.11, say): saved with the run; runs stated alike are one server to --vergleich")
+    p.add_argument("--pruefen", action="store_true", help="check the server's set-up with a few requests")
+    p.add_argument("--selbsttest", action="store_true", help="measure the built-in loopback endpoint")
+    return p
+
+
+def tag_von(modell):
+    """A tag from a model name: its letters without accents, or for a name of other scripts a short
+    hash, so that two such names never share a tag."""
+    ohne_akzente = "".join(c for c in unicodedata.normalize("NFKD", modell) if not unicodedata.combining(c))
+    tag = re.sub(r"[^A-Za-z0-9._-]+", "-", ohne_akzente.encode("ascii", "ignore").decode()).strip("-.")
+    if tag and ohne_akzente.isascii():
+        return tag
+    return "-".join(filter(None, [tag, hashlib.sha256(modell.encode()).hexdigest()[:8]]))
+
+
+def lauf_aus(args):
+    """The settings of this invocation, read once; the catalogue is chosen here, once."""
+    tag = args.tag or (tag_von(args.modell) if args.modell else None)
+    katalog = lade_katalog(args.katalog) if args.katalog else STANDARD
+    if args.variante and (args.bewerten or args.vergleich):
+        raise Eingabefehler("--variante chooses what a measurement sends; --bewerten and --vergleich read it "
+                            "from the saved run")
+    for stufe, flagge in SPAETER.items():
+        if getattr(args, STUFE[stufe].feld) and args.stufen and stufe not in args.stufen:
+            raise Eingabefehler(f"{flagge} asks {stufe}, which --stufen {','.join(args.stufen)} leaves out; add "
+                                f"{stufe} to --stufen, or drop {flagge}")
+    if args.ganz and args.katalog:
+        raise Eingabefehler(f"--ganz runs {GANZ} against a simulated CRM of the chapter's eleven tools; {args.katalog} "
+                            "has no simulation: measure your own tools without --ganz")
+    bringt = {"synonyme": katalog.synonyme, "ablenkung": katalog.ablenkung}.get(args.variante, True)
+    if not bringt:
+        was = {"synonyme": "\"synonyme\": {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}",
+               "ablenkung": "\"ablenkung\": a list of decoy tools"}[args.variante]
+        raise Eingabefehler(f"{args.katalog}: --variante {args.variante} needs {was} in the catalogue file")
+    eigen = {"tag": tag, "faelle": args.faelle or faelle_standard(), "key": os.environ.get(args.key_env),
+             "katalog": variante(katalog, args.variante),
+             "form": next((n for n in FORMEN if getattr(args, n, False)), "text")}  # the rest: each flag as given
+    return Lauf(**{f: getattr(args, f) for f in Lauf._fields if hasattr(args, f) and f not in eigen}, **eigen)
+
+
+def einstellungen_fuer(lauf, sha, faelle):
+    """The settings line of a results file: what was asked, and the files and catalogue it was asked with,
+    so that --bewerten and --vergleich find them again and anyone can see what was sent."""
+    return {"modell": lauf.modell, "url": ohne_geheimnis(lauf.url), "temp": lauf.temp, "n": lauf.n,
+            "extra": lauf.extra, "nachfrage": lauf.nachfrage, "stream": lauf.stream, "system": lauf.system,
+            "stufen": list(lauf.stufen) if lauf.stufen else None, "stichprobe": lauf.stichprobe, "tag": lauf.tag,
+            "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
+            "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
+            **{f: getattr(lauf, f) for f in SPAETER_FELDER.values()},
+            **{f: (getattr(lauf, f) or os.urandom(8).hex()) if lauf.ganz else None for f in ("welt_salz", "ziehung")},
+            "frageregel": FRAGEREGEL, **{f"{f}_sha256": stufen_hash(faelle, st) if getattr(lauf, f) else None
+               for st, f in SPAETER_FELDER.items()},
+            "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei, "server_angabe": lauf.server}
+
+
+def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
+    """Print the summary of one run; return its figures."""
+    k = kennzahlen(faelle, ausgaben, lauf.katalog, e)
+    print(FORMEN[lauf.form].lauf(e, k, faelle, ausgaben, gezeigt, None if lauf.alle else FEHLSCHLAEGE_GEZEIGT))
+    return k
+
+
+def lauf_messen(lauf, alle, sha):
+    """Measure (or resume) the run lauf.tag on the cases it asks of `alle`, print its summary, return its figures."""
+    pfad = lauf.ausgabe / f"{lauf.tag}.jsonl"
+    faelle = faelle_fuer(alle, lauf._asdict(), lauf.faelle)
+    with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
+        einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha, alle))
+        lauf = lauf._replace(welt_salz=einstellungen.get("welt_salz"), ziehung=einstellungen.get("ziehung"))
+        gezeigt = fertig(ausgaben, lauf.klaeren) == len(faelle) * lauf.n
+        if not gezeigt and not gesperrt:
+            raise Eingabefehler(f"{pfad.parent}: cannot write there, so the run cannot go on (its lock file "
+                                f".{pfad.name}.lock cannot be opened)")
+        if not gezeigt and not ausgaben:  # identified before the first request too: a change on the way shows
+            einstellungen = dict(einstellungen, server=erkenne_server(Endpunkt(lauf)))
+        if not gezeigt:
+            ausgaben = messe(lauf, faelle, pfad, einstellungen, ausgaben, start)
+            einstellungen = nach_dem_lauf(lauf, pfad, einstellungen, faelle, ausgaben)
+    return zeige(lauf, einstellungen, faelle, ausgaben, gezeigt)
+
+
+@contextlib.contextmanager
+def dateifehler_vorab(pfad):
+    """Before any request, a results file that cannot be written is bad input: exit 2, one line."""
+    try:
+        pfad.parent.mkdir(parents=True, exist_ok=True)
+        yield
+    except OSError as e:
+        lang = " (use a shorter --tag)" if e.errno == errno.ENAMETOOLONG else ""
+        raise Eingabefehler(f"{e.filename or pfad}: cannot write the results there ({e.strerror}){lang}") from None
+
+
+def wiedererkannt(lauf, pfad, alt, url):
+    """A run resumed: the server at its URL identified again. Another family, build, version or chat template than
+    the one it was measured on is refused (its outputs would mix two servers); another URL is named."""
+    anders = alt.get("url") not in (None, url)
+    # a run stopped before its start's identification was saved: the one at the old URL is asked, where it answers
+    vorher = alt.get("server") or anders and erkenne_server(Endpunkt(lauf._replace(url=alt["url"])))
+    jetzt = erkenne_server(Endpunkt(lauf))
+    if jetzt and vorher and kennung(jetzt) != kennung(vorher):
+        raise Eingabefehler(f"{pfad} was measured on {server_wort(vorher)} at {alt['url']}; {url} is now "
+                            f"{server_wort(jetzt)}: resume it on that server, or use another --tag (--neu measures "
+                            "anew)")
+    if anders:
+        print(f"messen: {pfad} was measured at {alt['url']}; the rest is asked at {url}", file=sys.stderr)
+
+
+def vorgefunden(lauf, alle, gefragt, pfad, einstellungen):
+    """What the results file holds already: (settings, outputs, where to go on writing).
+    gefragt: how many of all cases the run asks (S6 with --weiter only)."""
+    if pfad.exists() and lauf.neu:
+        print(f"messen: the earlier {pfad} is kept as {beiseite(pfad)}", file=sys.stderr)
+    elif pfad.exists():
+        try:
+            alt, ausgaben, start = lies_lauf(pfad, alle)
+        except Eingabefehler:  # what another sample or case file asked reads as damaged: first, how it was asked
+            if zuerst := lies_einstellungen(pfad):
+                pruefe_einstellungen(pfad, zuerst, einstellungen)
+            raise
+        if ausgaben:  # subtle: with nothing saved yet, corrected settings start the run afresh
+            pruefe_einstellungen(pfad, alt, einstellungen)
+            zustand = "a complete run, shown as saved (--neu measures anew)" \
+                if fertig(ausgaben, lauf.klaeren) == gefragt * lauf.n else \
+                f"{fertig(ausgaben, lauf.klaeren)} outputs that need nothing more; asking for the rest" \
+                if lauf.klaeren else f"{fertig(ausgaben)} outputs; asking for the rest"
+            print(f"messen: {pfad} holds {zustand}", file=sys.stderr)
+            if fertig(ausgaben, lauf.klaeren) < gefragt * lauf.n:
+                wiedererkannt(lauf, pfad, alt, einstellungen["url"])
+            return alt, ausgaben, start
+    return einstellungen, [], 0
+
+
+def gespeichert_pfad(lauf, tag_name):
+    pfad = lauf.ausgabe / f"{tag_name}.jsonl"
+    if not pfad.exists():
+        raise Eingabefehler(f"no saved run '{tag_name}' ({pfad} does not exist)")
+    return pfad
+
+
+def gemessen_mit(lauf, tags, faelle_gegeben):
+    """The case file and catalogue saved runs were measured on: found by the paths saved with them while
+    their hashes match, else as given (--faelle, --katalog), else the defaults. Returns (lauf with the
+    catalogue found, the cases, the case file's sha256). Runs on different ones are never compared."""
+    pfade = [gespeichert_pfad(lauf, t) for t in tags]
+    es = [lies_einstellungen(p) for p in pfade]
+    for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings"),
+                      ("stichprobe", "samples of BFCL's cases (--stichprobe)"),
+                      *((f"{f}_sha256", f"{st} cases") for st, f in SPAETER_FELDER.items())):
+        if len({json.dumps(e.get(feld)) for e in es
+                if feld.removesuffix("_sha256") not in SPAETER_FELDER.values() or e.get(feld)}) > 1:
+            raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
+    katalog = finde_katalog(pfade[0], es[0], lauf.katalog if lauf.katalog.datei else None)
+    faelle_pfad, faelle, sha = finde_faelle(pfade, es, faelle_gegeben, katalog)
+    return lauf._replace(katalog=katalog, faelle=faelle_pfad), faelle, sha
+
+
+def lies_einstellungen(pfad):
+    """The settings line of a results file, its fields checked; {} when the line is no settings line
+    (lies_lauf says later what is wrong with it)."""
+    try:
+        with open(pfad, "rb") as f:
+            e = json.loads(f.readline()).get("einstellungen")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return {}
+    if not isinstance(e, dict):
+        return {}
+    pruefe_einstellungszeile(pfad, 1, e)
+    return e
+
+
+def finde_faelle(pfade, es, gegeben, katalog):
+    """The case file the runs were measured on, as (path, cases, sha256): every candidate (the paths the
+    runs saved, --faelle, the installed file) tried against every hash they saved (faelle_sha256, and
+    weiter_sha256 where a run asked S6); the first that matches all."""
+    sha = es[0].get("faelle_sha256")
+    if not isinstance(sha, str):
+        ort = gegeben or faelle_standard()
+        return (Path(ort), *lade_faelle(ort, katalog, es[0].get("stichprobe")))
+    spaeter = {stufe: next((e[f"{feld}_sha256"] for e in es if isinstance(e.get(f"{feld}_sha256"), str)), None)
+               for stufe, feld in SPAETER_FELDER.items()}  # the later stages' hashes
+    spaetere = any(spaeter.values())
+    orte = list(dict.fromkeys(str(o) for o in [*(e.get("faelle_datei") for e in es), gegeben, faelle_standard()]
+                              if isinstance(o, (str, Path))))
+    for ort in orte:
+        try:
+            if not ist_bfcl(ort) and faelle_hash(Path(ort).read_bytes()) != sha:
+                continue  # the find first: a case file of another hash is not read
+            faelle, gelesen = lade_faelle(ort, katalog, es[0].get("stichprobe"))
+        except (OSError, Eingabefehler):
+            continue  # gone, or not a case file for this catalogue: the next place may hold it
+        if gelesen == sha and all(h is None or stufen_hash(faelle, stufe) == h for stufe, h in spaeter.items()):
+            return Path(ort), faelle, gelesen
+    welche = f"other cases (or other {' or '.join(SPAETER)} cases)" if spaetere else "other cases"
+    raise Eingabefehler(f"{pfade[0]} was measured on a case file that is not found: {' and '.join(orte)} are gone or "
+                        f"hold {welche}; give the one it was measured on with --faelle FILE")
+
+
+def finde_katalog(pfad, e, gegeben):
+    sha = e.get("katalog_sha256")
+    if not isinstance(sha, str):
+        return gegeben or STANDARD
+    gespeichert, orte = e.get("katalog_datei"), []  # orte: each place tried, with why it was not the one
+    for katalog in (gespeichert, gegeben, STANDARD):
+        try:
+            katalog = lade_katalog(katalog) if isinstance(katalog, str) else katalog
+        except Eingabefehler:
+            orte.append(f"{katalog} (gone or unreadable)")
+            continue  # the saved file is gone or broken: the next place may still hold it
+        if katalog is not None and katalog.sha == sha:
+            return katalog
+        if katalog is not None:
+            orte.append(f"{katalog.datei or 'the built-in one'} (another)")
+    raise Eingabefehler(f"{pfad} was measured with a catalogue that is not found: {', '.join(orte)}; give the one "
+                        "it was measured with as --katalog FILE")
+
+
+def pruefe_gespeichert(lauf, alle, pfad, e, ausgaben):
+    """A saved run as the reports take it: (its settings, the cases it asked, its outputs)."""
+    if e is None or not ausgaben:
+        raise Eingabefehler(f"{pfad} holds no output yet; run the command that measures it")
+    faelle = faelle_fuer(alle, e, lauf.faelle)
+    if fertig(ausgaben) < len(faelle) * e["n"]:
+        print(f"messen: {pfad} is incomplete ({fertig(ausgaben)} of {len(faelle) * e['n']} outputs); "
+              "the command that measured it, run again, asks for the rest", file=sys.stderr)
+    return dict(e, tag=pfad.name.removesuffix(".jsonl")), faelle, ausgaben  # labelled by the tag given
+
+
+def bewerten(lauf, faelle, tag_name, bild=None):
+    pfad = gespeichert_pfad(lauf, tag_name)
+    e, faelle, ausgaben = pruefe_gespeichert(lauf, faelle, pfad, *lies_lauf(pfad, faelle)[:2])
+    k = zeige(lauf, e, faelle, ausgaben)
+    if bild:
+        zeichne(bild, [Gemessen(e, k, faelle, ausgaben)])
+    return 0
+
+
+def vergleich(lauf, faelle, tags, streng=False, bild=None):
+    """Compare saved runs, each later one with the first; each run is (settings, figures,
+    per-case successes, what it did). With --streng, exit 3 when the last is worse beyond chance."""
+    pfade = [gespeichert_pfad(lauf, t) for t in tags]
+    gelesen = [lies_lauf(pfad, faelle)[:2] for pfad in pfade]  # (settings, outputs), each file read once
+    laeufe = [Gemessen(e, kennzahlen(eigene, aus, lauf.katalog, e), eigene, aus, was_geschah(aus))
+              for e, eigene, aus in (pruefe_gespeichert(lauf, faelle, p, *g) for p, g in zip(pfade, gelesen))]
+    halb = [r.tag for r in laeufe if not vollstaendig(r.einstellungen, r.kennzahlen)]
+    if streng and halb:
+        raise Eingabefehler(f"--streng needs complete runs; {' and '.join(halb)} {'is' if len(halb) == 1 else 'are'} "
+                            "incomplete: finish measuring first")
+    vs = [vergleiche(laeufe[0], spaeter) for spaeter in laeufe[1:]]
+    form = FORMEN[lauf.form]  # a pair, or a series
+    print(form.paar(laeufe[0], laeufe[1], vs[0], {f.id: f for f in faelle}, None if lauf.alle else
+                    FEHLSCHLAEGE_GEZEIGT) if len(laeufe) == 2 else form.reihe(laeufe, vs))
+    if bild:
+        zeichne(bild, laeufe)
+    status = vs[-1].status if streng else 0
+    if status:
+        print(f"messen: {streng_satz(vs[-1], [laeufe[0], laeufe[-1]])}; --streng exits {status}", file=sys.stderr)
+    return status
+
+
+def ausfuehren(args, lauf):
+    for namen, was in ((("selbsttest", "pruefen", "bewerten", "vergleich"), "two modes of their own"),
+                       (FORMEN, "two forms of one summary")):
+        if len(gegeben := [f"--{n}" for n in namen if getattr(args, n, False)]) > 1:
+            raise Eingabefehler(f"{' and '.join(gegeben)} are {was}; give one of them")
+    if args.bild and not (args.vergleich or args.bewerten):
+        raise Eingabefehler("--bild goes with --bewerten TAG or --vergleich A B [C ...]")
+    if args.streng and not args.vergleich:
+        raise Eingabefehler("--streng goes with --vergleich A B [C ...]")
+    if args.vergleich and len(args.vergleich) < 2:
+        raise Eingabefehler("argument --vergleich: needs two runs or more (A B, or a series A B C ...)")
+    if args.bild:
+        pyplot()  # before any work: a missing matplotlib is bad usage
+    if args.vergleich or args.bewerten:
+        lauf, faelle, _ = gemessen_mit(lauf, args.vergleich or [args.bewerten], args.faelle)
+        if args.vergleich:
+            return vergleich(lauf, faelle, args.vergleich, args.streng, args.bild)
+        return bewerten(lauf, faelle, args.bewerten, args.bild)
+    faelle, sha = lade_faelle(lauf.faelle, lauf.katalog, lauf.stichprobe)
+    if lauf.katalog is not STANDARD and any(STUFE[f.stufe].bfcl for f in faelle):
+        raise Eingabefehler(f"{lauf.faelle}: each BFCL case brings its own functions; --katalog and --variante "
+                            "choose the tools for the chapter's cases and yours")
+    if lauf.system is not None and not all(STUFE[f.stufe].bfcl for f in faelle):
+        raise Eingabefehler(f"--system goes with BFCL's cases; {lauf.faelle} is sent the catalogue's opening "
+                            "(your own: --katalog FILE)")
+    if args.selbsttest:
+        return selbsttest(lauf, faelle, sha)
+    if not lauf.url or not lauf.modell:
+        raise Eingabefehler("--url and --modell are needed to measure "
+                            "(or --selbsttest, --bewerten TAG, --vergleich A B)")
+    if args.pruefen:
+        return pruefen(lauf, faelle_fuer(faelle, lauf._asdict(), lauf.faelle))
+    if lauf.extra.get("parallel_tool_calls") is False:
+        print(f"messen: warning: {PARALLEL_AUS}", file=sys.stderr)
+    lauf_messen(lauf, faelle, sha)
+    return 0
+
+
+def beenden(signum, frame):
+    raise Beendet()
+
+
+def main(argv=None):
+    for strom in (sys.stdout, sys.stderr):  # whatever a server sent prints, on any terminal
+        if hasattr(strom, "reconfigure"):
+            strom.reconfigure(errors="backslashreplace")
+    geheim = []  # never printed: the API key and a password inside the URL
+    vorher = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    if vorher is not None:
+        signal.signal(signal.SIGTERM, beenden)  # SIGTERM ends a run as Ctrl-C does
+    try:
+        args = parser().parse_args(argv)
+        lauf = lauf_aus(args)
+        geheim = [g for g in (lauf.key, lauf.url and urlsplit(lauf.url).password) if g]
+        geheim += [v for k, v in parse_qsl(urlsplit(lauf.url or "").query) if GEHEIM_NAME.search(k) and v]
+        geheim += [quote(g) for g in geheim]  # as it stands in a URL a message quotes
+        return ausfuehren(args, lauf)
+    except Abbruch as e:
+        text = str(e)
+        for g in geheim:
+            text = text.replace(g, "***")
+        print(f"messen: {text}", file=sys.stderr)
+        return e.status
+    except KeyboardInterrupt as e:
+        print(f"messen: {'terminated' if isinstance(e, Beendet) else 'interrupted'}", file=sys.stderr)
+        return getattr(e, "status", 130)
+    except BrokenPipeError:  # the reader of stdout went away (| head); the run itself is saved
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    finally:
+        if vorher is not None:
+            signal.signal(signal.SIGTERM, vorher)
+
+
+# ===========================================================================
+# Part three: beyond the chapter. Later stages, BFCL, variants, the stream, diagnosis, comparison and the rest.
+# ===========================================================================
+
+
+# ---------------------------------------------------------------------------
+# Later stages: S5's second turn, S6, and S7's whole job against a simulated CRM
+# ---------------------------------------------------------------------------
+
+
+def pruefe_danach(fall, katalog):
+    """What follows the first step, with the calls expected after it (danach): S5's reply from the
+    user (nachtrag), or S6's results of the tools (ergebnis, one per expected call, in order)."""
+    neben = DANACH_NEBEN.get(fall["stufe"])
+    fremd = next((f for f in DANACH_NEBEN.values() if f in fall and f != neben), None)
+    if fremd:
+        stufe = next(s for s, f in DANACH_NEBEN.items() if f == fremd)
+        return f"'{fremd}' belongs to {stufe} only, not to {fall['stufe']}"
+    da = [f for f in (neben, "danach") if f in fall]
+    if neben == "ergebnis" and len(da) < 2:
+        return f"stage {fall['stufe']} needs 'ergebnis' (what each call of the first step returned) and 'danach'"
+    if not da:
         return None
-    p = max(1, min(parallel, n))
-    luecken = [(b - a) / p for a, b in zip([start] * p + zeiten, zeiten)]  # seconds per answer, over P answers
-    seit = 0 if jetzt is None else max(0, jetzt - zeiten[-1])
-    k = max(5, min(30, n // 4))
-    viertel, alle, weit = statistics.quantiles(luecken[-k:], n=4), statistics.median(luecken), 1 + 1 / math.sqrt(k)
-    mitte, tief, hoch = offen * viertel[1], offen * min(viertel[0], alle) / weit, offen * max(viertel[2], alle) * weit
-    danach = (max(1, offen) - 1) / max(1, offen)  # the share of the requests after the one in flight
-    hoch = max(hoch - seit, hoch * danach + seit - mitte / max(1, offen))
-    return (max(mitte - seit, mitte * danach), max(tief - seit, tief * danach),
-            min(hoch, offen * max(luecken + [(seit + zeiten[-1] - zeiten[-p]) / p])))
+    if neben is None:
+        return f"'danach' belongs to {' or '.join(DANACH_NEBEN)} only, not to {fall['stufe']}"
+    if len(da) == 1:
+        return f"'{da[0]}' needs '{({neben, 'danach'} - set(da)).pop()}' beside it"
+    if neben == "nachtrag" and (not isinstance(fall["nachtrag"], str) or not fall["nachtrag"].strip()):
+        return "'nachtrag' must be a non-empty string (the user's reply)"
+    ergebnis = fall.get("ergebnis")
+    if neben == "ergebnis" and (not isinstance(ergebnis, list) or len(ergebnis) != len(fall["erwartet"])):
+        return f"'ergebnis' must list one result per expected call ({len(fall['erwartet'])}), in their order"
+    # subtle: after a result the right answer may be text (danach []); after a reply it is always a call
+    if not isinstance(fall["danach"], list) or (neben == "nachtrag" and not fall["danach"]):
+        return f"'danach' must list the calls expected after the {'reply' if neben == 'nachtrag' else 'results'}"
+    return next(filter(None, (pruefe_aufruf(soll, katalog) for soll in fall["danach"])), None)
 
 
-def uhrzeit(sekunden):
-    """134 -> '2:14', 4000 -> '1:06:40'."""
-    s = int(round(sekunden))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+def pruefe_ganz(fall, katalog):
+    """An S7 case: id, frage, welt (kontakte, termine, ausgang) and loesung (the reference's steps of calls, the last
+    [] for the closing answer); optionally fehler (the refusals the reference meets) and antwort (the values the
+    closing answer must name). Replayed on its world, the reference must meet exactly those refusals, find every
+    antwort value in a result, and change the world or name a value, or a model doing nothing would pass."""
+    for feld in ("id", "frage"):
+        if not isinstance(fall.get(feld), str) or not fall[feld].strip():
+            return f"field '{feld}' missing or not a non-empty string"
+    fremd = next((f for f in fall if f not in ("id", "stufe", "frage", "welt", "loesung", "fehler", "antwort")), None)
+    if fremd:
+        return f"'{fremd}' does not belong to {GANZ}"
+    loesung = fall.get("loesung")
+    if not isinstance(loesung, list) or len(loesung) < 2 or loesung[-1] != [] or \
+            not all(isinstance(s, list) and s for s in loesung[:-1]):
+        return "'loesung' must list the steps of calls, at least one, and end with [] (the closing text answer)"
+    if not isinstance(fall.get("fehler", 0), int) or isinstance(fall.get("fehler"), bool) or fall.get("fehler", 0) < 0:
+        return "'fehler' must be a whole number of at least 0"
+    antwort = fall.get("antwort", [])
+    if not isinstance(antwort, list) or not all(isinstance(a, str) and a.strip() for a in antwort):
+        return "'antwort' must list the values the closing answer has to name"
+    schon = next((a for a in antwort if genannt(a, fall["frage"])), None)
+    if schon:
+        return f"'antwort' names {json.dumps(schon, ensure_ascii=False)}, which the question gives already: a model " \
+               "that makes no call would pass"
+    return pruefe_welt(fall.get("welt")) or \
+        next(filter(None, (pruefe_aufruf(soll, katalog) for schritt in loesung for soll in schritt)), None) or \
+        pruefe_referenz(als_fall(fall))
 
+
+def _wort(x):
+    """A non-empty string without padding: a padded one no stripped filter or call could ever match."""
+    return isinstance(x, str) and x.strip() == x != ""
+
+
+WORT = (_wort, "a non-empty string without leading or trailing spaces")
+WORT_ODER_NULL = (lambda x: x is None or _wort(x), "null or a non-empty string without leading or trailing spaces")
+WELT_FELDER = {  # part of a world -> {field: (check, what it must be)}; fields without a default are needed
+    "kontakte": {"contact_id": WORT, "name": WORT, "email": WORT_ODER_NULL, "company": WORT_ODER_NULL,
+                 "status": (lambda x: x in STATUS, f"one of {', '.join(STATUS)}"),
+                 "notizen": (lambda x: isinstance(x, list) and all(isinstance(n, str) for n in x),
+                             "a list of strings")},
+    "termine": {"calendar": (lambda x: x in KALENDER, f"one of {', '.join(KALENDER)}"), "title": WORT,
+                "date": (lambda x: isinstance(x, str) and bool(DATUM_MUSTER.fullmatch(x)), "a date YYYY-MM-DD"),
+                "start": (lambda x: isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x)), "a time HH:MM"),
+                "end": (lambda x: isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x)), "a time HH:MM")},
+    "ausgang": {f: (lambda x: isinstance(x, str), "a string") for f in ("to", "subject", "body")}}
+WELT_VORGABEN = {"email", "company", "status", "notizen"}  # a contact's fields that welt_von fills in
+
+
+def pruefe_welt(welt):
+    """What is wrong with a starting world, or None: its parts, each record's fields and their types,
+    an event that ends before it starts, two contacts with one id."""
+    if not isinstance(welt, dict) or set(welt) - set(WELT_FELDER) or \
+            not all(isinstance(welt.get(t, []), list) for t in WELT_FELDER):
+        return "'welt' must be an object of the lists kontakte, termine and ausgang"
+    for teil, felder in WELT_FELDER.items():
+        for nr, x in enumerate(welt.get(teil, []), 1):
+            wo = f"welt's {teil} #{nr}"
+            if not isinstance(x, dict):
+                return f"{wo} is not an object"
+            fehlt = next((f for f in felder if f not in x and f not in WELT_VORGABEN), None)
+            fremd = next((f for f in x if f not in felder), None)
+            falsch = next((f for f, (pruefe, _) in felder.items() if f in x and not pruefe(x[f])), None)
+            if fehlt or fremd or falsch:
+                return f"{wo} " + (f"has no {fehlt}" if fehlt else f"has a field {fremd} the world does not know"
+                                   if fremd else f"has {falsch} {json.dumps(x[falsch])}, not {felder[falsch][1]}")
+            if teil == "termine" and x["start"] >= x["end"]:
+                return f"{wo} starts at {x['start']}, not before its end {x['end']}"
+    ids = collections.Counter(k["contact_id"] for k in welt.get("kontakte", []))
+    doppelt = next((i for i, n in ids.items() if n > 1), None)
+    if doppelt:
+        return f"two contacts of 'welt' have the id {doppelt}"
+    vergeben = next(((i, NEUE_IDS.index(i) + 1) for i in ids if i in NEUE_IDS), None)
+    return vergeben and f"a contact of 'welt' has the id {vergeben[0]}, which the world gives the " \
+                        f"{vergeben[1]}. contact a job creates"
+
+
+def pruefe_referenz(fall):
+    """Replay the reference on its world: what no model could meet, or a do-nothing model would; or None."""
+    welt, ergebnisse = abgespielt(fall)
+    abgelehnt = [(nr, soll, e["error"]) for nr, (schritt, es) in enumerate(zip(fall.loesung, ergebnisse), 1)
+                 for soll, e in zip(schritt, es) if "error" in e]
+    gelesen = next((x for x in abgelehnt if x[1]["name"] in LESEND), None)
+    if gelesen:  # a read changes nothing: a model that never sent it would pass as well, without recovering
+        nr, soll, grund = gelesen
+        return (f"the world refuses step {nr}'s {soll['name']} ({grund}); a job's 'fehler' counts writes the world "
+                "turns down (a room already taken), never a read, which a model can leave out")
+    if len(abgelehnt) != fall.fehler:
+        if len(abgelehnt) > fall.fehler:
+            nr, soll, grund = abgelehnt[fall.fehler]
+            return (f"the world refuses step {nr}'s {soll['name']} ({grund}); a reference meets only the refusals "
+                    "'fehler' counts, for a job that tests recovery")
+        return f"'fehler' counts {fall.fehler} refused calls, the replay of 'loesung' meets {len(abgelehnt)}"
+    gesehen = "\n".join(werte_von(ergebnisse))  # the results' values, never their keys
+    fehlt = next((w for w in fall.antwort if not genannt(w, gesehen)), None)
+    if fehlt:
+        return f"'antwort' names {json.dumps(fehlt, ensure_ascii=False)}, which no value of the replay's results holds"
+    if kanonisch(welt, fall) == kanonisch(welt_von(fall), fall) and not fall.antwort:
+        return "the reference changes nothing and names no value: a model that does nothing would pass"
+    return None
+
+
+def werte_von(x):
+    """Every string and number a result holds, at any depth: what a closing answer could name of it."""
+    if isinstance(x, (dict, list)):
+        return [w for v in (x.values() if isinstance(x, dict) else x) for w in werte_von(v)]
+    return [] if x is None or isinstance(x, bool) else [str(x)]
+
+
+def ergebnis_nachrichten(fall, katalog):
+    """S6: the first step as the assistant's tool_calls, then each call's result as a tool message."""
+    gesendet = [{"name": neuer_name(katalog, s["name"]), "args": umbenannte_args(katalog, s["args"])}
+                for s in fall.erwartet]
+    return werkzeug_runde(fall.id, gesendet, fall.ergebnis, katalog)
+
+
+def werkzeug_runde(schluessel, aufrufe, ergebnisse, katalog, gesagt=None):
+    """One round of tools as the conversation carries it: the assistant's calls (name and args as sent) beside what
+    it told the user (gesagt), then one tool message per call, the result's keys in the names the catalogue sent.
+    content "" where nothing was told: TGI refuses a message without content, LM Studio refused null. The ids are 9
+    letters or digits, the only ids Mistral's templates take, fixed by `schluessel`: a request is the same each time."""
+    ids = [hashlib.sha256(f"{schluessel}/{i}".encode()).hexdigest()[:9] for i in range(len(aufrufe))]
+    rufe = [{"id": i, "type": "function", "function": {"name": begrenzt(c["name"]),
+                                                        "arguments": json.dumps(begrenzt(c["args"]))}}
+            for i, c in zip(ids, aufrufe)]
+    gesagt = begrenzt(gesagt) if isinstance(gesagt, str) else ""
+    return [{"role": "assistant", "content": gesagt, "tool_calls": rufe}] + [
+        {"role": "tool", "tool_call_id": i, "content": ergebnis_text(umbenannte_args(katalog, e))}
+        for i, e in zip(ids, ergebnisse)]
+
+
+WERT_HOECHSTENS = 2_000  # characters of one string a conversation carries back (a model's 170 KB note)
+EINTRAEGE_HOECHSTENS = 200  # keys of one object, items of one list (a model's 200,000 arguments)
+ERGEBNIS_HOECHSTENS = 20_000  # characters of one tool message: a request never passes a few MB
+
+
+def begrenzt(wert):
+    """A value with each string cut at WERT_HOECHSTENS characters and each object or list at EINTRAEGE_HOECHSTENS
+    entries, saying so: still the JSON it was."""
+    if isinstance(wert, str) and len(wert) > WERT_HOECHSTENS:
+        return f"{wert[:WERT_HOECHSTENS]}... (cut: {len(wert) - WERT_HOECHSTENS} characters more)"
+    mehr = f"(cut: {len(wert) - EINTRAEGE_HOECHSTENS} entries more)" if isinstance(wert, (dict, list)) and \
+        len(wert) > EINTRAEGE_HOECHSTENS else None
+    if isinstance(wert, dict):
+        kurz_ = {k: begrenzt(v) for k, v in list(wert.items())[:EINTRAEGE_HOECHSTENS]}
+        return dict(kurz_, **{"...": mehr}) if mehr else kurz_
+    return [begrenzt(v) for v in wert[:EINTRAEGE_HOECHSTENS]] + [mehr] * bool(mehr) if isinstance(wert, list) else wert
+
+
+def ergebnis_text(ergebnis):
+    """A tool's result as its message carries it, bounded: long strings cut, a long whole cut with a note."""
+    text = json.dumps(begrenzt(ergebnis), ensure_ascii=False)
+    if len(text) <= ERGEBNIS_HOECHSTENS:
+        return text
+    mehr = len(text) - ERGEBNIS_HOECHSTENS
+    return f"{text[:ERGEBNIS_HOECHSTENS]} ... (the result is cut here: {mehr} characters more)"
+
+
+def nachfrage_anfrage(fall, lauf, nachricht):
+    """The second turn: the question, the first answer's content as returned, and the user's reply."""
+    body = anfrage(fall, lauf)
+    body["messages"] += [{"role": "assistant", "content": nachricht.get("content") or ""},
+                         {"role": "user", "content": lauf.katalog.als_gesendet(fall.nachtrag)}]
+    return body
+
+KALENDER_NAMEN = {"team": "the team calendar", "vertrieb": "the sales calendar",
+                  "raum": "the room-booking calendar", "privat": "the user's private calendar"}
+DATUM_MUSTER, ZEIT_MUSTER = re.compile(r"\d{4}-\d{2}-\d{2}"), re.compile(r"([01]\d|2[0-3]):[0-5]\d")
+
+
+class CrmFehler(Exception):
+    """A tool call the CRM refuses: it changes nothing and returns {"error": ...}."""
+
+
+def welt_von(fall, salz=None):
+    """A fresh copy of a case's starting world: {"kontakte": [...], "termine": [...], "ausgang": [...],
+    "neu": 0, "salz": salz}. A contact is {contact_id, name, email, company, status, notizen}; an event
+    {calendar, title, date, start, end}, a room booking an event of the calendar raum titled with the room; a
+    mail {to, subject, body}; neu counts the contacts created, whose ids follow from it and the job's salz."""
+    w = copy.deepcopy(fall.welt)
+    return {"kontakte": [dict({"email": None, "company": None, "status": "lead", "notizen": []}, **k)
+                         for k in w.get("kontakte", [])],
+            "termine": list(w.get("termine", [])), "ausgang": list(w.get("ausgang", [])), "neu": 0, "salz": salz}
+
+
+def kanonisch(welt, fall):
+    """The world as one comparable value, as tau-bench's to_hashable compares: the contacts the job found
+    by their id; the contacts it created by their content, whatever id they got (the same contact by
+    another path is the same); events, bookings and mails as multisets (a spare copy is spare)."""
+    alt = {k["contact_id"] for k in fall.welt.get("kontakte", [])}
+    reihe = lambda xs: sorted(xs, key=lambda x: json.dumps(x, sort_keys=True))  # noqa: E731
+    return {"kontakte": [k for k in welt["kontakte"] if k["contact_id"] in alt],  # in the world's order, as found
+            "neu": reihe({f: v for f, v in k.items() if f != "contact_id"} for k in welt["kontakte"]
+                         if k["contact_id"] not in alt),
+            "termine": reihe(welt["termine"]), "ausgang": reihe(welt["ausgang"])}
+
+
+def fuehre_aus(welt, name, args, namen=None, attrappen=()):
+    """Execute one call against the world: its result as the CRM returns it, {"error": ...} for a call it
+    refuses (an unknown tool or argument, a missing or invalid value, an unknown id, a taken room); a
+    refused call changes nothing. Strings are taken stripped, as passt compares them. namen: tool and
+    parameter names as the catalogue sent them (a variant), which every text of the result then uses.
+    attrappen: the decoys the catalogue offered (ablenkung), answered as the tools they claim to be."""
+    nenne = functools.partial(benannt, namen or {})
+    tools = {**CRM, **{n: ATTRAPPEN[n] for n in attrappen}}
+    if not isinstance(name, str):
+        return {"error": "the call names no tool"}
+    if name not in tools:
+        return {"error": f"there is no tool {nenne(name)}"}
+    if not isinstance(args, dict):
+        return {"error": "the arguments are not a JSON object"}
+    schema = SCHEMATA[name]
+    fremd = sorted(set(args) - set(schema["properties"]))
+    fehlt = [p for p in schema["required"] if p not in args]
+    falsch = next((k for k, v in args.items() if k in schema["properties"] and not isinstance(v, str)), None)
+    args = {k: v.strip() if isinstance(v, str) else v for k, v in args.items()}
+    ausser = next((k for k, v in args.items() if v not in schema["properties"].get(k, {}).get("enum", [v])), None)
+    grund = (fremd and f"{nenne(name)} has no argument {nenne(fremd[0])}") or \
+        (fehlt and f"{nenne(name)} needs {nenne(fehlt[0])}") or (falsch and f"{nenne(falsch)} must be a string") or \
+        (ausser and f"{nenne(ausser)} must be one of {', '.join(schema['properties'][ausser]['enum'])}")
+    if grund:
+        return {"error": grund}
+    try:
+        return tools[name](welt, **args)
+    except CrmFehler as e:
+        return {"error": CRM_NAME.sub(lambda m: nenne(m.group(1)), str(e))}
+
+
+CRM_NAME = re.compile(r"«(\w+)»")  # a tool's or parameter's name in a CrmFehler's text, named as sent
+
+
+def benannt(namen, name):
+    """A tool's or parameter's name as the catalogue sent it (namen: original -> sent); an old name the
+    model wrote, as it wrote it (never a word of what messen knows of it)."""
+    return namen.get(name, str(name).removesuffix(ALTER_NAME))
+
+
+def kontakt(welt, contact_id):
+    treffer = next((k for k in welt["kontakte"] if k["contact_id"] == contact_id), None)
+    if treffer is None:
+        raise CrmFehler(f"no contact has the id {contact_id}")
+    return treffer
+
+
+def neue_id(nummer, salz=None):
+    """The id of the world's nummer-th new contact: a valid version-4 UUID, one per creation (a contact created
+    twice is there twice), the same in every replay of one job's output. salz: the job's and the run's (job_salz),
+    so no id can be known before the run gives it; None: the reference's replay, and runs saved without one."""
+    quelle = f"kontakt/{nummer}" if salz is None else f"kontakt/{salz}/{nummer}"
+    h = hashlib.sha256(quelle.encode()).hexdigest()
+    # str(uuid.UUID(h[:32], version=4)) spelled out: importing uuid (and platform with it) cost every run 3 ms
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:32]}"
+
+
+def job_salz(welt_salz, fall_id, lauf):
+    """What a job's drawn values come from: the run's salt (saved in its settings line), the job, the output."""
+    return None if welt_salz is None else f"{welt_salz}/{fall_id}/{lauf}"
+
+
+def gezogen(fall, salz):
+    """An S7 job in values drawn from salz (job_salz of the run's ziehung): each contact id of its world another
+    UUID, each address another tag before its @, a company the question does not name another of FIRMEN, every time
+    of day moved by the same whole hours (order and clashes stay). Question, world, reference and answer change
+    alike: the same job, in values no case file or other job's transcript gives. salz None: the case as written."""
+    if salz is None:
+        return fall
+    zufall = lambda x: int(hashlib.sha256(f"{salz}/{x}".encode()).hexdigest()[:8], 16)  # noqa: E731
+    kontakte, text = fall.welt.get("kontakte", []), json.dumps(fall.roh, ensure_ascii=False)
+    ungenannt = list(dict.fromkeys(k["company"] for k in kontakte if (k.get("company") or fall.frage) not in
+                                   fall.frage))
+    ersatz = {k["contact_id"]: neue_id(k["contact_id"], salz) for k in kontakte} | {
+        k["email"]: k["email"].replace("@", f".{zufall(k['email']) % 9000 + 1000}@", 1) for k in kontakte if
+        k.get("email")} | dict(zip(ungenannt, random.Random(zufall("firmen")).sample(
+            [f for f in FIRMEN if f not in text], len(ungenannt))))
+    stunden = [int(h) for h, _ in TAGESZEIT.findall(text)]
+    um = [d for d in range(-min(stunden, default=0), 24 - max(stunden, default=23)) if d] or [0]
+    d = um[zufall("zeit") % len(um)]
+    text = TAGESZEIT.sub(lambda m: f"{int(m.group(1)) + d:02}:{m.group(2)}", text)
+    text = re.sub(r"(?<![\w.+@-])(%s)(?![\w@-]|\.\w)" % ("|".join(map(re.escape, ersatz)) or "(?!)"),  # (?!): none
+                  lambda m: ersatz[m.group(1)], text)
+    return als_fall(json.loads(text))
+
+
+FIRMEN = ("Nordlicht GmbH", "Seeblick AG", "Bergwerk KG", "Talhof eG", "Lindenhof GmbH", "Eichbaum AG", "Mühlbach KG",
+          "Sonnenhang eG", "Waldrand GmbH", "Feldweg AG", "Hafenblick KG", "Rosental eG")  # a company the job must read
+TAGESZEIT = re.compile(r"(?<![\d:])([01]\d|2[0-3]):([0-5]\d)(?![\d:])")
+
+
+NEUE_IDS = [neue_id(n) for n in range(1, 101)]  # the ids the reference's replay gives the first hundred created
+
+
+def zeitraum(date, start, end):
+    if not DATUM_MUSTER.fullmatch(date):
+        raise CrmFehler(f"the date {date} is not YYYY-MM-DD")
+    for t in (start, end):
+        if not ZEIT_MUSTER.fullmatch(t):
+            raise CrmFehler(f"the time {t} is not HH:MM")
+    if start >= end:
+        raise CrmFehler(f"the start {start} is not before the end {end}")
+
+
+def crm_list_contacts(welt, company=None, status=None):
+    return {"contacts": [{"contact_id": k["contact_id"], "name": k["name"], "company": k["company"],
+                          "status": k["status"]} for k in sorted(welt["kontakte"], key=lambda k: k["name"])
+                         if (company is None or k["company"] == company) and (status is None or k["status"] == status)]}
+
+
+def crm_get_contact(welt, contact_id):
+    k = kontakt(welt, contact_id)
+    return {"contact_id": k["contact_id"], "name": k["name"], "email": k["email"], "company": k["company"],
+            "status": k["status"], "notes": list(k["notizen"])}
+
+
+def crm_create_contact(welt, name, email=None, company=None):
+    welt["neu"] += 1
+    neu = neue_id(welt["neu"], welt["salz"])
+    welt["kontakte"].append({"contact_id": neu, "name": name, "email": email, "company": company, "status": "lead",
+                             "notizen": []})
+    return {"contact_id": neu}
+
+
+def crm_update_contact(welt, contact_id, **felder):
+    k = kontakt(welt, contact_id)
+    if not felder:
+        raise CrmFehler("«update_contact» needs a field to change: «status», «email» or «company»")
+    k.update(felder)
+    return {"contact_id": contact_id, "updated": {f: felder[f] for f in sorted(felder)}}
+
+
+def crm_delete_contact(welt, contact_id):
+    welt["kontakte"].remove(kontakt(welt, contact_id))
+    return {"deleted": contact_id}
+
+
+def crm_add_note(welt, contact_id, text):
+    kontakt(welt, contact_id)["notizen"].append(text)
+    return {"contact_id": contact_id, "notes": len(kontakt(welt, contact_id)["notizen"])}
+
+
+def crm_list_calendars(welt):
+    # subtle: not "name": under synonyme a result's key that is a parameter's name is renamed (full_name)
+    return {"calendars": [{"key": k, "description": n} for k, n in KALENDER_NAMEN.items()]}
+
+
+def crm_get_events(welt, calendar, date):
+    return {"events": [{"title": t["title"], "start": t["start"], "end": t["end"]}
+                       for t in sorted(welt["termine"], key=lambda t: t["start"])
+                       if t["calendar"] == calendar and t["date"] == date]}
+
+
+def crm_create_event(welt, calendar, title, date, start, end):
+    zeitraum(date, start, end)
+    termin = {"calendar": calendar, "title": title, "date": date, "start": start, "end": end}
+    welt["termine"].append(termin)
+    return {"created": termin}
+
+
+def crm_book_room(welt, room, date, start, end):
+    zeitraum(date, start, end)
+    belegt = next((t for t in welt["termine"] if t["calendar"] == "raum" and t["title"] == room and
+                   t["date"] == date and t["start"] < end and start < t["end"]), None)
+    if belegt:
+        raise CrmFehler(f"the room {room} is taken on {date} from {belegt['start']} to {belegt['end']}")
+    welt["termine"].append({"calendar": "raum", "title": room, "date": date, "start": start, "end": end})
+    return {"booked": {"room": room, "date": date, "start": start, "end": end}}
+
+
+def crm_send_email(welt, to, subject, body):
+    if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", to):
+        raise CrmFehler(f"{to} is not an email address")
+    welt["ausgang"].append({"to": to, "subject": subject, "body": body})
+    return {"sent": True}
+
+
+CRM = {"list_contacts": crm_list_contacts, "get_contact": crm_get_contact, "create_contact": crm_create_contact,
+       "update_contact": crm_update_contact, "delete_contact": crm_delete_contact, "add_note": crm_add_note,
+       "list_calendars": crm_list_calendars, "get_events": crm_get_events, "create_event": crm_create_event,
+       "book_room": crm_book_room, "send_email": crm_send_email}  # tool name -> function
+
+
+def crm_cancel_event(welt, calendar, event_id):
+    raise CrmFehler(f"no event of the calendar {calendar} has the id {event_id}")  # events have none
+
+
+ATTRAPPEN = {  # --variante ablenkung: each decoy answers as the tool it claims to be, and changes nothing;
+    # a call of one is spare all the same (LESEND)
+    "list_companies": lambda welt, industry=None: {"companies": sorted({k["company"] for k in welt["kontakte"]
+                                                                        if k["company"]})},
+    "cancel_event": crm_cancel_event, "send_sms": lambda welt, phone, text: {"sent": True},
+    "archive_contact": lambda welt, contact_id: {"archived": kontakt(welt, contact_id)["contact_id"]}}
+SCHEMATA = {**WERKZEUGE, **{w["function"]["name"]: w["function"]["parameters"] for w in ABLENKUNG}}
+LESEND = {"list_contacts", "get_contact", "list_calendars", "get_events"}  # the tools that change nothing
+
+
+def abgespielt(fall):
+    """The reference replayed on a fresh copy of its world: (the world it leaves, each step's results)."""
+    welt = welt_von(fall)
+    return welt, [[fuehre_aus(welt, soll["name"], soll["args"]) for soll in schritt] for schritt in fall.loesung]
+
+
+def zustand_anders(ist, soll):
+    """Which part of an end state differs from the reference's, in the user's terms (a contact, a room
+    booking, an event, a mail), each spare or missing copy counted; None when they are equal."""
+    teile = []
+    ist_k, soll_k = ({k["contact_id"]: k for k in w["kontakte"]} for w in (ist, soll))
+    for i in dict.fromkeys([*soll_k, *ist_k]):
+        a, b = ist_k.get(i), soll_k.get(i)
+        if a is None:
+            teile.append(f"contact {b['name']} deleted")
+        elif b is None:
+            teile.append(f"contact {a['name']} not deleted")
+        elif a != b:
+            teile.append(f"contact {b['name']}: " + ", ".join(
+                f"{f} {kurz(json.dumps(a[f], ensure_ascii=False), 60)} instead of "
+                f"{kurz(json.dumps(b[f], ensure_ascii=False), 60)}" for f in a if a[f] != b.get(f)))
+    for teil in ("neu", "termine", "ausgang"):
+        zaehle = lambda w: collections.Counter(json.dumps(x, sort_keys=True) for x in w[teil])  # noqa: E731
+        mehr, weniger = zaehle(ist) - zaehle(soll), zaehle(soll) - zaehle(ist)
+        for wie, zahl in (("missing", weniger), ("spare", mehr)):
+            teile += [f"{was_im_crm(teil, json.loads(x))} {wie}" + (f" ({n} times)" if n > 1 else "")
+                      for x, n in zahl.items()]
+    return gekuerzt(teile) or None
+
+
+ANDERS_HOECHSTENS = 600  # characters of a "differs" line: a model's 5 MB of spare mails stay in the file
+
+
+def gekuerzt(teile, alle=None, wort=""):
+    """'a; b; c' cut after whole parts at ANDERS_HOECHSTENS characters, naming how many more (alle: how many
+    parts there are, where `teile` holds only the first of them)."""
+    alle = len(teile) if alle is None else alle
+    text = ""
+    for k, teil in enumerate(teile):
+        if text and len(text) + len(teil) > ANDERS_HOECHSTENS:
+            return f"{text}; ... and {alle - k} more{wort}"
+        text = f"{text}; {teil}" if text else teil
+    return f"{text}; ... and {alle - len(teile)} more{wort}" if alle > len(teile) else text
+
+
+def was_im_crm(teil, x):
+    """One record as the user knows it: 'a room booking of besprechung on 2026-03-18, 14:00-15:30'."""
+    k = lambda v: kurz(json.dumps(v, ensure_ascii=False), 60)  # noqa: E731
+    if teil == "neu":
+        felder = ", ".join(f"{f} {k(x[f])}" for f in ("email", "company") if x.get(f))
+        notizen = f", {len(x['notizen'])} note{'s' * (len(x['notizen']) != 1)}" if x.get("notizen") else ""
+        return f"a new contact {k(x['name'])}" + (f" ({felder}{notizen})" if felder or notizen else "")
+    if teil == "ausgang":
+        return f"a mail to {k(x['to'])}, subject {k(x['subject'])}"
+    zeit = f"on {x['date']}, {x['start']}-{x['end']}"
+    if x["calendar"] == "raum":
+        return f"a room booking of {k(x['title'])} {zeit}"
+    return f"the event {k(x['title'])} in the calendar {x['calendar']} {zeit}"
+
+
+class Job(typing.NamedTuple):
+    """What an S7 job's Note holds of its way: its requests, the reference's steps, whether a limit ended it
+    (the step limit, or the server's context), and each step graded as it came."""
+    schritte: int
+    referenz: int
+    grenze: bool
+    gekommen: tuple  # a Note per step
+    frage: str = ""  # the question and the reference's steps as this output's draw (gezogen) asked them
+    loesung: str = ""
+
+
+def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None, grenze=None):
+    """Grade one S7 job on its end state and its way: every step's calls run again on a fresh copy of the world
+    (the tools are deterministic: this is the world the loop left), compared with the world the reference leaves.
+    erledigt (treffer 1) needs that, no spare write (im_job), and a closing answer that names the values antwort
+    lists and none of their alternatives (genannt). Its Note is an answer's, its steps in job. voll: the request
+    after the last step was refused for its length, which ended the job."""
+    schritte = [bewerte_ausgabe(fall, s["nachricht"], s["finish_reason"], umbenennung, s["usage"],
+                                grenze)._replace(defekte=tuple((s.get("strom") or {}).get("defekte", [])))
+                for s in verlauf]  # each step as its stage grades one (a text ends the job), with what its stream broke
+    gelaufen = gelaufene_aufrufe([b.aufrufe for b in schritte])
+    welt, weg, ergebnisse = im_job(fall, gelaufen, salz)
+    letzte, texte = schritte[-1], [ohne_denken(inhalt(s["nachricht"])) for s in verlauf]
+    # subtle: a closing text the limit merely ended still closes the job, as a complete answer does elsewhere
+    beendet = not voll and not gelaufen[-1] and (letzte.mangel is None or letzte.mangel == "abgeschnitten" and
+                                    texte[-1].strip() != "")
+    zustand = zustand_anders(kanonisch(welt, fall), kanonisch(abgespielt(fall)[0], fall))  # the reference's
+    weg = [] if zustand else weg  # a spare write that left its trace is named by the end state
+    teile = ([f"the end state differs: {zustand}"] if zustand else []) + \
+        (antwort_fehler(fall, "\n".join(texte), ergebnisse) if beendet else []) + weg
+    alle = [c for aufrufe in gelaufen for c in aufrufe]
+    nativ = [c for c in alle if c["quelle"] == NATIV]
+    fehlt = None if beendet else letzte.mangel
+    grenze = "kontext" if voll else not beendet and fehlt is None and len(verlauf) >= schrittgrenze(fall)
+    # an S7 job's line sums its steps' tokens: whose an empty last step is, its own count says
+    return letzte._replace(aufrufe=tuple(nativ + [c for c in alle if c["quelle"] != NATIV]),
+        form=next((c["quelle"] for c in alle if c["quelle"] != NATIV), "nativ" if nativ else None),
+        treffer=int(beendet and not teile), offen=0, soll=1, nativ=len(nativ), mangel=fehlt, still=False,
+        protokoll=dict(sum((collections.Counter(b.protokoll) for b in schritte), collections.Counter())),
+        befunde=tuple(job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf)),
+        job=Job(len(verlauf), len(fall.loesung), bool(grenze), tuple(schritte), fall.frage, " | ".join(
+            aufrufe_text(s) if s else "an answer" for s in fall.loesung)))
+
+
+def job_befunde(fehlt, letzte, beendet, teile, weg, grenze, verlauf):
+    """A failed job's one Befund: no answer, the step limit, or what differs (the end state, the closing answer:
+    falscher_zustand; the way: ueberzaehlig), in one line."""
+    if fehlt:
+        return letzte.befunde
+    if grenze == "kontext":  # the model's: it grew the conversation past what the server takes, on the same server
+        return [Befund(("kontextgrenze",), f"the conversation outgrew the server's context at step {len(verlauf) + 1}")]
+    if not beendet:
+        return [Befund(("schrittgrenze",), f"still calling after {len(verlauf)} requests, the step limit") if grenze
+                else Befund(("falscher_zustand",), "no closing answer")]
+    arten = (("falscher_zustand",) if len(teile) > len(weg) else ()) + (("ueberzaehlig",) if weg else ())
+    return [Befund(arten, gekuerzt(teile))] if teile else []
+
+
+def gelaufene_aufrufe(schritte):
+    """The calls of each step that the loop runs: all, but a call written as text that repeats one run before
+    (a model quoting what it did in its closing answer is not doing it again)."""
+    frueher, gelaufen = set(), []
+    for aufrufe in schritte:
+        gelaufen.append([c for c in aufrufe if c["quelle"] == NATIV or kern_text(c) not in frueher])
+        frueher.update(map(kern_text, aufrufe))
+    return gelaufen
+
+
+def kern_text(c):
+    """A call as the world takes it, comparable: its name and its arguments, strings stripped."""
+    args = c["args"] if not isinstance(c["args"], dict) else \
+        {k: v.strip() if isinstance(v, str) else v for k, v in c["args"].items()}
+    return json.dumps({"name": c["name"], "args": args}, sort_keys=True, ensure_ascii=False)
+
+
+def im_job(fall, gelaufen, salz=None):
+    """Run a job's calls on a fresh copy of its world: (the world they leave, what was wrong with the way, every
+    result). A write is spare when it repeats one of the job (same tool, same arguments, refused or not), when it
+    is a decoy's or no tool's of the CRM, or when the reference makes it only after a refusal and it was sent
+    before that refusal came back (a hedge: both rooms booked at once)."""
+    welt, warten = welt_von(fall, salz), nach_ablehnung(fall)
+    erst = {}  # a call -> the step it was first sent in
+    for nr, aufrufe in enumerate(gelaufen):
+        for c in aufrufe:
+            erst.setdefault(kern_text(c), nr)
+    weg, geschrieben, ergebnisse = [], set(), []
+    for nr, aufrufe in enumerate(gelaufen):
+        for c in aufrufe:
+            k = kern_text(c)
+            wartet = warten.get(k)
+            ergebnisse.append(fuehre_aus(welt, c["name"], c["args"], attrappen=ATTRAPPEN))
+            if c["name"] in LESEND or c["args"] is None:
+                continue
+            weg += [f"{aufruf_text(c)} {grund}" for grund in (
+                "is no tool of the CRM" * (c["name"] not in CRM), "repeats a write of the job" * (k in geschrieben),
+                "came before the refusal it waits for" * (wartet in erst and erst[wartet] >= nr)) if grund][:1]
+            geschrieben.add(k)
+    return welt, weg, ergebnisse
+
+
+def nach_ablehnung(fall):
+    """The reference's writes that follow a refusal: {a write: the refused call it waits for}."""
+    _, ergebnisse = abgespielt(fall)
+    warten, abgelehnt = {}, None
+    for schritt, es in zip(fall.loesung, ergebnisse):
+        if abgelehnt:
+            warten.update({kern_text(dict(c, quelle=NATIV)): abgelehnt for c in schritt if c["name"] not in LESEND})
+        abgelehnt = next((kern_text(c) for c, e in zip(schritt, es) if "error" in e), abgelehnt)
+    return warten
+
+
+E_MAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}")  # bounded: linear in any text
+ENUMS = [p["enum"] for t in WERKZEUGE.values() for p in t["properties"].values() if "enum" in p]
+ENUM_WOERTER = {x for e in ENUMS for x in e}
+
+
+def antwort_fehler(fall, erzaehlt, ergebnisse):
+    """What the job's told text lacks or hedges: each value of antwort not named, or named though no result of this
+    job nor the question gave it (a guess); each rival named beside it, whether a result showed it or not: another
+    address, or another value of its field's enum named in its sentence or as a status (als_rivale)."""
+    antwort, gegeben = fall.antwort, "\n".join(werte_von(ergebnisse) + [fall.frage])
+    teile = [f"the closing answer does not name {w}" if not genannt(w, erzaehlt, True) else
+             f"the closing answer names {w}, which no result of this job gave" for w in antwort
+             if not (genannt(w, erzaehlt, True) and genannt(w, gegeben))]
+    soll = {w.lower() for w in antwort}
+    for w in antwort:
+        enum = w.lower() in ENUM_WOERTER
+        andere = [x for e in ENUMS if w.lower() in e for x in e] if enum else \
+            [m.lower() for m in E_MAIL.findall(erzaehlt)] if E_MAIL.fullmatch(w) else []
+        teile += [f"the closing answer names {x} beside {w}" for x in dict.fromkeys(andere) if x not in soll and
+                  genannt(w, erzaehlt, True) and (not enum or als_rivale(x, w, erzaehlt))]
+    return teile
+
+
+def als_rivale(x, w, text):
+    """Is the enum value x named beside w: in a sentence that names w ('a lead or an interessent'), or as a status
+    ('status: lead')? Not a word of another sentence ('I can lead you to her notes')."""
+    return any(genannt(x, satz) and genannt(w, satz, True) for satz in re.split(r"[.!?;\n]+(?:\s|$)", text)) or \
+        re.search(rf"\bstatus\W{{1,3}}(?:is\s+)?{re.escape(x)}\b", text, re.IGNORECASE) is not None
+
+
+def genannt(wert, text, stamm=False):
+    """Does the text name the value? An enum word or an address as a whole word, in any case (Lea.H@...), an enum
+    word with stamm also as a word's stem (Interessentin); any other value as it stands (a name, a date)."""
+    if wert.lower() in ENUM_WOERTER or E_MAIL.fullmatch(wert):
+        ende = r"(?![-]|\.\w)" if stamm and wert.lower() in ENUM_WOERTER else r"(?![\w-]|\.\w)"
+        return re.search(rf"(?<![\w.+-]){re.escape(wert)}{ende}", text, re.IGNORECASE) is not None
+    return wert in text
+
+
+def bewerte_job(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenze, ziehung):
+    """An S7 job on its end state and its way, in the values its output was drawn in; its steps' streams are not
+    cross-checked (what they broke stands in protokoll), its costs are its steps' added up."""
+    defekte = dict.fromkeys(d for z in fragen for d in (z.get("strom") or {}).get("defekte", []))
+    voll = any("fehlt" in z for z in a["zuege"])  # a step refused for its length (frage_ganz)
+    salz, fall = job_salz(welt_salz, a["id"], a["lauf"]), gezogen(fall, job_salz(ziehung, a["id"], a["lauf"]))
+    note = bewerte_ganz(fall, fragen, umbenennung, voll, salz, grenze)._replace(defekte=tuple(defekte))
+    return roh._replace(note=note, usage={f: sum(zahl_oder_none(z["usage"], f) or 0 for z in fragen)  # a job's
+                                          for f in ("prompt_tokens", "completion_tokens")})  # unmeasured: none
+
+
+def anfragen_je_job(ausgaben):
+    """The median number of requests a job took (S7's), beside the reference's; None for a run of no job."""
+    s7 = [a.note.job for a in ausgaben if a.note.job is not None]
+    return Anfragen(statistics.median(j.schritte for j in s7), statistics.median(j.referenz for j in s7)) \
+        if s7 else None
+
+
+def frage_ganz(endpunkt, fall, k=0):
+    """S7: the whole job in a loop, one output: each answer's calls run against the job's own world, sent back with
+    one tool message each, until an answer without a call or the step limit; each turn keeps what the world gave."""
+    lauf, namen = endpunkt.lauf, gesendete_namen(endpunkt.lauf.katalog)
+    fall = gezogen(fall, job_salz(lauf.ziehung, fall.id, k))
+    welt, body, zuege = welt_von(fall, job_salz(lauf.welt_salz, fall.id, k)), anfrage(fall, lauf), []
+    frueher = []
+    for schritt in range(schrittgrenze(fall)):
+        try:
+            antwort = endpunkt.frage(fall._replace(id=f"{fall.id}, step {schritt + 1}"), body)
+        except Anfragefehler as e:  # the conversation the job grew no longer fits: the job ends there, not the run
+            if schritt == 0 or not KONTEXT_VOLL.search(str(e)):
+                raise
+            zuege.append({"zweck": SCHRITT, "fehlt": str(e)})
+            break
+        frueher.append(lies_aufrufe(antwort.nachricht)[0])
+        aufrufe = gelaufene_aufrufe(frueher)[-1]  # a call quoted as text again is not run again
+        zurueck = zurueckbenannt(aufrufe, lauf.katalog.umbenennung) if lauf.katalog.umbenennung else aufrufe
+        ergebnisse = [fuehre_aus(welt, c["name"], c["args"], namen, lauf.katalog.zusatz) for c in zurueck]
+        zuege.append(zug(SCHRITT, antwort, ergebnisse=begrenzt(ergebnisse)))  # saved as sent: bounded
+        if not aufrufe:
+            break
+        # the calls as the model named them (a malformed one as {}), beside what it told; their results
+        body["messages"] += werkzeug_runde(f"{fall.id}/{schritt}", [
+            {"name": c["name"] or "?", "args": {} if c["args"] is None else c["args"]} for c in aufrufe],
+            ergebnisse, lauf.katalog, antwort.nachricht.get("content") if native_rohe(antwort.nachricht) else None)
+    return zuege
+
+
+KONTEXT_VOLL = re.compile(r"context (length|size|window)|maximum context|exceeds? the available context|"
+                          r"context_length_exceeded|longer than the model's context|must be <= \d+|too many tokens|"
+                          r"input is too long", re.I)
+# llama.cpp's exceed_context_size_error, vLLM's "maximum context length", SGLang's "longer than the model's
+# context length", TGI's "inputs tokens + max_new_tokens must be <= N": a request refused for its length
+
+
+def gesendete_namen(katalog):
+    """original -> sent, for every tool and parameter a variant renamed; {} for the catalogue as written."""
+    u = katalog.umbenennung
+    return {**u["argumente"], **u["werkzeuge"]} if u else {}
+
+
+def schrittgrenze(fall):
+    """Requests a job may take: twice the reference's, at least 6; a job still calling then has failed."""
+    return max(6, 2 * len(fall.loesung))
+
+
+def ganz_zeilen(a, mehrere, fall):
+    """One failed S7 job: the question, the reference step by step, the steps that came, why it failed."""
+    lauf = f" #{a.lauf + 1}" if mehrere else ""
+    return [f"  {a.id}{lauf}  {a.note.job.frage}", f"      reference: {a.note.job.loesung}",
+            f"      came:      {kurz(' | '.join(map(schritt_text, a.note.job.gekommen)), 3 * ANDERS_HOECHSTENS)}",
+            f"      differs:   {warum_ganz(a.note)}"]
+
+
+def warum_ganz(b):
+    """Why an S7 job failed, in one line: its one Befund."""
+    return ("the last step is " if b.mangel else "") + b.befunde[0].text
+
+
+def schritt_text(b):
+    """One step of a job as it came: its calls, the answer's first line, or why it is no answer."""
+    if b.aufrufe:
+        return aufrufe_text(b.aufrufe)
+    if b.mangel and not (b.mangel == "abgeschnitten" and b.text):
+        return f"no answer ({b.mangel})"
+    return f"the answer \"{b.text}\"" + (" (cut by the token limit)" if b.mangel else "")
+
+
+def erledigt_worte(k):
+    j = k.anfragen_je_job
+    return (f"95 % interval {intervall_worte(k.erledigt_ki)}; S7 jobs done: the reference's end state, then an "
+            f"answer; {j.median:g} request{'s' * (j.median != 1)} per job, the reference {j.referenz:g}, medians")
 
 # ---------------------------------------------------------------------------
-# Report: text, JSON, Markdown
+# BFCL's files: the Berkeley Function Calling Leaderboard's cases, each category a stage
 # ---------------------------------------------------------------------------
+
+
+BFCL_DATEI = re.compile(r"BFCL_v\d+_(\w+)\.json")  # BFCL_v4_simple_python.json: its category is simple_python
+BFCL_OPENAPI = {"integer": "integer", "number": "number", "float": "number", "string": "string", "boolean": "boolean",
+                "bool": "boolean", "array": "array", "list": "array", "dict": "object", "object": "object",
+                "tuple": "array", "any": "string"}  # BFCL's GORILLA_TO_OPENAPI, for the Python categories' types
+BFCL_HINWEIS = " Note that the provided function is in Python 3 syntax."  # every category messen reads is Python
+BFCL_PYTHON = {"string": str, "integer": int, "float": float, "boolean": bool, "array": list, "tuple": list,
+               "dict": dict, "any": str}  # its checker's PYTHON_TYPE_MAPPING: the types a Python case may name
+
+
+def ist_bfcl(pfad):
+    """Is this BFCL's data: a directory of its files, or one file of JSON lines with "question" and "function"?"""
+    pfad = Path(pfad)
+    if pfad.is_dir():
+        return True
+    try:
+        with open(pfad, "rb") as f:
+            erste = next((z for z in f if z.strip()), b"")
+        fall = json.loads(erste.decode("utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return False  # lade_faelle says what is wrong with it
+    return isinstance(fall, dict) and "question" in fall and "function" in fall
+
+
+def lade_bfcl(pfad, stichprobe=None):
+    """BFCL's question files with their possible_answer/ beside them: a file, or a directory's files of the categories
+    messen knows (the stage table's BFCL rows); with stichprobe N, N cases of each drawn evenly across its file. Read a
+    line at a time: what stays are the cases kept. Returns (faelle, sha256 of every file read)."""
+    pfad = Path(pfad)
+    if pfad.is_dir():
+        try:
+            namen = sorted(os.listdir(pfad))
+        except OSError as e:
+            raise Eingabefehler(f"{pfad}: cannot read the folder ({e.strerror})")
+        dateien = [pfad / n for s in STUFEN_TABELLE if s.bfcl for n in namen
+                   if (m := BFCL_DATEI.fullmatch(n)) and m[1] == s.name]
+        if not dateien:
+            raise Eingabefehler(f"{pfad}: no BFCL file of a category messen reads ({', '.join(BFCL_STUFEN)})")
+    else:
+        dateien = [pfad]
+    faelle, sha, gesehen = [], hashlib.sha256(), {}
+    for datei in dateien:
+        kategorie = bfcl_kategorie(datei)
+        antwort = None if STUFE[kategorie].still else datei.parent / "possible_answer" / datei.name
+        zahl = [sum(bool(z.strip()) for z in bfcl_lesen(d, sha)) for d in (datei, antwort) if d][0]
+        behalten = {int((i + 0.5) * zahl / stichprobe) for i in range(stichprobe)} if stichprobe else None
+        paare = itertools.zip_longest(json_zeilen(datei, bfcl_lesen(datei)),
+                                      json_zeilen(antwort, bfcl_lesen(antwort)) if antwort else ())
+        for i, ((nr, roh), (anr, erwartet)) in enumerate((f or (None, None), a or (None, None)) for f, a in paare):
+            fall = als_fall(bfcl_fall(datei, nr, roh, kategorie, antwort and (antwort, anr, erwartet), gesehen))
+            if behalten is None or i in behalten:
+                faelle.append(fall)
+    if not faelle:
+        raise Eingabefehler(f"{pfad}: no cases in the file")
+    return faelle, sha.hexdigest()
+
+
+def bfcl_kategorie(datei):
+    m = BFCL_DATEI.fullmatch(datei.name)
+    if not m:
+        raise Eingabefehler(f"{datei}: a BFCL file is named as BFCL names it (BFCL_v4_simple_python.json): "
+                            "its name gives its category")
+    if m[1] not in BFCL_STUFEN:
+        raise Eingabefehler(f"{datei}: messen reads BFCL's single-turn Python categories ({', '.join(BFCL_STUFEN)}), "
+                            f"not {m[1]}")
+    return m[1]
+
+
+def bfcl_lesen(datei, sha=None):
+    """A BFCL file's lines as bytes, one at a time, each added to sha where one is given."""
+    try:
+        with open(datei, "rb") as f:
+            for zeile in f:
+                sha and sha.update(zeile)
+                yield zeile
+    except OSError as e:
+        wo = f"; BFCL keeps a category's expected calls in possible_answer/{datei.name}" * (e.errno == errno.ENOENT)
+        raise Eingabefehler(f"{datei}: cannot read it ({e.strerror}){wo}")
+
+
+def bfcl_fall(datei, nr, roh, kategorie, antwort, gesehen):
+    """One BFCL case as messen asks and grades it: its messages as given, its functions as BFCL's generation
+    sends them to OpenAI-style tools, and each expected call with its accepted values and its function's schema
+    as written. antwort: (file, line, object) of the possible_answer line BFCL's runner pairs with it."""
+    if roh is None:
+        raise Eingabefehler(f"{antwort[0]}:{antwort[1]}: an expected call beyond the last case of {datei.name}; "
+                            "BFCL's runner pairs the two files line by line")
+    wo = f"{datei}:{nr}"
+    if fehler := bfcl_fehler(roh):
+        raise Eingabefehler(f"{wo}: {fehler}")
+    if roh["id"] in gesehen:
+        raise Eingabefehler(f"{wo}: duplicate id {roh['id']} (first in {gesehen[roh['id']]})")
+    gesehen[roh["id"]] = f"{datei.name}:{nr}"
+    soll = [] if antwort is None else [bfcl_soll(wo, g, roh["function"], kategorie) for g in bfcl_erwartet(
+        roh["id"], *antwort)]
+    nachrichten = roh["question"][0]
+    return {"id": roh["id"], "stufe": kategorie, "erwartet": soll, "_zeile": nr,
+            "frage": next((m["content"] for m in reversed(nachrichten) if m["role"] == "user"), ""),
+            "_nachrichten": nachrichten, "_werkzeuge": [bfcl_werkzeug(f) for f in roh["function"]]}
+
+
+def bfcl_erwartet(id_, datei, nr, erwartet):
+    """The expected calls of the case id_ from the possible_answer line BFCL's runner pairs with it."""
+    wo = f"{datei}:{nr}" if nr else f"{datei}"
+    if nr is None:
+        raise Eingabefehler(f"{wo}: no expected call for {id_} (its lines end before the cases do); BFCL's runner "
+                            "pairs the two files line by line")
+    if not isinstance(erwartet, dict) or erwartet.get("id") != id_:
+        was = f"the id {erwartet['id']}" if isinstance(erwartet, dict) and "id" in erwartet else "no id"
+        raise Eingabefehler(f"{wo}: {was} where the case on that line of {Path(datei).name} is {id_}; BFCL's runner "
+                            "pairs the two files line by line")
+    if not isinstance(erwartet.get("ground_truth"), list) or not erwartet["ground_truth"]:
+        raise Eingabefehler(f"{wo}: no expected call for {id_} (\"ground_truth\" is a list of calls)")
+    return erwartet["ground_truth"]
+
+
+def bfcl_fehler(roh):
+    """What keeps a BFCL line from being a case messen can ask, or None."""
+    if not isinstance(roh, dict) or not isinstance(roh.get("id"), str):
+        return "a BFCL case is an object with an \"id\""
+    frage = roh.get("question")
+    if not isinstance(frage, list) or len(frage) != 1:
+        return "a case of one turn has \"question\": [[messages]]; messen reads no multi-turn category"
+    if not isinstance(frage[0], list) or not frage[0] or not all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+            for m in frage[0]):
+        return "\"question\"[0] must be a non-empty list of {\"role\", \"content\"} messages"
+    funktionen = roh.get("function")
+    if not isinstance(funktionen, list):
+        return "\"function\" must be a list of functions"
+    for f in funktionen:
+        if not isinstance(f, dict) or not isinstance(f.get("name"), str) or not isinstance(
+                f.get("parameters"), dict) or not isinstance(f["parameters"].get("properties"), dict):
+            return "each function needs a \"name\" and \"parameters\" with \"properties\""
+        typ = next((t for p in f["parameters"]["properties"].values() for t in bfcl_typen(p) if t not in BFCL_PYTHON),
+                   False)
+        if typ is not False:
+            return f"{f['name']} has a parameter of type {typ!r}, which no Python case of BFCL has"
+    namen = [bfcl_name(f["name"]) for f in funktionen]
+    falsch = next((n for n in namen if not NAME.fullmatch(n)), None)
+    if falsch is not None:  # BFCL's handler sends it so, and a strict server refuses the whole request (400)
+        return f"the function {falsch!r} is no name a tool may have (^[a-zA-Z0-9_-]{{1,64}}$, dots as underscores)"
+    doppelt = [f["name"] for f in funktionen if namen.count(bfcl_name(f["name"])) > 1]
+    if doppelt:
+        return f"{' and '.join(doppelt[:2])} are both sent as {bfcl_name(doppelt[0])} (dots as underscores, as " \
+               "BFCL sends them), and one name can be one tool only"
+    return None
+
+
+def bfcl_typen(p):
+    """The types a parameter names, its items' type included (what BFCL's checker looks up)."""
+    if not isinstance(p, dict):
+        return [None]
+    items = p.get("items") if p.get("type") in ("array", "tuple") else None
+    return [p.get("type")] + ([items.get("type") if isinstance(items, dict) else None] if items is not None or
+                              p.get("type") in ("array", "tuple") else [])
+
+
+def bfcl_soll(wo, g, funktionen, kategorie):
+    """One expected call: {name as sent: {parameter: [accepted values, "" where leaving it out is right]}}. A
+    simple category's is checked against its one function, as BFCL's checker does."""
+    if not isinstance(g, dict) or len(g) != 1 or not isinstance(next(iter(g.values())), dict) or not all(
+            isinstance(v, list) for v in next(iter(g.values())).values()):
+        raise Eingabefehler(f"{wo}: an expected call is {{\"function\": {{\"parameter\": [accepted values]}}}}")
+    name, werte = next(iter(g.items()))
+    if werte and not any(werte.values()):
+        raise Eingabefehler(f"{wo}: every argument of the expected call {name} accepts no value ([]): no answer "
+                            "could pass")
+    if STUFE[kategorie].pruefer == "simple" and funktionen:
+        funktion = funktionen[0]
+    else:
+        funktion = next((f for f in funktionen if f["name"] == name), None)
+        if funktion is None:
+            raise Eingabefehler(f"{wo}: the expected call {name} is none of the case's functions")
+    return {"name": bfcl_name(funktion["name"]), "args": werte, "_schema": funktion["parameters"]}
+
+
+def bfcl_name(name):
+    """A function's name as BFCL sends it to OpenAI-style tools: no dots (^[a-zA-Z0-9_-]{1,64}$)."""
+    return name.replace(".", "_")
+
+
+def bfcl_werkzeug(funktion):
+    """A BFCL function as its generation sends it: the language's hint added to its description (as
+    load_dataset_entry does), then as convert_to_tool makes it an OpenAI tool: the name without dots, the
+    parameters an object, every type mapped (an unknown one is a string), a float a number with its note."""
+    f = copy.deepcopy(funktion)
+    f["name"], f["description"] = bfcl_name(f["name"]), f.get("description", "") + BFCL_HINWEIS
+    f["parameters"]["type"] = "object"
+    f["parameters"]["properties"] = bfcl_eigenschaften(f["parameters"]["properties"])
+    return {"type": "function", "function": f}
+
+
+def bfcl_eigenschaften(eigenschaften):
+    """BFCL's _cast_to_openai_type: each property's type as OpenAPI names it, a level of items and properties
+    deep, as BFCL goes."""
+    for p in eigenschaften.values():
+        typ = p.get("type", "string")
+        if typ == "float":
+            p["format"] = "float"
+            p["description"] = p.get("description", "") + " This is a float type value."
+        p["type"] = BFCL_OPENAPI.get(typ, "string")
+        if p["type"] in ("array", "object") and isinstance(p.get("properties"), dict):
+            p["properties"] = bfcl_eigenschaften(p["properties"])
+        elif p["type"] in ("array", "object") and isinstance(p.get("items"), dict):
+            items = p["items"]
+            items["type"] = BFCL_OPENAPI.get(items.get("type"), "string")
+            if items["type"] == "array" and isinstance(items.get("items"), dict):
+                items["items"]["type"] = BFCL_OPENAPI.get(items["items"].get("type"), "string")
+            elif items["type"] == "object" and isinstance(items.get("properties"), dict):
+                items["properties"] = bfcl_eigenschaften(items["properties"])
+    return eigenschaften
+
+
+def bfcl_nachrichten(fall, system):
+    """A BFCL case's messages as given, no opening of ours; with --system, that before them, in one system
+    message with the case's own where it has one (many chat templates take one, and only first)."""
+    nachrichten = list(fall.nachrichten)
+    if system is None:
+        return nachrichten
+    if nachrichten[0]["role"] == "system":
+        return [{"role": "system", "content": f"{system}\n\n{nachrichten[0]['content']}"}] + nachrichten[1:]
+    return [{"role": "system", "content": system}] + nachrichten
+
+
+# BFCL's checker (ast_checker, for Python), rule by rule: where a BFCL case accepts several values, leaves an
+# argument optional or ignores case and punctuation, it accepts what BFCL accepts and refuses what it refuses.
+
+
+def bfcl_warum(args, soll):
+    """The first rule of BFCL's simple_function_checker that a call's arguments break, as (code, words); BFCL
+    stops at the first, and so does this."""
+    schema, moeglich = soll["_schema"], soll["args"]
+    for k in schema.get("required", []):
+        if k not in args:
+            yield "fehlendes_argument", f"{k} missing"
+            return
+    for k, wert in args.items():
+        if k not in schema["properties"] or k not in moeglich:
+            yield "erfundenes_argument", f"{kurz(k, 40)} not expected"
+            return
+        if not bfcl_wert_passt(wert, moeglich[k], schema["properties"][k]):
+            yield "falscher_wert", f"{k} {kurz(json.dumps(wert, ensure_ascii=False))} is none of " \
+                                   f"{kurz(json.dumps(moeglich[k], ensure_ascii=False))}"
+            return
+    fehlt = next((k for k, werte in moeglich.items() if k not in args and "" not in werte), None)
+    if fehlt:
+        yield "fehlendes_argument", f"{fehlt} missing (its expected values do not include leaving it out)"
+
+
+def bfcl_wert_passt(wert, moeglich, p):
+    """One value as BFCL's checker takes it: its type (an int for a float; a value of the accepted values' own
+    type where they are a variable's name), then a string, a list, a dict or a list of dicts with its string
+    rules, anything else by ==."""
+    typ = BFCL_PYTHON[p["type"]]
+    innen = BFCL_PYTHON[p["items"]["type"]] if p["type"] in ("array", "tuple") else None
+    if p["type"] == "float" and type(wert) is int:
+        wert = float(wert)
+    ok, variabel = bfcl_typ_passt(wert, moeglich, typ, innen)
+    if not ok:
+        return False
+    if not variabel and typ is dict:
+        return bfcl_dict_passt(wert, moeglich)
+    if not variabel and typ is list and innen is dict:
+        return any(len(wert) == len(m) and all(bfcl_dict_passt(w, [d]) for w, d in zip(wert, m)) for m in moeglich)
+    if not variabel and typ is str:
+        return bfcl_glatt(wert) in [bfcl_glatt(m) for m in moeglich if type(m) is str]
+    if not variabel and typ is list:
+        return [bfcl_glatt(w) if type(w) is str else w for w in wert] in [
+            [bfcl_glatt(x) if type(x) is str else x for x in m] for m in moeglich]
+    return wert in moeglich
+
+
+def bfcl_typ_passt(wert, moeglich, typ, innen=None):
+    """BFCL's type_checker: (valid, is_variable). The accepted values' type, where it is not the schema's, marks a
+    variable's name; an array's items are checked one level deep against some accepted list."""
+    ihr_typ = next((type(m) for m in moeglich if m != ""), None)
+    variabel = ihr_typ is not None and ihr_typ != typ
+    if type(wert) == typ:
+        if innen is None:
+            return True, variabel
+        if any(type(m) is not list or all(bfcl_typ_passt(w, m, innen)[0] for w in wert) for m in moeglich):
+            return True, variabel
+        return False, False
+    return (True, True) if ihr_typ is not None and type(wert) == ihr_typ else (False, False)
+
+
+def bfcl_dict_passt(wert, moeglich):
+    """BFCL's dict_checker: some accepted dict has every key given, with a value it accepts, and lacks none
+    it does not mark optional."""
+    for m in moeglich:
+        if m == "":
+            continue
+        if all(k in m and (bfcl_glatt(v) if type(v) is str else v) in
+               [bfcl_glatt(x) if type(x) is str else x for x in m[k]] for k, v in wert.items()) and \
+                all(k in wert or "" in werte for k, werte in m.items()):
+            return True
+    return False
+
+
+def bfcl_glatt(text):
+    """BFCL's standardize_string: no spaces nor ,./-_*^, lower case, single quotes as double."""
+    return re.sub(r"[ ,./\-_*^]", "", text).lower().replace("'", '"')
+
+
+def bfcl_urteil(fall, nachricht):
+    """BFCL's verdict on an answer, as its FC mode reads one: only tool_calls count, each call's arguments
+    json.loads'ed into an object, or the answer holds no call; then its checker by category (parallel: in
+    any order; multiple: the first call; else: exactly one)."""
+    rohe = nachricht.get("tool_calls")
+    decodiert = None
+    if isinstance(rohe, list) and all(isinstance(c, dict) and isinstance(c.get("function"), dict) and
+                                      "name" in c["function"] for c in rohe):
+        try:
+            decodiert = [(c["function"]["name"], json.loads(c["function"].get("arguments"))) for c in rohe]
+        except (TypeError, ValueError, RecursionError):
+            decodiert = None
+    elif nachricht.get("content") == "":
+        decodiert = []  # BFCL decodes an empty text to no call at all
+    if decodiert is not None and not all(isinstance(a, dict) for _, a in decodiert):
+        decodiert = None
+    if fall.stufe in STILL:
+        return not decodiert
+    if decodiert is None or len(decodiert) != len(fall.erwartet):
+        return False
+    ist = [{"name": n, "args": a} for n, a in decodiert]
+    if STUFE[fall.stufe].pruefer != "parallel":
+        return passt(ist[0], fall.erwartet[0])
+    treffer, offen = bewerte(ist, fall.erwartet)
+    return treffer == len(fall.erwartet) and offen == 0
+BfclZahlen = collections.namedtuple("BfclZahlen", "gesamt fehlgeschlagen stufen nicht_live live still_anders")
+# BFCL's verdict: pooled over all its cases (messen's pooling), failed ids, by category, BFCL's own overalls (None
+# unless each of their categories was asked), and why BFCL counted restraint where messen did not ({why: count})
+BFCL_GESAMT = {"nicht_live": ("simple_python", "multiple", "parallel", "parallel_multiple"),  # unweighted mean
+               "live": ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")}  # by cases
+
+
+def bfcl_figuren(ausgaben):
+    """BFCL's own verdict (bfcl_urteil) as the share of outputs it accepts, over all and by category; None for
+    a run of no BFCL case."""
+    eigene = [a for a in ausgaben if a.note.bfcl is not None]
+    if not eigene:
+        return None
+    je = {s: [a.note.bfcl for a in eigene if a.stufe == s] for s in BFCL_STUFEN}
+    alle = {g: all(je[s] for s in kategorien) for g, kategorien in BFCL_GESAMT.items()}  # each category asked
+    return BfclZahlen(gesamt=statistics.fmean(a.note.bfcl for a in eigene),
+                      fehlgeschlagen=list(dict.fromkeys(a.id for a in eigene if not a.note.bfcl)),
+                      stufen={s: statistics.fmean(x) for s, x in je.items() if x},  # as eval_runner_helper's:
+                      nicht_live=statistics.fmean(statistics.fmean(je[s]) for s in BFCL_GESAMT["nicht_live"])
+                      if alle["nicht_live"] else None,  # a mean of categories, and live a mean of cases
+                      live=statistics.fmean(b for s in BFCL_GESAMT["live"] for b in je[s]) if alle["live"] else None,
+                      still_anders=dict(collections.Counter(
+                          a.note.mangel or ("fehlerhaft" if a.note.fehlerhaft else "text") for a in eigene
+                          if a.note.still and a.note.bfcl and not gelungen(a.note)).most_common()))
+
+
+def bfcl_zeilen(bfcl):
+    """BFCL's verdict by category, its own overalls, messen's pooling, and why BFCL's restraint is not messen's."""
+    gesamt = [f"{w} {prozent(getattr(bfcl, g))}" for g, w in (("nicht_live", "non-live"), ("live", "live"))
+              if any(s in bfcl.stufen for s in BFCL_GESAMT[g])]
+    zeilen = [stufenzeile(bfcl.stufen, BFCL_WORT)[:-1] + (f"; BFCL's overall {', '.join(gesamt)}" if gesamt else "")
+              + f"; pooled by messen over all {prozent(bfcl.gesamt)}."]
+    anders = bfcl.still_anders
+    if anders:
+        zeilen.append(f"BFCL counts {sum(anders.values())} irrelevance answers as restraint that messen does not: "
+                      + ", ".join(f"{n} {BFCL_ANDERS.get(w, w)}" for w, n in anders.items()) + ".")
+    return zeilen
+
+
+BFCL_WORT = "BFCL's verdict (tool_calls only, as its FC mode)"
+BFCL_ANDERS = {"text": "written as text", "fehlerhaft": "malformed (fehlerhaft)", "abgeschnitten": "cut by the token "
+               "limit (abgeschnitten)", "leer": "empty (leer)", "im_denken": "only in a reasoning field (im_denken)",
+               "angekuendigt": "announced as tool_calls, none sent (angekuendigt)"}
+
+# ---------------------------------------------------------------------------
+# Variants: a catalogue renamed, reordered or with decoys
+# ---------------------------------------------------------------------------
+
+
+def variante(katalog, name):
+    """The catalogue as the variant `name` sends it (None: as written)."""
+    if name is None:
+        return katalog
+    return {"synonyme": umbenannt, "reihenfolge": umgeordnet, "ablenkung": abgelenkt}[name](katalog)
+
+
+def umbenannt(katalog):
+    """Every tool and parameter under its other name; the descriptions and the opening follow where they name one as a
+    whole word (never inside another name): a tool's name in any style, a parameter's where it looks like an identifier
+    (contact_id, contactId, id2), since a parameter such as `text` or `date` is a word of the prose too; the questions
+    and replies follow when sent (Katalog.als_gesendet). Enum values stay: the opening and the questions use them."""
+    werkzeuge, argumente = katalog.synonyme["werkzeuge"], katalog.synonyme["argumente"]
+    karte = {**{n: v for n, v in argumente.items() if re.search(r"[_\d]|[a-z][A-Z]", n)}, **werkzeuge}  # identifiers
+    namen = sorted(karte, key=len, reverse=True)
+    alt = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, namen)) + r")(?![\w-])") if namen else None
+
+    def text(t):
+        return alt.sub(lambda m: karte[m.group()], t) if alt and isinstance(t, str) else t
+
+    def schema(p):
+        return dict(p, properties={argumente[k]: dict(v, description=text(v["description"]))
+                                   if "description" in v else v for k, v in p.get("properties", {}).items()},
+                    required=[argumente[k] for k in p.get("required", [])])
+    neu = [{"type": "function", "function": dict(w["function"], name=werkzeuge[w["function"]["name"]],
+                                                 parameters=schema(w["function"]["parameters"]),
+                                                 **({"description": text(w["function"]["description"])}
+                                                    if "description" in w["function"] else {}))}
+           for w in katalog.werkzeuge]
+    return katalog._replace(werkzeuge=neu, eroeffnung=text(katalog.eroeffnung), variante="synonyme", sprache=text,
+                            eroeffnung_ganz=text(katalog.eroeffnung_ganz),
+                            umbenennung={"werkzeuge": dict(werkzeuge), "argumente": dict(argumente)})
+
+
+def umgeordnet(katalog):
+    """The same tools in another order, drawn with a fixed seed (never the order as written)."""
+    zufall, werkzeuge = random.Random(REIHENFOLGE_SEED), list(katalog.werkzeuge)
+    while len(werkzeuge) > 1 and werkzeuge == katalog.werkzeuge:
+        zufall.shuffle(werkzeuge)
+    return katalog._replace(werkzeuge=werkzeuge, variante="reihenfolge", seed=REIHENFOLGE_SEED)
+
+
+def abgelenkt(katalog):
+    """The decoys first, then the tools: a model that picks by position or by a near name picks a decoy."""
+    return katalog._replace(werkzeuge=list(katalog.ablenkung) + list(katalog.werkzeuge),
+                            variante="ablenkung", zusatz=tuple(w["function"]["name"] for w in katalog.ablenkung))
+
+
+def pruefe_synonyme(pfad, synonyme, werkzeuge):
+    """A map for every tool and every parameter name, to new names that are all different from the old."""
+    teile = {"werkzeuge": {w["function"]["name"] for w in werkzeuge},
+             "argumente": {a for w in werkzeuge for a in w["function"]["parameters"].get("properties", {})}}
+    for teil, alt in teile.items():
+        karte = synonyme.get(teil) if isinstance(synonyme, dict) else None
+        if not isinstance(karte, dict) or not all(isinstance(v, str) and NAME.fullmatch(v) for v in karte.values()):
+            raise Eingabefehler(f"{pfad}: \"synonyme\" needs \"{teil}\": {{old name: new name}}, each new name 1 to "
+                                "64 letters, digits, '_' or '-'")
+        fehlt = sorted(alt - set(karte))
+        if fehlt:
+            raise Eingabefehler(f"{pfad}: \"synonyme\" has no other name for '{fehlt[0]}' in \"{teil}\"")
+        neu = list(karte.values())
+        doppelt = sorted({v for v in neu if neu.count(v) > 1} | (set(neu) & alt))  # a new name must name one thing
+        if doppelt:
+            raise Eingabefehler(f"{pfad}: \"synonyme\" gives '{doppelt[0]}' in \"{teil}\" twice or as an old name")
+
+
+def neuer_name(katalog, name):
+    """A tool's name as the catalogue sent names it (synonyme renames it)."""
+    return katalog.umbenennung["werkzeuge"].get(name, name) if katalog.umbenennung else name
+
+
+def umbenannte_args(katalog, wert):
+    """Arguments, or a tool's result, with each key that is a parameter's name as the catalogue sent names it."""
+    if isinstance(wert, list) and katalog.umbenennung:
+        return [umbenannte_args(katalog, w) for w in wert]
+    if not isinstance(wert, dict) or not katalog.umbenennung:
+        return wert
+    return {katalog.umbenennung["argumente"].get(k, k): umbenannte_args(katalog, v) for k, v in wert.items()}
+
+
+ALTER_NAME = " (an old name)"  # marks a name the renamed catalogue no longer has: it never fits
+
+
+def zurueckbenannt(aufrufe, umbenennung):
+    """Calls in the renamed catalogue's names, named as the cases name them. A name of the catalogue
+    as written is not one of the renamed: it is marked, so that passt never takes it."""
+    werkzeuge, argumente = ({neu: alt for alt, neu in umbenennung[t].items()} for t in ("werkzeuge", "argumente"))
+    zurueck = lambda name, karte: karte.get(name, name + ALTER_NAME if name in karte.values() else name)  # noqa
+    return [dict(c, name=c["name"] if c["name"] is None else zurueck(c["name"], werkzeuge),
+                 args=None if c["args"] is None else {zurueck(k, argumente): v for k, v in c["args"].items()})
+            for c in aufrufe]
+
+# ---------------------------------------------------------------------------
+# The stream: server-sent events read as one answer, and checked against the plain one
+# ---------------------------------------------------------------------------
+
+
+NICHT_GESTREAMT = "a plain answer to a streamed request"
+OHNE_USAGE = "no usage chunk"  # every streamed request asks for one (stream_options.include_usage)
+
+
+def ist_strom(r):
+    return "event-stream" in r.headers.get("Content-Type", "") or r.content.lstrip()[:5] == b"data:"
+
+
+def strom_antwort(text, latenz):
+    """The Antwort of a streamed chat completion (SSE), assembled as the OpenAI spec says: content
+    deltas joined; calls keyed by index, their id, type and name taken once, argument fragments
+    joined in order; reasoning kept apart; finish_reason from the last choice chunk that has one;
+    usage from the last chunk that has it. None when no chunk holds a choice, or when any chunk is an
+    error event (vLLM sends {"error": ...} when its tool parser raises mid-stream): no answer."""
+    teile = {"content": [], "reasoning_content": [], "refusal": []}
+    rufe, defekte, weitere = {}, {}, set()  # rufe: index -> call; defekte: an ordered set
+    finish, usage, chunks, fertig, gewaehlt = None, {}, 0, False, False
+    for daten in sse_daten(text):
+        if fertig:
+            defekte["data after [DONE]"] = 1
+        if daten.strip() == "[DONE]":
+            fertig = True
+            continue
+        try:
+            chunk = kappe(json_laden(daten, DECODER))
+        except (ValueError, RecursionError):
+            defekte["a chunk that is not JSON"] = 1
+            continue
+        if not isinstance(chunk, dict):
+            continue
+        if chunk.get("error") is not None:
+            return None  # fehlerbild names the server's words
+        chunks += 1
+        usage = chunk["usage"] if isinstance(chunk.get("usage"), dict) else usage
+        for wahl in chunk.get("choices") if isinstance(chunk.get("choices"), list) else []:
+            if not isinstance(wahl, dict) or wahl.get("index", 0) != 0:
+                weitere.add(json.dumps(wahl.get("index") if isinstance(wahl, dict) else None))
+                continue
+            delta, gewaehlt = wahl.get("delta") if isinstance(wahl.get("delta"), dict) else {}, True
+            nimm_delta(delta, teile, rufe, defekte, finish is not None)
+            finish = wahl["finish_reason"] if isinstance(wahl.get("finish_reason"), str) else finish
+    if not gewaehlt:
+        return None
+    if not fertig:
+        defekte["no [DONE]"] = 1
+    if not usage:
+        defekte[OHNE_USAGE] = 1
+    nachricht = {"role": "assistant", "content": "".join(teile["content"]) if teile["content"] else None}
+    nachricht.update({f: "".join(t) for f, t in teile.items() if t and f != "content"})
+    if rufe:
+        nachricht["tool_calls"] = [{"id": c["id"], "type": c["type"] or "function", "function": {
+            "name": c["name"], "arguments": "".join(c["arguments"])}} for _, c in sorted(rufe.items())]
+    return Antwort(nachricht, usage, latenz, finish, len(weitere), {"chunks": chunks, "defekte": list(defekte)})
+
+
+def nimm_delta(delta, teile, rufe, defekte, nach_ende):
+    """Add one delta of choice 0 to what is assembled so far; note what breaks the protocol."""
+    for feld, ziel in (("content", "content"), ("reasoning_content", "reasoning_content"),
+                       ("reasoning", "reasoning_content"), ("refusal", "refusal")):
+        if isinstance(delta.get(feld), str) and delta[feld]:
+            teile[ziel].append(delta[feld])
+            if nach_ende:
+                defekte["fragments after finish_reason"] = 1
+    for c in delta.get("tool_calls") if isinstance(delta.get("tool_calls"), list) else []:
+        if not isinstance(c, dict):
+            continue
+        f = c.get("function") if isinstance(c.get("function"), dict) else {}
+        index = c.get("index")
+        if type(index) is not int:
+            defekte["a call delta without index"] = 1
+            # subtle: a delta that names a call starts one; without a name it goes on with the last
+            index = len(rufe) if f.get("name") or not rufe else max(rufe)
+        ruf = rufe.setdefault(index, {"id": None, "type": None, "name": None, "arguments": []})
+        if nach_ende:
+            defekte["fragments after finish_reason"] = 1
+        for schluessel, wert in (("id", c.get("id")), ("type", c.get("type")), ("name", f.get("name"))):
+            if isinstance(wert, str) and wert:
+                if ruf[schluessel] is None:
+                    ruf[schluessel] = wert
+                elif schluessel == "name" and ruf["name"] != wert:
+                    defekte["a name that changes within a call"] = 1
+        if isinstance(f.get("arguments"), str):
+            ruf["arguments"].append(f["arguments"])
+
+
+def sse_daten(text):
+    """The data of each server-sent event: its data: lines joined by newlines (comments and other fields skipped)."""
+    daten = []
+    for zeile in text.splitlines():
+        if zeile.startswith("data:"):
+            daten.append(zeile[5:].removeprefix(" "))
+        elif not zeile and daten:
+            yield "\n".join(daten)
+            daten = []
+    if daten:
+        yield "\n".join(daten)
+
+
+def mit_gegenprobe(b, strom, pruefungen, umbenennung):
+    """The Note with its stream's defects and its cross-check read once (gegenprobe): the calls of the same
+    request without stream, and of the stream asked again, each as a multiset beside the streamed answer's,
+    and the plain answer's calls for the failed list; None where none was asked (or the output succeeded)."""
+    b = b._replace(gestreamt=strom is not None, defekte=tuple((strom or {}).get("defekte", [])))
+    ohne_strom = next((z for z in pruefungen if z["zweck"] == OHNE_STROM), {})
+    if "nachricht" not in ohne_strom or gelungen(b):
+        return b
+    lies = lambda n: zurueckbenannt(lies_aufrufe(n)[0], umbenennung) if umbenennung else lies_aufrufe(n)[0]  # noqa
+    ohne = lies(ohne_strom["nachricht"])
+    nochmal = next((z for z in pruefungen if z["zweck"] == NOCHMAL), None)  # none before repeats were asked:
+    # the stream's own stands in
+    return b._replace(gegenprobe={"gestreamt": als_menge(b.aufrufe), "ohne": als_menge(ohne), "ohne_aufrufe": ohne,
+        "nochmal": als_menge(b.aufrufe) if nochmal is None else
+        als_menge(lies(nochmal["nachricht"])) if "nachricht" in nochmal else None})
+
+# ---------------------------------------------------------------------------
+# Diagnosis and servers: whose each failure is
+# ---------------------------------------------------------------------------
+
+
+def probe_anfrage(fall, lauf):
+    """The probe: the case as the run asked it, but plain, at temperature 0, and with tool_choice
+    "required", which every server with a working tool-call parser answers as tool_calls."""
+    body = anfrage(fall, lauf._replace(temp=0.0, stream=False))
+    body["tool_choice"] = "required"
+    return body
+
+
+KENNUNG_FRIST = 10  # seconds a page about the server may take: it is no answer of the model
+
+
+def erkenne_server(endpunkt):
+    """Which software serves the endpoint, from what it tells of itself: /v1/models's owned_by (each server fills it
+    its own way), then the family's own page where it has one (vLLM's /version, Ollama's /api/version, TGI's /info,
+    llama.cpp's /props with its chat template); where no owner names a family, the pages of the families known by their
+    page alone (TGI's /info). Two or three GETs, after the last answer; a server that tells nothing stays unknown."""
+    wurzel, modelle = server_adressen(endpunkt.lauf.url)
+    familie, beleg = server_aus_modellen(endpunkt.hole(modelle), endpunkt.lauf.modell)
+    if familie is None:
+        for f in FAMILIEN.values():
+            seite = endpunkt.hole(wurzel + f.seite) if f.erkennt else None
+            if seite and f.erkennt(seite):
+                return server_kennung(f, f"{f.seite}: {f.erkennt.__doc__}", seite)
+        return None
+    return server_kennung(familie, beleg, endpunkt.hole(wurzel + familie.seite) if familie.seite else None)
+
+
+def server_adressen(url):
+    """(the server's root, its /v1/models) from the chat URL."""
+    teile = urlsplit(url)
+    pfad = teile.path
+    wurzel_pfad = pfad[:pfad.index("/v1/")] if "/v1/" in pfad else pfad.rsplit("/chat/completions", 1)[0]
+    wurzel = urlunsplit((teile.scheme, teile.netloc, wurzel_pfad, "", ""))
+    return wurzel, urlunsplit((teile.scheme, teile.netloc, wurzel_pfad + "/v1/models", teile.query, ""))
+
+
+def server_aus_modellen(liste, modell):
+    """(the family or None, what told it) from /v1/models's owned_by; TGI fills it with the model's id."""
+    daten = liste.get("data") if isinstance(liste, dict) else None
+    eintraege = [d for d in daten if isinstance(d, dict)] if isinstance(daten, list) else []
+    eintrag = next((d for d in eintraege if d.get("id") == modell), eintraege[0] if eintraege else None)
+    besitzer = eintrag.get("owned_by") if eintrag else None
+    familie = next((f for f in FAMILIEN.values() if besitzer in f.owned_by), None) if isinstance(besitzer, str) \
+        else None
+    return (familie, f"/v1/models: owned_by {besitzer}") if familie else (None, None)
+
+
+def server_kennung(familie, beleg, seite):
+    """The settings line's record of the server: {"name", "version", "beleg", "vorlage"} (vorlage: where
+    the family's page tells it, the chat template, whether it renders tools and which call form it asks for)."""
+    seite = seite or {}
+    version = seite.get(familie.version_feld)
+    return {"name": familie.name, "version": version if isinstance(version, str) else None, "beleg": beleg,
+            "vorlage": vorlage_von(seite) if familie.zeigt_vorlage else None}
+
+
+class Familie(typing.NamedTuple):
+    """What messen knows of one server family: how it is recognised, what it does with tool_choice
+    "required" (the probe), its own option for each fix, its parsers' names by the form a model writes,
+    and its quirks, each with the issue thread that shows it (docs/diagnose.md). A new family is one
+    record of FAMILIEN and its test; nothing outside these records names a server."""
+    name: str
+    parser: str  # the fix where calls stay text: its option that reads the model's form ({parser}: its name)
+    vorlage: str  # the fix where the catalogue never reaches the prompt
+    denken: str  # the fix where a reasoning parser took the answer
+    owned_by: tuple = ()  # what its /v1/models fills owned_by with
+    seite: str = None  # its own page about itself, asked once it is recognised
+    version_feld: str = "version"  # the key of that page that holds its version
+    erkennt: object = None  # seite -> bool: the family known by its page alone (its docstring says by what)
+    zeigt_vorlage: bool = False  # its page tells the chat template and whether it renders tools (llama.cpp /props)
+    # what a probe (tool_choice "required") tells there: 'frei' it tells, 'grammatik' the server forces it with
+    # a grammar (a native answer proves only that it can emit calls), 'keine' it ignores tool_choice,
+    # 'unbekannt' the server is not known, and may force it by grammar: a probe proves nothing either way
+    probe: str = "frei"
+    probe_grund: str = ""  # why no probe is asked there, with its threads
+    parser_namen: tuple = ()  # (the form a model writes, the parser that reads it)
+    doppelt_kodiert: bool = False  # shown to encode arguments twice
+
+
+def tgi_info(seite):
+    """model_id and version"""
+    return isinstance(seite.get("model_id"), str) and isinstance(seite.get("version"), str)
+
+
+def ollama_version(seite):
+    """its version alone"""
+    return set(seite) == {"version"} and isinstance(seite["version"], str)
+
+
+UNBEKANNTER_SERVER = Familie("an unknown server", probe="unbekannt",
+    parser="the server's tool-call parser for this model's template (its name and option depend on the server)",
+    vorlage="a chat template that renders the tools",
+    denken="how the server's reasoning and tool-call parsers are paired")
+SELBSTTEST = "messen-selbsttest"  # the owner the built-in loopback endpoint names
+FAMILIEN = {f.name: f for f in (Familie("vLLM", owned_by=("vllm",), seite="/version", probe="grammatik",
+            parser="--enable-auto-tool-choice with the --tool-call-parser that reads the form the model writes{parser}",
+            vorlage="--chat-template with a template that renders tools",
+            denken="--reasoning-parser paired with --tool-call-parser",
+            parser_namen=(("<tool_call>", "hermes"), ("[TOOL_CALLS]", "mistral"), ("<|python_tag|>", "llama3_json"),
+                          ("bare JSON", "llama3_json"), ("[f(a=1)]", "pythonic"))),
+    Familie("llama.cpp", owned_by=("llamacpp",), seite="/props", version_feld="build_info", zeigt_vorlage=True,
+            probe="grammatik", doppelt_kodiert=True,  # llama.cpp #19520
+            parser="--jinja (the default in current builds) with a chat template whose call form the model writes "
+                   "(--chat-template-file)",
+            vorlage="--chat-template-file with a tool-aware template", denken="--reasoning-format"),
+    # SGLang turns "required" into a JSON-schema constraint and parses the result itself, whatever its
+    # --tool-call-parser (serving_chat.py, "Handle required or named tool choice")
+    Familie("SGLang", owned_by=("sglang",), probe="grammatik",
+            parser="--tool-call-parser for the form the model writes{parser}",
+            vorlage="--chat-template with a template that renders tools", denken="--reasoning-parser",
+            parser_namen=(("<tool_call>", "qwen25"), ("[TOOL_CALLS]", "mistral"), ("<|python_tag|>", "llama3"),
+                          ("[f(a=1)]", "pythonic"))),
+    # owned_by is "library", or a namespaced model's namespace (hf.co/me/..., me/ft): its page alone tells it
+    Familie("Ollama", owned_by=("library",), seite="/api/version", erkennt=ollama_version, probe="keine",
+            probe_grund="ignores tool_choice (ollama/ollama #8421, #11171)",
+            parser="a model whose template renders the tools and reads the call form it writes (its Modelfile's "
+                   "TEMPLATE)", vorlage="a model whose template supports tools", denken="the model's think setting"),
+    Familie("LM Studio", owned_by=("organization_owner",),
+            parser="the model's prompt template in LM Studio, with tool use on",
+            vorlage="a prompt template that renders tools", denken="the model's reasoning setting"),
+    Familie("TGI", seite="/info", erkennt=tgi_info, probe="grammatik",
+            parser="a model TGI supports for tools (it reads calls by grammar only)",
+            vorlage="a model whose tokenizer_config has a tool-aware chat_template", denken="its reasoning settings"),
+    UNBEKANNTER_SERVER._replace(name="the self-test's loopback endpoint", owned_by=(SELBSTTEST,)))}
+
+
+def familie_von(server):
+    """The family record of a settings line's server; an unknown (or unnamed) one's words otherwise."""
+    return FAMILIEN.get(server["name"], UNBEKANNTER_SERVER) if server else UNBEKANNTER_SERVER
+
+
+def parser_gezeigt(server):
+    """Does the server itself show its tool-call parser on for this model's template? llama.cpp derives
+    its parser from the template, and /props says the template renders tools."""
+    return bool(familie_von(server).zeigt_vorlage and (server.get("vorlage") or {}).get("werkzeuge"))
+
+
+def abhilfe(was, server, form=None):
+    """The fix `was` (parser, vorlage, denken) in the identified server's own words; for an unknown one in
+    words, never another server's flag."""
+    familie = familie_von(server)
+    text = getattr(familie, was)
+    parser = dict(familie.parser_namen).get(form)
+    return text.replace("{parser}", f" ({parser} for {form})" if parser else "")
+
+
+TAG_FORMEN = ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<function=", "<|tool_call_begin|>")
+
+
+def vorlage_von(props):
+    """What llama.cpp's /props says of its chat template: {"werkzeuge": renders tools (True/False/None),
+    "form": the call tag it asks the model to write, or None}; None without a template."""
+    vorlage = props.get("chat_template")
+    if not isinstance(vorlage, str):
+        return None
+    caps = props.get("chat_template_caps") if isinstance(props.get("chat_template_caps"), dict) else {}
+    werkzeuge = caps.get("supports_tool_calls", caps.get("supports_tools"))
+    return {"werkzeuge": werkzeuge if isinstance(werkzeuge, bool) else "tools" in vorlage,
+            "form": next((f for f in TAG_FORMEN if f in vorlage), None),
+            "sha256": hashlib.sha256(vorlage.encode("utf-8", "surrogatepass")).hexdigest()[:12]}
+
+
+KATALOG_TOKENS = 200
+S1_WEGGELASSEN = 4010.5  # characters of the tools the chapter's S1 leaves out, the median over its cases
+# subtle: the full catalogue is about 4,800 characters of JSON and S1's two to four tools 600 to 1,500, so a template
+# that renders tools adds roughly a thousand tokens to S2-S5 over S1; less than 200 more means the tools never reached
+# the prompt. Clearly fewer (a server that counts only uncached tokens) says nothing either way.
+WENIGER_TOKENS = 50
+TOKENS_HOECHSTENS = 10 ** 9  # a count above this is no count a server measured
+
+
+Lage = collections.namedtuple("Lage", "alle ausgaben text eigen wessen grund server probe katalog protokoll")
+# what a diagnosis counts from: every answer, the outputs, well-formed text calls in a parser's form and in the model's
+# own, whose the first are (TEXT_WESSEN) and why, server, probe, katalog_befund's pair, the protocol's notes by kind
+DIAGNOSE_ZAHLEN = {  # the kinds a diagnosis counts beside DIAGNOSE_HINWEISE's, whose rows carry their own count
+    "sofort_beendet": lambda k: sum(map(sofort_beendet, k.alle)),
+    "protokoll": lambda k: {a: k.protokoll[a] for a in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if k.protokoll[a]},
+    "eigenes_format": lambda k: k.eigen + (k.text if k.wessen == "modell" else 0),
+    "text_ungeklaert": lambda k: k.text if k.wessen == "unklar" else 0,
+    "probe": lambda k: beleg_text(k.grund, k.server, k.probe) if k.text and k.grund not in ("vorlage", NATIV) else None,
+    "text_form": lambda k: max(n := collections.Counter(textform(b.aufrufe) for b in k.alle if b.form in (
+        "parser", "eigen")), key=n.get, default=None),  # the form most were in (one ``` fence among JSON names none)
+    "unlesbar": lambda k: dict(collections.Counter(form for b in k.alle if b.job is None and not b.mangel
+                                                   for form, _ in unlesbar_von(b))),  # a cut call is the cut's
+    "leer_ungezaehlt": lambda k: sum(b.wessen == ("unklar", "leer") for b in k.alle),  # of leer: no count tells whose
+    "katalog_unklar": lambda k: k.katalog[1],
+    "strom_ungeprueft": lambda k: sum(b.wessen == ("unklar", "strom_ungeprueft") for b in k.alle)}
+# each a count but katalog_fehlt (bool or None), words (probe, text_form, katalog_unklar), protokoll, unlesbar by kind
+
+
+def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
+    """What the server did, counted apart from the model's skill, over every answer (second turns too), each kind by
+    its row's count (ZAEHLEN); all zero / False / empty when clear. TEXT_WESSEN settles whose text calls in a parser's
+    form are: the model's format (eigenes_format), the parser's (aus_text), or text_ungeklaert. What a stream broke
+    is a note in protokoll unless the cross-check shows it changed the calls (strom_defekt)."""
+    e = einstellungen or {}
+    alle = [b for a in ausgaben for b in antworten(a)]
+    heil = {form: sum(c["args"] is not None and c["quelle"] != NATIV for b in alle if b.form == form
+                      for c in b.aufrufe) for form in ("parser", "eigen")}
+    wessen, grund = text_wessen(any(b.nativ for b in alle), e.get("server"), e.get("probe"))
+    k = Lage(alle, ausgaben, heil["parser"], heil["eigen"], wessen, grund, e.get("server"), e.get("probe"),
+             katalog_befund(ausgaben, schwelle), sum((collections.Counter(b.protokoll) + collections.Counter(
+                 STROM_NOTIZEN.get(d, d) for d in b.defekte) for b in alle), collections.Counter()))
+    return Diagnose(**{name: zaehle(k) for name, zaehle in ZAEHLEN.items()})
+
+
+def antworten(a):
+    """The answers an output holds, each graded: its Notes, an S7 job's steps in the job's place."""
+    return [b for n in a.noten for b in (n.job.gekommen if n.job else (n,))]
+
+
+STROM_NOTIZEN = {  # what a stream broke of the protocol -> its kind in protokoll
+    "no [DONE]": "strom_ohne_done", OHNE_USAGE: "strom_ohne_usage", NICHT_GESTREAMT: "strom_ohne_strom",
+    "a call delta without index": "strom_ohne_index", "a name that changes within a call": "strom_name_wechselt",
+    "fragments after finish_reason": "strom_nach_ende", "data after [DONE]": "strom_nach_done",
+    "a chunk that is not JSON": "strom_kein_json"}
+
+
+PROBE_WIE = "asked again with tool_choice \"required\" at temperature 0"
+Beleg = collections.namedtuple("Beleg", "nativ server probe antwort")
+# the run's evidence on its text calls: whether any answer came as tool_calls, the server's record, the probe's
+# record as saved, and its answer graded (None where none came)
+TEXT_WESSEN = (  # whose well-formed calls left as text in a parser's form are, by the run's evidence, weighed in
+    # this order: (reason, kind, test); the diagnosis and --pruefen read it, and the comparison through the diagnosis
+    ("vorlage", "modell", lambda x: parser_gezeigt(x.server)),  # the server's page shows its parser on for the template
+    ("tool_calls", "modell", lambda x: x.nativ),  # other answers came as tool_calls: the parser is on
+    # no probe tells where the server ignores tool_choice, forces "required" by a grammar (a native answer proves
+    # only that it can emit calls), or is not identified (it may force it)
+    ("keine", "unklar", lambda x: familie_von(x.server).probe == "keine"),
+    ("grammatik", "unklar", lambda x: familie_von(x.server).probe == "grammatik"),
+    ("unbekannt", "unklar", lambda x: familie_von(x.server).probe == "unbekannt"),
+    ("probe_fehlt", "unklar", lambda x: not x.probe),  # a run saved before messen asked one, or stopped before it
+    ("probe_ohne_antwort", "unklar", lambda x: x.antwort is None),
+    ("probe_abgeschnitten", "unklar", lambda x: x.antwort.finish == "length"),  # cut or looping: it tells nothing
+    ("probe_nativ", "modell", lambda x: x.antwort.nativ or x.antwort.form in ("nativ", "teilweise")),  # parser works
+    ("probe_text", "server", lambda x: x.antwort.aufrufe),  # text again: the parser is off or reads another form
+    ("probe_ohne_aufruf", "unklar", lambda x: True))
+
+
+def text_wessen(nativ, server, probe):
+    """(kind, reason) of a run's well-formed calls left as text in a parser's form: the first row of TEXT_WESSEN
+    the evidence meets (nativ: any answer of the run came as tool_calls; probe: the probe's record as saved)."""
+    antwort = bewerte_ausgabe(Fall("probe"), probe["nachricht"], probe["finish_reason"]) \
+        if probe and "nachricht" in probe else None
+    x = Beleg(nativ, server, probe, antwort)
+    return next((art, grund) for grund, art, trifft in TEXT_WESSEN if trifft(x))
+
+
+def beleg_text(grund, server, probe):
+    """What the probe saw, or why none tells, in words, for the diagnosis and --pruefen (grund: text_wessen's)."""
+    name, wie = (server or {}).get("name"), probe and f"{probe['fall']} {PROBE_WIE}"
+    if grund == "keine":
+        return f"no probe was asked: {name} {familie_von(server).probe_grund}"
+    if grund == "grammatik":
+        return (f"{wie} tells nothing on {name}, which forces \"required\" with a grammar: an answer as tool_calls "
+                "proves only that it can emit calls, not that its parser reads this model's form") if probe else \
+            (f"no probe was asked: {name} forces tool_choice \"required\" with a grammar where its structured output "
+             "works, so its answer would prove nothing about whether its parser reads this model's form")
+    if grund == "unbekannt":
+        return ("no probe tells on a server messen does not identify: it may force tool_choice \"required\" with a "
+                "grammar, so even an answer as tool_calls would prove nothing about its parser")
+    if grund == "probe_fehlt":
+        return "no probe was asked (a run saved before messen asked one, or stopped before it)"
+    if grund == "probe_ohne_antwort":
+        return f"{wie} got no answer: {probe['fehlt']}"
+    if grund == "probe_abgeschnitten":
+        return f"{wie} was cut by the token limit{' while looping' if schleift(probe['nachricht']) else ''}, " \
+               "which tells nothing"
+    return {"probe_nativ": f"{wie} came back as tool_calls", "probe_text": f"{wie} came back as text again"}.get(
+        grund, f"{wie} came back without any call")
+
+
+def strom_defekt(a):
+    """Did the stream change what was graded: a failed output (or second turn) whose same request
+    without stream, at temperature 0, gave other calls, while the stream asked again gave the same?"""
+    g = a.gegenprobe
+    return bool(g) and g["ohne"] != g["gestreamt"] and g["nochmal"] == g["gestreamt"]
+
+
+def als_menge(aufrufe):
+    """Calls as a comparable multiset: the order of calls and of their arguments does not matter."""
+    return sorted(json.dumps(aufruf_kern(c), sort_keys=True) for c in aufrufe)
+
+
+def strom_ungeprueft(b):
+    """A failed streamed output whose stream's part cannot be told: no plain answer beside it (a
+    temperature above 0, or the plain request failed), or the stream asked again gave calls of its own."""
+    if not b.gestreamt or gelungen(b):
+        return False
+    g = b.gegenprobe
+    return g is None or g["ohne"] != g["gestreamt"] and g["nochmal"] not in (g["gestreamt"], g["ohne"])
+
+
+def katalog_befund(ausgaben, schwelle=KATALOG_TOKENS):
+    """(katalog_fehlt, why the counts cannot tell or None): katalog_fehlt is True when outputs sent the
+    whole catalogue cost less than `schwelle` more prompt tokens than S1's, None when the counts cannot
+    tell, for the one reason named."""
+    s1 = [t for a in ausgaben if a.stufe == "S1" for t in [zahl_oder_none(a.usage, "prompt_tokens")] if t]
+    voll = [t for a in ausgaben if a.stufe != "S1" for t in [zahl_oder_none(a.usage, "prompt_tokens")] if t]
+    if not any(a.stufe == "S1" for a in ausgaben):
+        return None, "the run has no S1 case, whose few tools the whole catalogue is weighed against"
+    if not s1 or not voll:
+        return None, "the server sent no plausible prompt_tokens"
+    if schwelle < WENIGER_TOKENS:
+        return None, f"the tools S1 leaves out add about {schwelle:.0f} tokens, fewer than counts vary by"
+    mehr = statistics.median(voll) - statistics.median(s1)
+    if mehr < -WENIGER_TOKENS:
+        return None, ("the whole catalogue cost fewer prompt_tokens than S1's few tools, so the server counts "
+                      "something else")
+    return mehr < schwelle, None
+
+
+NEU_GEMESSEN = {"abgeschnitten", "strom_ungeprueft"}  # settled by other settings for both runs, not by asking again
+KLAERT = {  # what would settle each cannot-tell reason of WESSEN (and of a comparison), for the exit-2 line
+    "strom_ungeprueft": "the plain cross-check, asked at --temp 0 only: measure at --temp 0, or without --stream",
+    "geparst_abgelehnt": "what the model wrote, in the server's log: a call written wrongly, or a form its parser "
+                         "rejects",
+    "angekuendigt": "the server's tool-call parser, checked with --pruefen: the calls it announced are lost there",
+    "im_denken": "the server's reasoning parser paired with its tool-call parser (--pruefen)",
+    "argumente_fehlen": "what the model wrote, in the server's log: the arguments, or a handler that lost them",
+    "leer": "a server that reports usage: an empty answer for counted tokens is the server's",
+    "abgeschnitten": "a token limit set for both runs (--extra '{\"max_tokens\": 512}'), measured again",
+    "text_ungeklaert": "a server that says who it is, or a probe where it tells (--pruefen)",
+    "argumente_doppelt": "a server known not to encode arguments twice",
+    "nachfrage_fehlt": "the second turns, asked again by the same command"}
+
+
+def sofort_beendet(a):
+    """Nothing at all, for at most the one token that ends a turn, and the turn ended there."""
+    return a.mangel == "leer" and not a.inhalt_da and a.completion_tokens is not None and \
+        a.completion_tokens <= 1 and a.finish == "stop"
+
+
+WESSEN = (  # whose a failed answer is, by the evidence its Note holds, weighed in this order: (reason, kind, test)
+    # 'server' only where the response itself proves it; 'unklar' (cannot tell) where nothing settles it
+    ("strom_defekt", "server", strom_defekt),  # a stream its plain twin shows broken
+    ("strom_ungeprueft", "unklar", strom_ungeprueft),  # a stream the cross-check cannot settle
+    # refused by the server's parser: the model wrote a call wrongly, or the parser rejects a form it should read
+    ("geparst_abgelehnt", "unklar", lambda a: "geparst_abgelehnt" in a.protokoll),
+    # a cut or looping answer is the model's: runs are compared only under the same settings, so the token limit
+    # was the same for both models; a cut one without a limit the user set cannot be told from the server's own cut
+    ("schleife", "modell", lambda a: a.mangel == "abgeschnitten" and a.schleife),
+    ("abgeschnitten", "modell", lambda a: a.mangel == "abgeschnitten" and a.grenze is not None),
+    ("abgeschnitten", "unklar", lambda a: a.mangel == "abgeschnitten"),
+    ("angekuendigt", "unklar", lambda a: a.mangel == "angekuendigt"),  # calls a parser dropped after announcing
+    ("im_denken", "unklar", lambda a: a.mangel == "im_denken"),  # an answer left in a reasoning field
+    # functions.NAME: and nothing after: the model's, or a handler's that lost the arguments (in S4/S5 it is a
+    # spare call all the same)
+    ("argumente_fehlen", "unklar", lambda a: a.form == "versuch" and not a.still),
+    # nothing at all: whose by the completion tokens the server counted (whitespace or a stop token written as
+    # text is something the model wrote): none or one, the end of the turn alone, is a model that ends at once
+    # (a fine-tune whose end-of-turn token was trained everywhere); more, tokens the server never sent
+    ("sofort_beendet", "modell", sofort_beendet),
+    ("leer", "server", lambda a: a.mangel == "leer" and not a.inhalt_da and a.completion_tokens is not None),
+    ("leer", "unklar", lambda a: a.mangel == "leer" and not a.inhalt_da))
+
+
+def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False, nativ=None):
+    """id -> per draw (each output's, in lauf order), (kind, reason, turn) where it failed, else None: what the
+    verdict reads. mit_nachfrage: S5's second turn counts (turn 2); nativ: the run's (diagnosis, server), by which
+    an output done as meant whose calls an agent does not receive fails too (NICHT_NATIV)."""
+    je_fall = {f.id: {} for f in faelle}
+    for a in ausgaben:
+        x = [ausgang(b, mit_nachfrage, nativ) for b in (a,) + a.frueher]
+        je_fall[a.id][a.lauf] = x[:1] + [y for y in x[1:] if not y or y[0] != "server"]  # a spoiled draw is replaced
+    return {i: [x for k in sorted(v) for x in v[k]] for i, v in je_fall.items() if v}
+
+
+NICHT_NATIV = (  # whose it is that an output done as meant reached an agent as no calls, or as calls it cannot
+    # json.loads, weighed in this order: (reason, kind, test of its Note, the run's diagnosis and its server)
+    ("geparst_abgelehnt", "unklar", lambda a, d, s: "geparst_abgelehnt" in a.protokoll),
+    ("argumente_objekt", "server", lambda a, d, s: "argumente_objekt" in a.protokoll),  # an object, not a string
+    # twice-encoded: the server's only on a server shown to do it
+    ("argumente_doppelt", "server", lambda a, d, s: "argumente_doppelt" in a.protokoll and
+     familie_von(s).doppelt_kodiert),
+    ("argumente_doppelt", "unklar", lambda a, d, s: "argumente_doppelt" in a.protokoll),
+    ("teilweise_geparst", "server", lambda a, d, s: a.form == "teilweise"),  # the first call alone parsed
+    # a parser's form, as the run's diagnosis weighs it: the parser off, or cannot tell; else the model's format
+    ("aus_text", "server", lambda a, d, s: a.form != "eigen" and d.aus_text),
+    ("text_ungeklaert", "unklar", lambda a, d, s: a.form != "eigen" and d.text_ungeklaert),
+    ("eigenes_format", "modell", lambda a, d, s: True))
+
+
+def ausgang(a, mit_nachfrage, nativ=None):
+    """One draw's (kind, reason, turn) where it failed, else None (see ausgaenge_je_fall)."""
+    x = a.note.wessen and a.note.wessen + (1,)
+    if not x and mit_nachfrage and a.mit_nachfrage:
+        x = ("unklar", "nachfrage_fehlt", 2) if a.nachfrage is None else a.nachfrage.wessen and \
+            a.nachfrage.wessen + (2,)
+    return x if x or not nativ or gelungen_nativ(a.note) else \
+        next((art, grund, 1) for grund, art, trifft in NICHT_NATIV if trifft(a.note, *nativ))
+
+
+def probe_von(endpunkt, fall, lauf):
+    """Ask the probe for one case; its record as the settings line saves it."""
+    try:
+        antwort = endpunkt.frage(fall, probe_anfrage(fall, lauf))
+    except Serverfehler as e:
+        return {"fall": fall.id, "fehlt": str(e)}
+    return {"fall": fall.id, "nachricht": antwort.nachricht, "finish_reason": antwort.finish}
+
+
+def probe_fall(faelle, ausgaben, server=None):
+    """The first case whose answer (an S7 step's too) holds a well-formed text call in a parser's form, where only a
+    probe can tell whose it is (text_wessen); None when no probe is needed or can tell."""
+    alle = [(a.id, b) for a in ausgaben for b in antworten(a)]
+    if text_wessen(any(b.nativ for _, b in alle), server, None)[1] != "probe_fehlt":
+        return None  # something settles it already, or no probe can
+    ids = {i for i, b in alle if b.form == "parser" and any(c["args"] is not None for c in b.aufrufe)}
+    return next((f for f in faelle if f.id in ids), None)
 
 NICHT_DAS_MODELL = "The figures above measure that setting, not the model."
 IM_DENKEN_FOLGE = ("Whether the model answered inside its reasoning or the server's reasoning parser took its answer "
@@ -4745,44 +5267,6 @@ STROM_UNGEPRUEFT = ("failed streamed outputs whose stream's part cannot be told:
                     "checks the stream at temperature 0")
 
 
-def prozent(x):
-    """0.9166 -> '91.7 %', 1.0 -> '100 %' (one decimal, a trailing .0 dropped)."""
-    return "-" if x is None else f"{x * 100:.1f}".removesuffix(".0") + " %"
-
-
-def wert(f, x):
-    return "-" if x is None else prozent(x) if f.anteil else f"{x:.2f}"
-
-
-def stufenzeile(stufen, wort="By stage"):
-    return f"{wort}: " + ", ".join(f"{s} {prozent(x)}" for s, x in stufen.items() if x is not None) + "."
-
-
-def bfcl_zeilen(bfcl):
-    """BFCL's verdict by category, its own overalls, messen's pooling, and why BFCL's restraint is not messen's."""
-    gesamt = [f"{w} {prozent(getattr(bfcl, g))}" for g, w in (("nicht_live", "non-live"), ("live", "live"))
-              if any(s in bfcl.stufen for s in BFCL_GESAMT[g])]
-    zeilen = [stufenzeile(bfcl.stufen, BFCL_WORT)[:-1] + (f"; BFCL's overall {', '.join(gesamt)}" if gesamt else "")
-              + f"; pooled by messen over all {prozent(bfcl.gesamt)}."]
-    anders = bfcl.still_anders
-    if anders:
-        zeilen.append(f"BFCL counts {sum(anders.values())} irrelevance answers as restraint that messen does not: "
-                      + ", ".join(f"{n} {BFCL_ANDERS.get(w, w)}" for w, n in anders.items()) + ".")
-    return zeilen
-
-
-BFCL_WORT = "BFCL's verdict (tool_calls only, as its FC mode)"
-BFCL_ANDERS = {"text": "written as text", "fehlerhaft": "malformed (fehlerhaft)", "abgeschnitten": "cut by the token "
-               "limit (abgeschnitten)", "leer": "empty (leer)", "im_denken": "only in a reasoning field (im_denken)",
-               "angekuendigt": "announced as tool_calls, none sent (angekuendigt)"}
-
-
-def kopfzeile(e, k):
-    ausgaben = mal(k.ausgaben, "output") + ("" if vollstaendig(e, k) else f" of {k.faelle * e['n']} (incomplete)")
-    return (f"Model {e['modell']}, temp {e['temp']}, n {e['n']}, tag {e['tag']}{wie_gesendet(e)}: "
-            f"{mal(k.faelle, 'case')}, {ausgaben}, measured {e['datum']}")
-
-
 def server_wort(s, angabe=None):
     """'llama.cpp b6800 (/v1/models: owned_by llamacpp; chat template 3f2a9c0d1e4b)'; angabe: what the user stated."""
     if s is None:
@@ -4804,34 +5288,6 @@ def eine_url(url):
     host = "loopback" if t.hostname in ("localhost", "127.0.0.1", "::1") else t.hostname
     port = t.netloc.rpartition(":")[2] if re.search(r":\d+$", t.netloc) else {"https": "443"}.get(t.scheme, "80")
     return t.scheme, host, port, t.path.rstrip("/")
-
-
-def wie_gesendet(e):
-    """', streamed, variant synonyme, catalogue tools.json': how a run asked, beyond the chapter's way."""
-    variante, datei = e.get("variante"), e.get("katalog_datei")
-    return (", streamed" if e.get("stream") else "") + (f", variant {variante}" if variante else "") + \
-        (f", catalogue {Path(datei).name}" if datei else "")
-
-
-def vollstaendig(e, k):
-    return k.ausgaben == k.faelle * e["n"]
-
-
-def mal(zahl, wort):
-    """'1 case', '2 cases'."""
-    return f"{zahl} {wort}{'s' * (zahl != 1)}"
-
-
-def einige(ids, hoechstens=12):
-    """'S2-1, S2-2, S2-3': cases named, cut after a dozen, with how many more."""
-    return ", ".join(ids[:hoechstens]) + (f" and {len(ids) - hoechstens:,} more" if len(ids) > hoechstens else "")
-
-
-def gezeigt_zeile(e, ausgaben):
-    """The header line of a run shown from its file: a pasted summary must not pass for a new one."""
-    zuletzt = datetime.datetime.fromtimestamp(max(a.ende for a in ausgaben)).strftime("%Y-%m-%d %H:%M")
-    return (f"Shown as saved: measured {e['datum']}, last answer {zuletzt}; nothing was asked now "
-            "(--neu measures anew).")
 
 
 Diagnosezeile = collections.namedtuple("Diagnosezeile", "name wessen zahl text einheit")
@@ -4948,176 +5404,79 @@ def eigen_beleg(d, server, probe):
         return f" ({beleg_text(grund, server, probe)}: the server's parser works for this template{form})"
     return f" ({form[2:]})" if form else ""
 
-
-def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
-    zeilen = [kopfzeile(e, k)] + ([gezeigt_zeile(e, ausgaben)] if gezeigt else []) + \
-        ([f"Server: {server_wort(e['server'], e.get('server_angabe'))}"] if "server" in e else []) + \
-        nochmal_satz(e["tag"], ausgaben) + [""]  # no server line for a run saved before it was identified
-    for f in figuren(k):
-        worte = f.worte and f.worte(e, k)
-        zeilen.append(f"{f.name:<20} {wert(f, getattr(k, f.name))}" + (f"   ({worte})" if worte else ""))
-    if e["n"] > 1:
-        zeilen.append(f"{'alle_n':<20} {prozent(k.alle_n)}   (cases whose {e['n']} outputs all succeeded)")
-    zeilen += ["", stufenzeile(k.stufen)]
-    if k.bfcl:
-        zeilen += bfcl_zeilen(k.bfcl)
-    if e["n"] > 1:
-        zeilen.append(stufenzeile(k.alle_n_stufen, f"All {e['n']} by stage"))
-    zeilen.append("Failure classes: " + (", ".join(f"{art} {zahl}" for art, zahl in k.fehlerarten.items() if zahl)
-                                         or "none") + ".")  # what to train next
-    sitzungen = len({a.sitzung for a in ausgaben})
-    zeilen += ["", f"Latency {k.latenz_s:.2f} s median per request; tokens {k.tokens.prompt} prompt, "
-               f"{k.tokens.completion} completion; wall time {k.dauer_s:.1f} s" +
-               (f" (the {sitzungen} sittings' own, each from its first request to its last answer, added up; the "
-                "time between them left out)" if sitzungen > 1 else "")]
-    zeilen += [""] + diagnose_zeilen(k.diagnose, e)
-    zeilen += fehllisten(faelle, ausgaben, hoechstens)
-    return "\n".join(zeilen)
-
-
-FEHLSCHLAEGE_GEZEIGT = 10  # outputs a failed-case list shows unless --alle
-
-
-def kurz(text, laenge=120):
-    """A value as shown in the failed-case list: a 5 MB argument is cut, not printed."""
-    return text if len(text) <= laenge else f"{text[:laenge]}... ({len(text)} characters)"
-
-
-def aufruf_text(c):
-    """One call as the lists show it, at most ANDERS_HOECHSTENS characters however many arguments it has."""
-    if c["args"] is None:
-        return f"{kurz(c['name'] or '?')}(<malformed arguments>)"
-    oder = c.get("oder", {})  # an expected call's alternatives and optional arguments (pruefe_aufruf)
-    teile = [f"{kurz(k, 40)}={eines([v, *oder.get(k, ())])}" for k, v in list(c["args"].items())[:20]] + \
-        [f"{kurz(k, 40)}={eines(ws)} or left out" for k, ws in c.get("optional", {}).items()]
-    mehr = [f"... {len(c['args']) - 20} more"] if len(c["args"]) > 20 else []
-    return kurz(f"{kurz(c['name'])}(" + ", ".join(teile + mehr) + ")", ANDERS_HOECHSTENS)
-
-
-def aufrufe_text(liste, mangel_=None):
-    """Calls in one line, cut after whole calls at ANDERS_HOECHSTENS characters, naming how many more."""
-    if not liste:
-        return {"leer": "nothing (neither a call nor text)", "abgeschnitten": "cut off by the token limit",
-                "im_denken": "calls in a reasoning field only",
-                "angekuendigt": "no call, though finish_reason said tool_calls"}.get(mangel_, "no call")
-    return gekuerzt(list(map(aufruf_text, liste[:GEZEIGTE_AUFRUFE])), len(liste), " calls")
-
-
-GEZEIGTE_AUFRUFE = 20  # calls of one answer a line shows at most
-
-
-def fehllisten(faelle, ausgaben, hoechstens=None):
-    """The failed-case lists, each from the grades and its case: the chapter's stages, S6 after the tool's
-    result (what the tools returned), S5 after the user's reply, S7's whole jobs (the reference step by step)."""
-    by_id, mehrere = {f.id: f for f in faelle}, any(a.lauf for a in ausgaben)
-    eigene = [(s.liste, lambda a, s=s: a.stufe == s.name and not gelungen(a.note), s.weise.zeilen)
-              for s in STUFEN_TABELLE if s.liste]  # (title, the outputs it lists, one output's lines)
-    listen = [("Failed", lambda a: not STUFE[a.stufe].liste and not gelungen(a.note), Weise().zeilen)] + eigene[:1] + [
-        ("Not done after the reply", lambda a: a.nachfrage is not None and not gelungen(a.nachfrage),
-         lambda a, f, m: fall_zeilen(a, m, f"{f.frage}  /  reply: {f.nachtrag}", f.danach, a.nachfrage))
-    ] + eigene[1:]  # the reply's list after S6's, where reports have always had it
-    return [z for titel, gehoert, zeilen in listen for falsch in [[a for a in ausgaben if gehoert(a)]] for z in
-            fall_liste(f"{titel} ({len(falsch)}):", hoechstens, [zeilen(a, by_id[a.id], mehrere) for a in falsch])]
-
-
-def ganz_zeilen(a, mehrere, fall):
-    """One failed S7 job: the question, the reference step by step, the steps that came, why it failed."""
-    lauf = f" #{a.lauf + 1}" if mehrere else ""
-    return [f"  {a.id}{lauf}  {a.note.job.frage}", f"      reference: {a.note.job.loesung}",
-            f"      came:      {kurz(' | '.join(map(schritt_text, a.note.job.gekommen)), 3 * ANDERS_HOECHSTENS)}",
-            f"      differs:   {warum_ganz(a.note)}"]
-
-
-def warum_ganz(b):
-    """Why an S7 job failed, in one line: its one Befund."""
-    return ("the last step is " if b.mangel else "") + b.befunde[0].text
-
-
-def schritt_text(b):
-    """One step of a job as it came: its calls, the answer's first line, or why it is no answer."""
-    if b.aufrufe:
-        return aufrufe_text(b.aufrufe)
-    if b.mangel and not (b.mangel == "abgeschnitten" and b.text):
-        return f"no answer ({b.mangel})"
-    return f"the answer \"{b.text}\"" + (" (cut by the token limit)" if b.mangel else "")
-
-
-def fall_liste(titel, hoechstens, bloecke):
-    """A failed-case list: its first `hoechstens` outputs (None: all), and how many more and how to see them."""
-    if not bloecke:
-        return []
-    mehr = len(bloecke) - hoechstens if hoechstens is not None and len(bloecke) > hoechstens else 0
-    return ["", titel] + [z for block in bloecke[:len(bloecke) - mehr] for z in block] + \
-        ([f"  ... and {mehr} more (--alle shows every one)"] if mehr else [])
-
-
-def fall_zeilen(a, mehrere, frage, erwartet, b):
-    """One output in a failed-case list: the question, what was expected, what came (b), how it differs.
-    mehrere: the run has repeats, so each line names its output (#1, #2 ...)."""
-    lauf = f" #{a.lauf + 1}" if mehrere else ""
-    gruende = gruende_von(b) if b.befunde else ""
-    ohne = b.gegenprobe["ohne_aufrufe"] if strom_defekt(b) else None
-    geschrieben = f': "{kurz(b.text, 100)}"' if not b.aufrufe and b.text else ""  # what came instead
-    unlesbar = unlesbar_von(b)
-    return [f"  {a.id}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
-            f"      came:     {aufrufe_text(b.aufrufe, b.mangel)}{geschrieben}"] + \
-        [f"      written:  {form}: \"{text}\"" for form, text in dict(unlesbar).items()] + \
-        ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: strom_defekt)"] if ohne else []) + \
-        ([f"      differs:  {gruende}"] if gruende else [])
-
-
-def gruende_von(b):
-    """Why a graded output failed, in one line: no answer at all, or which call or argument differed, cut after
-    whole parts and counting the rest (the Befunde without words among them)."""
-    return gekuerzt([x.text for x in b.befunde if x.text is not None], sum(x.mal for x in b.befunde))
-
-
-def bericht_json(e, k, gezeigt=False):
-    return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
-            "variante": e.get("variante"), "katalog": e.get("katalog_datei"), "stream": e.get("stream", False),
-            **als_json(k), "nur_gezeigt": gezeigt}
-
-
-def nativ_anders(k):
-    """Did calls written as text change what succeeded (a headline: the chapter's tasks, S7's jobs): then what an
-    agent gets done is shown, and paired in a comparison."""
-    return any(getattr(k, f.nativ) != getattr(k, f.name) for f in KOPF_FIGUREN)
-
-
-def figuren(*ks):
-    """The figures the runs show (FIGUREN): the chapter's five, and each other where it tells something."""
-    return [f for f in FIGUREN if f.gezeigt(ks)]
-
-
-def erledigt_worte(k):
-    j = k.anfragen_je_job
-    return (f"95 % interval {intervall_worte(k.erledigt_ki)}; S7 jobs done: the reference's end state, then an "
-            f"answer; {j.median:g} request{'s' * (j.median != 1)} per job, the reference {j.referenz:g}, medians")
-
-
-def intervall_worte(ki):
-    return f"{prozent(ki[0])} to {prozent(ki[1])}"
-
-
-def stufen_von(*ks):
-    """The stages any of the runs has outputs in: S6 only where a run measured it."""
-    return [s for s in STUFEN if any(k.stufen.get(s) is not None for k in ks)]
-
-
-def bericht_markdown(e, k, faelle, ausgaben, _gezeigt=False, hoechstens=None):
-    halb = "" if vollstaendig(e, k) else f", {k.ausgaben} of {k.faelle * e['n']} outputs: incomplete"
-    kopf = f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}{wie_gesendet(e)}, " \
-           f"{mal(k.faelle, 'case')}{halb})"
-    kosten = [("latency, median per request", [f"{k.latenz_s:.2f} s"], False),
-              ("tokens, prompt / completion", [f"{k.tokens.prompt} / {k.tokens.completion}"], False),
-              ("failed", [einige(k.fehlgeschlagen, hoechstens or len(k.fehlgeschlagen)) or "none"], False)]
-    zeilen = zahlen_zeilen([Gemessen(e, k, faelle, ausgaben)]) + kosten
-    return "\n".join([kopf, ""] + tabelle_markdown(zeilen, ["metric", "value"]))
-
-
 # ---------------------------------------------------------------------------
-# Comparison of saved runs: --vergleich A B [C ...]
+# Comparison of saved runs and the verdict: --vergleich A B [C ...]
 # ---------------------------------------------------------------------------
+
+
+def erfolge_je_fall(faelle, ausgaben):
+    """id -> (successes, outputs), in case order, for the cases that have outputs."""
+    je_fall = {f.id: [0, 0] for f in faelle}
+    for a in ausgaben:
+        je_fall[a.id][0] += gelungen(a.note)
+        je_fall[a.id][1] += 1
+    return {i: tuple(v) for i, v in je_fall.items() if v[1]}
+
+
+def vorzeichentest(b, c):
+    """Exact two-sided sign test (McNemar's exact test on the flipped cases):
+    p = min(1, 2 * sum_{i=0}^{min(b,c)} C(b+c, i) / 2^(b+c)); p = 1 when nothing flipped."""
+    m = b + c
+    return 1.0 if m == 0 else min(1.0, 2 * sum(math.comb(m, i) for i in range(min(b, c) + 1)) / 2 ** m)
+
+
+def permutationstest(differenzen):
+    """Exact two-sided paired permutation test of per-case differences d_i (fractions). Under no difference each
+    d_i is as likely +|d_i| as -|d_i|, so p = #{signs e: |sum e_i |d_i|| >= |sum d_i|} / 2^m over the m cases with
+    d_i != 0. The d_i are made integers on their common grid and the sums counted by dynamic programming, so the
+    test is exact; with one output per case it is the sign test."""
+    d = [x for x in differenzen if x]
+    if not d:
+        return 1.0
+    skala = math.lcm(*(x.denominator for x in d))
+    ganz = [abs(int(x * skala)) for x in d]
+    verteilung = {0: 1}  # sum -> number of sign patterns giving it
+    for g in ganz:
+        neu = collections.Counter()
+        for summe, zahl in verteilung.items():
+            neu[summe + g] += zahl
+            neu[summe - g] += zahl
+        verteilung = neu
+    t = abs(int(sum(d) * skala))
+    return min(1.0, sum(z for summe, z in verteilung.items() if abs(summe) >= t) / 2 ** len(ganz))
+
+
+GENAU_HOECHSTENS = 5_000_000  # sums times cases the exact count may walk; beyond it, a seeded Monte Carlo
+MONTE_CARLO = 20_000  # sign patterns drawn
+
+
+def genau_machbar(differenzen):
+    """Can the exact permutation test count every sum in time (hand-merged runs with many
+    different per-case counts make the common grid fine and the sums many)?"""
+    d = [x for x in differenzen if x]
+    if not d:
+        return True
+    skala = math.lcm(*(x.denominator for x in d))
+    summen = min(2 ** len(d), 2 * sum(abs(int(x * skala)) for x in d) + 1)
+    return summen * len(d) <= GENAU_HOECHSTENS
+
+
+def permutationstest_mc(differenzen, runden=MONTE_CARLO):
+    """The permutation test by drawing sign patterns (random.Random(0)):
+    p = (1 + #{draws: |sum e_i |d_i|| >= |sum d_i|}) / (1 + runden), never 0."""
+    d = [abs(float(x)) for x in differenzen if x]
+    t = abs(float(sum(differenzen))) - 1e-9  # subtle: float sums of equal patterns may differ in the last bit
+    zufall = random.Random(0)
+    extrem = sum(abs(sum(x if zufall.random() < 0.5 else -x for x in d)) >= t for _ in range(runden))
+    return (1 + extrem) / (1 + runden)
+
+
+NIVEAU = 0.05  # the one level a comparison reads every test at: beyond chance is p below it
+NIVEAU_WORT = f"{NIVEAU * 100:g} %"
+
+
+def jenseits_zufall(p):
+    return p < NIVEAU
 
 
 GRUPPEN = {"aufrufen": "calling", "stillhalten": "holding still"}  # judged apart: one cannot pay for the other
@@ -5853,6 +6212,73 @@ def was_geschah(ausgaben):
     return {i: kurz(" | ".join(t), ZEILE_HOECHSTENS) for i, t in je_fall.items()}  # a line a terminal can show
 
 
+TEIL_WORT = {"gesamt": "over all cases (p = {p})", "nativ": "in what an agent gets done (gelungen_nativ, p = {p})",
+             **{g: f"in {wort} (p = {{p}}, Holm-corrected)" for g, wort in GRUPPEN.items()}}  # where --streng stops
+
+
+def streng_satz(v, laeufe):
+    """Why --streng stops, in one line: the parts worse beyond chance, each with the p its verdict was read at; or
+    why it cannot tell, and the way out: what settles it, the run to ask again with its cases and its command."""
+    a, b, e = v.a, v.b, {r.tag: r.einstellungen for r in laeufe}
+    if v.ergebnis == "nicht_vergleichbar":
+        return f"cannot tell whether the model of {b} is worse than {a}'s: {v.nicht_vergleichbar}"
+    if v.ergebnis == "schlechter":
+        wo = [TEIL_WORT[t].format(p=f"{x.p:.3g}") for t, x in v.teile.items() if x.urteil == "schlechter"]
+        eigene = ", on the flips the server does not explain" if v.serverseitig else ""
+        return f"{b} is worse than {a} beyond chance at {NIVEAU_WORT} {' and '.join(wo)}{eigene}"
+    if v.nativ and v.nativ.urteil == "unklar" and not v.unklar:
+        warum = "; ".join(f"{g}: settled by {KLAERT[g]}" for g in v.nativ.gruende if g in KLAERT)
+        parser = "".join(f" (where {r.tag}'s parser is off: {abhilfe('parser', s, d.text_form)})" for r in laeufe
+                         for d, s in [(r.kennzahlen.diagnose, r.einstellungen.get("server"))] if d.text_ungeklaert)
+        was = "its text calls, whose owner cannot be told (the diagnosis names them)" \
+            if v.nativ.gruende == ("text_ungeklaert",) else "its outputs whose calls an agent cannot use, whose " \
+            f"fault cannot be told ({warum or 'the diagnosis names them'})"
+        return (f"cannot tell whether {b} is worse than {a} in what an agent gets done (gelungen_nativ): counted "
+                f"against B only, {was}, make it worse beyond chance; settle that{parser} and measure again")
+    ids = v.unklar + v.serverseitig
+    gruende = {art: dict.fromkeys(g for i in ids if v.wessen[i].art == art for g in v.wessen[i].gruende)
+               for art in ("unklar", "server")}
+    klaert = [f"{g}: {KLAERT[g]}" for g in gruende["unklar"] if g in KLAERT] + [
+        f"the server's {', '.join(gruende['server'])}: fix the server (the diagnosis says how)"
+    ] * bool(gruende["server"])
+    nochmal = [t for t in laeufe_von(v, ids) if gruende["server"] or set(gruende["unklar"]) - NEU_GEMESSEN]
+    wo = {"A": a, "B": b}  # with --n, the outputs that decide too: 'S2-1 (b #2 of 3, b #3 of 3)'
+    namen = [i + " (" * bool(w.ziehungen) + ", ".join(wo[z[0]] + z[1:] for z in w.ziehungen) + ")" * bool(w.ziehungen)
+             for i in ids for w in [v.wessen[i]]]
+    return (f"cannot tell whether {b} is worse than {a}: {mal(len(ids), 'case')} ({einige(namen)}) could go "
+            f"either way by outputs of {' and '.join(laeufe_von(v, ids))} that are no evidence on the model, worse "
+            f"beyond chance counted against B only; what would settle it: "
+            f"{'; '.join(klaert) or 'the diagnosis names what is unclear'}" +
+            "".join(f"; then ask {t}'s outputs again: {befehl(e[t], '--klaeren')}" for t in nochmal))
+
+# ---------------------------------------------------------------------------
+# Output forms: text, JSON and Markdown, for a run, a series and a comparison
+# ---------------------------------------------------------------------------
+
+
+def bericht_json(e, k, gezeigt=False):
+    return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
+            "variante": e.get("variante"), "katalog": e.get("katalog_datei"), "stream": e.get("stream", False),
+            **als_json(k), "nur_gezeigt": gezeigt}
+
+
+def nativ_anders(k):
+    """Did calls written as text change what succeeded (a headline: the chapter's tasks, S7's jobs): then what an
+    agent gets done is shown, and paired in a comparison."""
+    return any(getattr(k, f.nativ) != getattr(k, f.name) for f in KOPF_FIGUREN)
+
+
+def bericht_markdown(e, k, faelle, ausgaben, _gezeigt=False, hoechstens=None):
+    halb = "" if vollstaendig(e, k) else f", {k.ausgaben} of {k.faelle * e['n']} outputs: incomplete"
+    kopf = f"**{e['modell']}** (tag {e['tag']}, temp {e['temp']}, n {e['n']}{wie_gesendet(e)}, " \
+           f"{mal(k.faelle, 'case')}{halb})"
+    kosten = [("latency, median per request", [f"{k.latenz_s:.2f} s"], False),
+              ("tokens, prompt / completion", [f"{k.tokens.prompt} / {k.tokens.completion}"], False),
+              ("failed", [einige(k.fehlgeschlagen, hoechstens or len(k.fehlgeschlagen)) or "none"], False)]
+    zeilen = zahlen_zeilen([Gemessen(e, k, faelle, ausgaben)]) + kosten
+    return "\n".join([kopf, ""] + tabelle_markdown(zeilen, ["metric", "value"]))
+
+
 ZEILE_HOECHSTENS = 900  # characters of what a comparison shows of one case's outputs
 
 
@@ -5869,100 +6295,10 @@ FORMEN = {"text": Form(None, bericht_text, vergleich_text, reihe_text),
                                                            laeufe], "vergleiche": als_json(vs)}, ensure_ascii=False)),
     "markdown": Form("print the summary as a Markdown table", bericht_markdown, vergleich_markdown, reihe_markdown)}
 
-
-# ---------------------------------------------------------------------------
-# A picture of one run or a series: --bild (matplotlib, the optional extra 'bild')
-# ---------------------------------------------------------------------------
-
-
-def pyplot():
-    """matplotlib's pyplot without a screen; exit 2 naming the install when it is missing."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise Eingabefehler("--bild needs matplotlib: pip install matplotlib (or pip install 'messen[bild]')") \
-            from None
-    plt.rcParams.update({"svg.fonttype": "none", "font.size": 9})  # text in an SVG stays text
-    return plt
-
-
-def kopfzahl(k):
-    """The headline a run shows (its first measured: auftraege_gelungen; in a run of S7 alone, erledigt), its value,
-    its interval and its value with every call from tool_calls."""
-    f = next((f for f in KOPF_FIGUREN if getattr(k, f.name) is not None), KOPF_FIGUREN[0])
-    return f, getattr(k, f.name), getattr(k, f.ki), getattr(k, f.nativ)
-
-
-def bfcl_balken(achse, k, gezeigte_stufen, versatz, breite, label):
-    """BFCL's own verdict per category, an outline over the bar as meant: where the two differ, it shows."""
-    if k.bfcl:
-        gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if s in k.bfcl.stufen]
-        achse.bar([j + versatz for j, _ in gemessen], [100 * k.bfcl.stufen[s] for _, s in gemessen], breite,
-                  hatch="//", fill=False, label=label)
-
-
-def zeichne(pfad, laeufe):
-    """Each run's stage line as bars, the headline with its interval, the failure classes per output
-    (shares, so that runs with different --n compare), side by side, each bar with its value."""
-    plt = pyplot()
-    fig, (stufen, kopf, arten) = plt.subplots(1, 3, figsize=(13, 4.6), gridspec_kw={"width_ratios": [3, 1.3, 3]})
-    ks = [r.kennzahlen for r in laeufe]
-    breite = 0.8 / len(laeufe)
-    gezeigt = [a for a in FEHLERARTEN if any(k.fehlerarten[a] for k in ks)] or ["kein_aufruf"]
-    gezeigte_stufen = stufen_von(*ks)
-    nativ = any(kopfzahl(k)[3] != kopfzahl(k)[1] for k in ks)
-    for i, (e, k) in enumerate((r.einstellungen, r.kennzahlen) for r in laeufe):
-        versatz = (i - (len(laeufe) - 1) / 2) * breite
-        gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if k.stufen.get(s) is not None]  # no bar at 0
-        balken = stufen.bar([j + versatz for j, _ in gemessen], [100 * k.stufen[s] for _, s in gemessen], breite,
-                            label=e["tag"])
-        stufen.bar_label(balken, fmt="%.0f", fontsize=7)
-        bfcl_balken(stufen, k, gezeigte_stufen, versatz, breite, "BFCL's verdict (hatched)" if i == 0 else None)
-        _, kopfwert, ki, kopfwert_nativ = kopfzahl(k)
-        if kopfwert is not None:  # a run of S6 alone has none of the chapter's tasks, nor a job
-            (lo, hi), wert_ = ki, 100 * kopfwert
-            fehler = [[max(0.0, wert_ - 100 * lo)], [max(0.0, 100 * hi - wert_)]]  # subtle: 0.9999... at 100 %
-            kopf.bar_label(kopf.bar(i - 0.15 * nativ, wert_, 0.6 - 0.3 * nativ, yerr=fehler, capsize=4), fmt="%.1f",
-                           fontsize=7, padding=6)
-            if nativ:  # what an agent on the server gets done, beside the figure as meant, where they differ
-                kopf.bar_label(kopf.bar(i + 0.2, 100 * kopfwert_nativ, 0.25, hatch="//", fill=False), fmt="%.1f",
-                               fontsize=7)
-        anteile = [100 * k.fehlerarten[a] / max(1, k.ausgaben) for a in gezeigt]
-        arten.bar_label(arten.bar([j + versatz for j in range(len(gezeigt))], anteile, breite), fmt="%.0f", fontsize=7)
-    stufen.set(xticks=range(len(gezeigte_stufen)), ylim=(0, 112),
-               ylabel=f"tasks done, % (auftraege_gelungen{''.join(eigene)})" if (eigene := [
-                   f"; {s}: {f.name}" for s in gezeigte_stufen for f in STUFE[s].figuren if f.ki]) else
-               "tasks done (auftraege_gelungen), %", title="By stage")
-    bfcl = any(STUFE[s].bfcl for s in gezeigte_stufen)  # a category names itself; its names are long: slanted
-    stufen.set_xticklabels(gezeigte_stufen if bfcl else [f"{s}\n{STUFE[s].was}" for s in gezeigte_stufen],
-                           **({"rotation": 30, "ha": "right"} if bfcl else {}))
-    stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 0.1 * bfcl), ncol=len(laeufe), frameon=False)
-    zahl = kopfzahl(ks[0])[0] if len({kopfzahl(k)[0] for k in ks}) == 1 else KOPF_FIGUREN[0]  # the one all show
-    kopf.set(xticks=range(len(laeufe)), xticklabels=[r.tag for r in laeufe], ylim=(0, 112), ylabel="%",
-             title=f"{zahl.titel}, 95 % interval" + f"\nhatched: {zahl.nativ}, every call from tool_calls" * nativ)
-    arten.set(xticks=range(len(gezeigt)), ylabel="per 100 outputs", title="Failure classes")
-    arten.set_xticklabels(gezeigt, rotation=30, ha="right")
-    fig.suptitle(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" + ("" if vollstaendig(e, r.kennzahlen) else
-                                                                          f", incomplete ({komplett([r])[0]})")
-                            for r in laeufe for e in [r.einstellungen]), fontsize=10)
-    notizen = [f"{r.tag}: diagnosis: {diagnose_kurz(r.kennzahlen.diagnose)}" for r in laeufe
-               if diagnose_kurz(r.kennzahlen.diagnose)]
-    if notizen:  # what the server did stands beside the bars, so that a fixed template never reads as a regression
-        fig.text(0.01, 0.005, "\n".join(notizen), fontsize=7, va="bottom")
-    fig.tight_layout(rect=(0, 0.03 * len(notizen), 1, 1))
-    try:
-        fig.savefig(pfad)
-    except OSError as e:
-        raise Eingabefehler(f"--bild {pfad}: cannot write the picture ({e.strerror})") from None
-    finally:
-        plt.close(fig)
-
-
 # ---------------------------------------------------------------------------
 # Checking a server before a long run: --pruefen
 # ---------------------------------------------------------------------------
+
 
 PRUEF_FRAGE = "Say OK."
 PRUEF_ID = "check"  # stands where a case id stands in the endpoint's messages
@@ -6305,7 +6641,6 @@ def pruef_felder(antworten):
                        "tool_calls: a proxy or the server rewrites the label, so lost calls cannot be told from it")
     return True, was
 
-
 # ---------------------------------------------------------------------------
 # The self-test: a loopback endpoint that answers every case with its expected calls
 # ---------------------------------------------------------------------------
@@ -6448,551 +6783,254 @@ def selbsttest_schuld(datei, faelle):
                     "same question but expect different calls; the case file is at fault")
     return "this installation is broken"
 
-
 # ---------------------------------------------------------------------------
-# Command line
+# A picture of one run or a series: --bild (matplotlib, the optional extra 'bild')
 # ---------------------------------------------------------------------------
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise Eingabefehler(message)
-
-
-def zahl(minimum, typ):
-    def pruefe(text):
-        try:
-            x = typ(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}")
-        if not math.isfinite(x) or x < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text}")
-        return x
-    return pruefe
-
-
-def url_arg(text):
-    teile = urlsplit(text)
-    if teile.scheme not in ("http", "https") or not teile.hostname:
-        raise argparse.ArgumentTypeError(f"not an http(s) URL: {ohne_geheimnis(text)!r}")
+def pyplot():
+    """matplotlib's pyplot without a screen; exit 2 naming the install when it is missing."""
     try:
-        teile.port
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{ohne_geheimnis(text)!r}: the port is not a number from 0 to 65535")
-    pfad = teile.path.rstrip("/")
-    if pfad.endswith("/v1"):
-        pfad += "/chat/completions"
-    return urlunsplit(teile._replace(path=pfad))
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise Eingabefehler("--bild needs matplotlib: pip install matplotlib (or pip install 'messen[bild]')") \
+            from None
+    plt.rcParams.update({"svg.fonttype": "none", "font.size": 9})  # text in an SVG stays text
+    return plt
 
 
-def stufen_arg(text):
-    namen = {s.upper(): s for s in STUFEN}  # s2 is S2, SIMPLE_PYTHON simple_python
-    stufen = tuple(dict.fromkeys(namen.get(s.strip().upper(), s.strip()) for s in text.split(",") if s.strip()))
-    fremd = [s for s in stufen if s not in STUFEN]
-    if not stufen or fremd:
-        raise argparse.ArgumentTypeError(f"{text!r}: name stages from {', '.join(KAPITEL_STUFEN)} (or BFCL's "
-                                         f"categories: {', '.join(BFCL_STUFEN)}), separated by commas")
-    return tuple(s for s in STUFEN if s in stufen)
+def kopfzahl(k):
+    """The headline a run shows (its first measured: auftraege_gelungen; in a run of S7 alone, erledigt), its value,
+    its interval and its value with every call from tool_calls."""
+    f = next((f for f in KOPF_FIGUREN if getattr(k, f.name) is not None), KOPF_FIGUREN[0])
+    return f, getattr(k, f.name), getattr(k, f.ki), getattr(k, f.nativ)
 
 
-def tag_arg(text):
-    if not re.fullmatch(r"[A-Za-z0-9._-]+", text) or text.startswith("."):
-        raise argparse.ArgumentTypeError(f"{text!r}: a tag holds only letters, digits, '.', '_' and '-' "
-                                         "and does not start with '.'")
-    return text
+def bfcl_balken(achse, k, gezeigte_stufen, versatz, breite, label):
+    """BFCL's own verdict per category, an outline over the bar as meant: where the two differ, it shows."""
+    if k.bfcl:
+        gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if s in k.bfcl.stufen]
+        achse.bar([j + versatz for j, _ in gemessen], [100 * k.bfcl.stufen[s] for _, s in gemessen], breite,
+                  hatch="//", fill=False, label=label)
 
 
-VOM_BENCH = {  # keys --extra may not set, and why
-    "model": "use --modell", "temperature": "use --temp", "n": "use --n; each output is its own request",
-    "stream": "use --stream", "stream_options": "--stream sets them", "messages": "the bench sets them for every case",
-    "tools": "the bench sends its catalogue", "tool_choice": "the bench asks with \"auto\"",
-    "functions": "the bench sends its catalogue as tools", "function_call": "the bench asks with \"auto\""}
-
-
-def extra_arg(text):
+def zeichne(pfad, laeufe):
+    """Each run's stage line as bars, the headline with its interval, the failure classes per output
+    (shares, so that runs with different --n compare), side by side, each bar with its value."""
+    plt = pyplot()
+    fig, (stufen, kopf, arten) = plt.subplots(1, 3, figsize=(13, 4.6), gridspec_kw={"width_ratios": [3, 1.3, 3]})
+    ks = [r.kennzahlen for r in laeufe]
+    breite = 0.8 / len(laeufe)
+    gezeigt = [a for a in FEHLERARTEN if any(k.fehlerarten[a] for k in ks)] or ["kein_aufruf"]
+    gezeigte_stufen = stufen_von(*ks)
+    nativ = any(kopfzahl(k)[3] != kopfzahl(k)[1] for k in ks)
+    for i, (e, k) in enumerate((r.einstellungen, r.kennzahlen) for r in laeufe):
+        versatz = (i - (len(laeufe) - 1) / 2) * breite
+        gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if k.stufen.get(s) is not None]  # no bar at 0
+        balken = stufen.bar([j + versatz for j, _ in gemessen], [100 * k.stufen[s] for _, s in gemessen], breite,
+                            label=e["tag"])
+        stufen.bar_label(balken, fmt="%.0f", fontsize=7)
+        bfcl_balken(stufen, k, gezeigte_stufen, versatz, breite, "BFCL's verdict (hatched)" if i == 0 else None)
+        _, kopfwert, ki, kopfwert_nativ = kopfzahl(k)
+        if kopfwert is not None:  # a run of S6 alone has none of the chapter's tasks, nor a job
+            (lo, hi), wert_ = ki, 100 * kopfwert
+            fehler = [[max(0.0, wert_ - 100 * lo)], [max(0.0, 100 * hi - wert_)]]  # subtle: 0.9999... at 100 %
+            kopf.bar_label(kopf.bar(i - 0.15 * nativ, wert_, 0.6 - 0.3 * nativ, yerr=fehler, capsize=4), fmt="%.1f",
+                           fontsize=7, padding=6)
+            if nativ:  # what an agent on the server gets done, beside the figure as meant, where they differ
+                kopf.bar_label(kopf.bar(i + 0.2, 100 * kopfwert_nativ, 0.25, hatch="//", fill=False), fmt="%.1f",
+                               fontsize=7)
+        anteile = [100 * k.fehlerarten[a] / max(1, k.ausgaben) for a in gezeigt]
+        arten.bar_label(arten.bar([j + versatz for j in range(len(gezeigt))], anteile, breite), fmt="%.0f", fontsize=7)
+    stufen.set(xticks=range(len(gezeigte_stufen)), ylim=(0, 112),
+               ylabel=f"tasks done, % (auftraege_gelungen{''.join(eigene)})" if (eigene := [
+                   f"; {s}: {f.name}" for s in gezeigte_stufen for f in STUFE[s].figuren if f.ki]) else
+               "tasks done (auftraege_gelungen), %", title="By stage")
+    bfcl = any(STUFE[s].bfcl for s in gezeigte_stufen)  # a category names itself; its names are long: slanted
+    stufen.set_xticklabels(gezeigte_stufen if bfcl else [f"{s}\n{STUFE[s].was}" for s in gezeigte_stufen],
+                           **({"rotation": 30, "ha": "right"} if bfcl else {}))
+    stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 0.1 * bfcl), ncol=len(laeufe), frameon=False)
+    zahl = kopfzahl(ks[0])[0] if len({kopfzahl(k)[0] for k in ks}) == 1 else KOPF_FIGUREN[0]  # the one all show
+    kopf.set(xticks=range(len(laeufe)), xticklabels=[r.tag for r in laeufe], ylim=(0, 112), ylabel="%",
+             title=f"{zahl.titel}, 95 % interval" + f"\nhatched: {zahl.nativ}, every call from tool_calls" * nativ)
+    arten.set(xticks=range(len(gezeigt)), ylabel="per 100 outputs", title="Failure classes")
+    arten.set_xticklabels(gezeigt, rotation=30, ha="right")
+    fig.suptitle(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" + ("" if vollstaendig(e, r.kennzahlen) else
+                                                                          f", incomplete ({komplett([r])[0]})")
+                            for r in laeufe for e in [r.einstellungen]), fontsize=10)
+    notizen = [f"{r.tag}: diagnosis: {diagnose_kurz(r.kennzahlen.diagnose)}" for r in laeufe
+               if diagnose_kurz(r.kennzahlen.diagnose)]
+    if notizen:  # what the server did stands beside the bars, so that a fixed template never reads as a regression
+        fig.text(0.01, 0.005, "\n".join(notizen), fontsize=7, va="bottom")
+    fig.tight_layout(rect=(0, 0.03 * len(notizen), 1, 1))
     try:
-        x = json.loads(text)
-    except ValueError as e:
-        k, gleich, v = text.partition("=")
-        beispiel = json.dumps({k.strip(): json_oder_text(v.strip())}) if gleich and k.strip() else '{"top_p": 0.9}'
-        raise argparse.ArgumentTypeError(f"not JSON ({e.msg}); give a JSON object such as '{beispiel}'")
-    if not isinstance(x, dict):
-        raise argparse.ArgumentTypeError('must be a JSON object, such as {"top_p": 0.9}')
-    verboten = [k for k in x if k in VOM_BENCH]
-    if verboten:
-        raise argparse.ArgumentTypeError(
-            f"'{verboten[0]}' is the bench's to set ({VOM_BENCH[verboten[0]]}); --extra adds keys such as "
-            "top_p, max_tokens, seed or chat_template_kwargs, and replaces none")
-    return x
-
-
-def json_oder_text(wert):
-    """'5' -> 5, 'abc' -> 'abc': the value of a key=value the user meant as JSON."""
-    try:
-        return json.loads(wert)
-    except ValueError:
-        return wert
-
-
-def bild_arg(text):
-    pfad = Path(text)
-    if pfad.suffix.lower() not in (".svg", ".png"):
-        raise argparse.ArgumentTypeError(f"{text!r}: a picture is .svg or .png")
-    return pfad
-
-
-GEHEIM_NAME = re.compile(r"key|token|secret|sig|pass", re.I)  # query keys whose values are never printed
-
-
-def ohne_geheimnis(adresse):
-    """The URL without user:password, and with key- or token-like query values hidden."""
-    teile = urlsplit(adresse)
-    netz = teile.netloc.rsplit("@", 1)[-1]
-    abfrage = urlencode([(k, "***" if GEHEIM_NAME.search(k) else v)
-                         for k, v in parse_qsl(teile.query, keep_blank_values=True)])
-    return urlunsplit(teile._replace(netloc=netz, query=abfrage))
-
-
-EPILOG = """\
-examples:
-  messen --url http://localhost:8000/v1 --modell base --pruefen      check the server's set-up
-  messen --url http://localhost:8000/v1 --modell base --tag base     measure, saved as ergebnisse/base.jsonl
-  messen --vergleich base finetune --streng                          before against after; exit 3 if worse
-
---bewerten and --vergleich read the runs saved in ergebnisse/ of the current folder (or --ausgabe).
-
-exit status: 0 a complete measurement (--pruefen: no check failed), 1 the run failed (server, network, disk;
---pruefen: a check failed), 2 bad usage or input (--streng: not comparable, or cannot tell), 3 --streng: the last run's
-model is worse beyond chance, 130 interrupted, 143 terminated. The same command again asks only for what
-is missing."""
-
-
-def parser():
-    p = Parser(prog="messen", description="Measure how well a model behind an OpenAI-compatible chat endpoint calls "
-                                          "tools (42 cases, five stages; S6 with --weiter, S7 with --ganz).",
-               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--url", type=url_arg, help="chat-completions URL (a base URL ending in /v1 is completed)")
-    p.add_argument("--modell", help="model name, sent as 'model'")
-    p.add_argument("--temp", type=zahl(0, float), default=0.0, help="temperature (default 0.0)")
-    p.add_argument("--n", type=zahl(1, int), default=1, help="outputs per case, each its own request (default 1)")
-    p.add_argument("--tag", type=tag_arg, help="name of the run (default: from the model name)")
-    p.add_argument("--ausgabe", type=Path, default=Path("ergebnisse"), help="results folder (default ergebnisse)")
-    p.add_argument("--faelle", type=Path, default=None, help="case file, or BFCL's files (a BFCL_v4_*.json beside "
-                   "its possible_answer/, or their folder) (default: the 42 cases installed with messen: "
-                   f"{faelle_standard()})")
-    p.add_argument("--system", metavar="TEXT", help="a system message sent before each BFCL case's messages "
-                                                    "(BFCL's FC mode sends none)")
-    p.add_argument("--katalog", type=Path, metavar="FILE", help="your own tools and opening: a JSON object with "
-                                                                 "werkzeuge and eroeffnung (default: the chapter's)")
-    p.add_argument("--variante", choices=VARIANTEN, help="measure on a changed catalogue: other names (synonyme), "
-                                                         "another order (reihenfolge), or decoys added (ablenkung)")
-    p.add_argument("--extra", type=extra_arg, default={}, help="JSON object of keys added to every request body")
-    p.add_argument("--parallel", type=zahl(1, int), default=1, help="requests in flight at once (default 1)")
-    p.add_argument("--timeout", type=zahl(0.001, float), default=120.0, help="seconds per request (default 120)")
-    p.add_argument("--versuche", type=zahl(1, int), default=4, help="attempts per request (default 4)")
-    p.add_argument("--key-env", default="OPENAI_API_KEY", help="variable holding the API key (default OPENAI_API_KEY)")
-    p.add_argument("--neu", action="store_true", help="measure anew; the old run is renamed, never deleted")
-    p.add_argument("--klaeren", action="store_true", help="ask again, in the same file, the outputs whose grade is "
-                   "the server's or cannot tell (after fixing the server); the earlier answers are kept")
-    for name, form in FORMEN.items():
-        if form.hilfe:
-            p.add_argument(f"--{name}", action="store_true", help=form.hilfe)
-    p.add_argument("--alle", action="store_true", help="list every failed output and every flipped case, not only "
-                                                       f"the first {FEHLSCHLAEGE_GEZEIGT}")
-    p.add_argument("--bewerten", type=tag_arg, metavar="TAG",
-                   help="grade the saved run TAG (in --ausgabe) again, no server")
-    p.add_argument("--vergleich", type=tag_arg, nargs="+", metavar="TAG",
-                   help="compare saved runs: A B, or a series A B C ... (each against the first)")
-    p.add_argument("--streng", action="store_true",
-                   help="with --vergleich: exit 3 when the last run's model is worse than the first's beyond chance "
-                        f"at {NIVEAU_WORT}%, 2 when the runs are not comparable or the evidence cannot settle it")
-    p.add_argument("--bild", type=bild_arg, metavar="FILE",
-                   help="with --bewerten or --vergleich: draw the run(s) as FILE.svg or FILE.png (matplotlib)")
-    p.add_argument("--nachfrage", action="store_true", help="S5: after an answer that may have held still, "
-                                                            "send the user's reply and grade the calls that follow")
-    p.add_argument("--weiter", action="store_true", help="also S6: send the tools' results after the first step "
-                                                         "and grade the calls (or the text) that follow")
-    p.add_argument("--ganz", action="store_true", help="also S7: whole jobs, each in a loop against a simulated CRM, "
-                                                       "graded on the end state (erledigt)")
-    p.add_argument("--stufen", type=stufen_arg, metavar="S2,S6", help="ask only the cases of these stages (S6 "
-                                                                     "with --weiter)")
-    p.add_argument("--stichprobe", type=zahl(1, int), metavar="N", help="BFCL's cases: N of each category, drawn "
-                   "evenly across its file, the same N each time")
-    p.add_argument("--stream", action="store_true", help="ask every request streamed, as an agent does; the "
-                                                         "stream is assembled, graded, and checked for defects")
-    p.add_argument("--server", metavar="TEXT", help="what serves the URL where messen cannot identify it (a proxy "
-                   "before vLLM 0.11, say): saved with the run; runs stated alike are one server to --vergleich")
-    p.add_argument("--pruefen", action="store_true", help="check the server's set-up with a few requests")
-    p.add_argument("--selbsttest", action="store_true", help="measure the built-in loopback endpoint")
-    return p
-
-
-def tag_von(modell):
-    """A tag from a model name: its letters without accents, or for a name of other scripts a short
-    hash, so that two such names never share a tag."""
-    ohne_akzente = "".join(c for c in unicodedata.normalize("NFKD", modell) if not unicodedata.combining(c))
-    tag = re.sub(r"[^A-Za-z0-9._-]+", "-", ohne_akzente.encode("ascii", "ignore").decode()).strip("-.")
-    if tag and ohne_akzente.isascii():
-        return tag
-    return "-".join(filter(None, [tag, hashlib.sha256(modell.encode()).hexdigest()[:8]]))
-
-
-def lauf_aus(args):
-    """The settings of this invocation, read once; the catalogue is chosen here, once."""
-    tag = args.tag or (tag_von(args.modell) if args.modell else None)
-    katalog = lade_katalog(args.katalog) if args.katalog else STANDARD
-    if args.variante and (args.bewerten or args.vergleich):
-        raise Eingabefehler("--variante chooses what a measurement sends; --bewerten and --vergleich read it "
-                            "from the saved run")
-    for stufe, flagge in SPAETER.items():
-        if getattr(args, STUFE[stufe].feld) and args.stufen and stufe not in args.stufen:
-            raise Eingabefehler(f"{flagge} asks {stufe}, which --stufen {','.join(args.stufen)} leaves out; add "
-                                f"{stufe} to --stufen, or drop {flagge}")
-    if args.ganz and args.katalog:
-        raise Eingabefehler(f"--ganz runs {GANZ} against a simulated CRM of the chapter's eleven tools; {args.katalog} "
-                            "has no simulation: measure your own tools without --ganz")
-    bringt = {"synonyme": katalog.synonyme, "ablenkung": katalog.ablenkung}.get(args.variante, True)
-    if not bringt:
-        was = {"synonyme": "\"synonyme\": {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}",
-               "ablenkung": "\"ablenkung\": a list of decoy tools"}[args.variante]
-        raise Eingabefehler(f"{args.katalog}: --variante {args.variante} needs {was} in the catalogue file")
-    eigen = {"tag": tag, "faelle": args.faelle or faelle_standard(), "key": os.environ.get(args.key_env),
-             "katalog": variante(katalog, args.variante),
-             "form": next((n for n in FORMEN if getattr(args, n, False)), "text")}  # the rest: each flag as given
-    return Lauf(**{f: getattr(args, f) for f in Lauf._fields if hasattr(args, f) and f not in eigen}, **eigen)
-
-
-def einstellungen_fuer(lauf, sha, faelle):
-    """The settings line of a results file: what was asked, and the files and catalogue it was asked with,
-    so that --bewerten and --vergleich find them again and anyone can see what was sent."""
-    return {"modell": lauf.modell, "url": ohne_geheimnis(lauf.url), "temp": lauf.temp, "n": lauf.n,
-            "extra": lauf.extra, "nachfrage": lauf.nachfrage, "stream": lauf.stream, "system": lauf.system,
-            "stufen": list(lauf.stufen) if lauf.stufen else None, "stichprobe": lauf.stichprobe, "tag": lauf.tag,
-            "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
-            "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
-            **{f: getattr(lauf, f) for f in SPAETER_FELDER.values()},
-            **{f: (getattr(lauf, f) or os.urandom(8).hex()) if lauf.ganz else None for f in ("welt_salz", "ziehung")},
-            "frageregel": FRAGEREGEL, **{f"{f}_sha256": stufen_hash(faelle, st) if getattr(lauf, f) else None
-               for st, f in SPAETER_FELDER.items()},
-            "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei, "server_angabe": lauf.server}
-
-
-def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
-    """Print the summary of one run; return its figures."""
-    k = kennzahlen(faelle, ausgaben, lauf.katalog, e)
-    print(FORMEN[lauf.form].lauf(e, k, faelle, ausgaben, gezeigt, None if lauf.alle else FEHLSCHLAEGE_GEZEIGT))
-    return k
-
-
-def lauf_messen(lauf, alle, sha):
-    """Measure (or resume) the run lauf.tag on the cases it asks of `alle`, print its summary, return its figures."""
-    pfad = lauf.ausgabe / f"{lauf.tag}.jsonl"
-    faelle = faelle_fuer(alle, lauf._asdict(), lauf.faelle)
-    with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
-        einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha, alle))
-        lauf = lauf._replace(welt_salz=einstellungen.get("welt_salz"), ziehung=einstellungen.get("ziehung"))
-        gezeigt = fertig(ausgaben, lauf.klaeren) == len(faelle) * lauf.n
-        if not gezeigt and not gesperrt:
-            raise Eingabefehler(f"{pfad.parent}: cannot write there, so the run cannot go on (its lock file "
-                                f".{pfad.name}.lock cannot be opened)")
-        if not gezeigt and not ausgaben:  # identified before the first request too: a change on the way shows
-            einstellungen = dict(einstellungen, server=erkenne_server(Endpunkt(lauf)))
-        if not gezeigt:
-            ausgaben = messe(lauf, faelle, pfad, einstellungen, ausgaben, start)
-            einstellungen = nach_dem_lauf(lauf, pfad, einstellungen, faelle, ausgaben)
-    return zeige(lauf, einstellungen, faelle, ausgaben, gezeigt)
-
-
-@contextlib.contextmanager
-def dateifehler_vorab(pfad):
-    """Before any request, a results file that cannot be written is bad input: exit 2, one line."""
-    try:
-        pfad.parent.mkdir(parents=True, exist_ok=True)
-        yield
+        fig.savefig(pfad)
     except OSError as e:
-        lang = " (use a shorter --tag)" if e.errno == errno.ENAMETOOLONG else ""
-        raise Eingabefehler(f"{e.filename or pfad}: cannot write the results there ({e.strerror}){lang}") from None
-
-
-def wiedererkannt(lauf, pfad, alt, url):
-    """A run resumed: the server at its URL identified again. Another family, build, version or chat template than
-    the one it was measured on is refused (its outputs would mix two servers); another URL is named."""
-    anders = alt.get("url") not in (None, url)
-    # a run stopped before its start's identification was saved: the one at the old URL is asked, where it answers
-    vorher = alt.get("server") or anders and erkenne_server(Endpunkt(lauf._replace(url=alt["url"])))
-    jetzt = erkenne_server(Endpunkt(lauf))
-    if jetzt and vorher and kennung(jetzt) != kennung(vorher):
-        raise Eingabefehler(f"{pfad} was measured on {server_wort(vorher)} at {alt['url']}; {url} is now "
-                            f"{server_wort(jetzt)}: resume it on that server, or use another --tag (--neu measures "
-                            "anew)")
-    if anders:
-        print(f"messen: {pfad} was measured at {alt['url']}; the rest is asked at {url}", file=sys.stderr)
-
-
-def vorgefunden(lauf, alle, gefragt, pfad, einstellungen):
-    """What the results file holds already: (settings, outputs, where to go on writing).
-    gefragt: how many of all cases the run asks (S6 with --weiter only)."""
-    if pfad.exists() and lauf.neu:
-        print(f"messen: the earlier {pfad} is kept as {beiseite(pfad)}", file=sys.stderr)
-    elif pfad.exists():
-        try:
-            alt, ausgaben, start = lies_lauf(pfad, alle)
-        except Eingabefehler:  # what another sample or case file asked reads as damaged: first, how it was asked
-            if zuerst := lies_einstellungen(pfad):
-                pruefe_einstellungen(pfad, zuerst, einstellungen)
-            raise
-        if ausgaben:  # subtle: with nothing saved yet, corrected settings start the run afresh
-            pruefe_einstellungen(pfad, alt, einstellungen)
-            zustand = "a complete run, shown as saved (--neu measures anew)" \
-                if fertig(ausgaben, lauf.klaeren) == gefragt * lauf.n else \
-                f"{fertig(ausgaben, lauf.klaeren)} outputs that need nothing more; asking for the rest" \
-                if lauf.klaeren else f"{fertig(ausgaben)} outputs; asking for the rest"
-            print(f"messen: {pfad} holds {zustand}", file=sys.stderr)
-            if fertig(ausgaben, lauf.klaeren) < gefragt * lauf.n:
-                wiedererkannt(lauf, pfad, alt, einstellungen["url"])
-            return alt, ausgaben, start
-    return einstellungen, [], 0
-
-
-def gespeichert_pfad(lauf, tag_name):
-    pfad = lauf.ausgabe / f"{tag_name}.jsonl"
-    if not pfad.exists():
-        raise Eingabefehler(f"no saved run '{tag_name}' ({pfad} does not exist)")
-    return pfad
-
-
-def gemessen_mit(lauf, tags, faelle_gegeben):
-    """The case file and catalogue saved runs were measured on: found by the paths saved with them while
-    their hashes match, else as given (--faelle, --katalog), else the defaults. Returns (lauf with the
-    catalogue found, the cases, the case file's sha256). Runs on different ones are never compared."""
-    pfade = [gespeichert_pfad(lauf, t) for t in tags]
-    es = [lies_einstellungen(p) for p in pfade]
-    for feld, was in (("faelle_sha256", "case files"), ("katalog_sha256", "catalogues or openings"),
-                      ("stichprobe", "samples of BFCL's cases (--stichprobe)"),
-                      *((f"{f}_sha256", f"{st} cases") for st, f in SPAETER_FELDER.items())):
-        if len({json.dumps(e.get(feld)) for e in es
-                if feld.removesuffix("_sha256") not in SPAETER_FELDER.values() or e.get(feld)}) > 1:
-            raise Eingabefehler(f"{' and '.join(tags)} were measured on different {was}; they cannot be compared")
-    katalog = finde_katalog(pfade[0], es[0], lauf.katalog if lauf.katalog.datei else None)
-    faelle_pfad, faelle, sha = finde_faelle(pfade, es, faelle_gegeben, katalog)
-    return lauf._replace(katalog=katalog, faelle=faelle_pfad), faelle, sha
-
-
-def lies_einstellungen(pfad):
-    """The settings line of a results file, its fields checked; {} when the line is no settings line
-    (lies_lauf says later what is wrong with it)."""
-    try:
-        with open(pfad, "rb") as f:
-            e = json.loads(f.readline()).get("einstellungen")
-    except (OSError, ValueError, AttributeError, RecursionError):
-        return {}
-    if not isinstance(e, dict):
-        return {}
-    pruefe_einstellungszeile(pfad, 1, e)
-    return e
-
-
-def finde_faelle(pfade, es, gegeben, katalog):
-    """The case file the runs were measured on, as (path, cases, sha256): every candidate (the paths the
-    runs saved, --faelle, the installed file) tried against every hash they saved (faelle_sha256, and
-    weiter_sha256 where a run asked S6); the first that matches all."""
-    sha = es[0].get("faelle_sha256")
-    if not isinstance(sha, str):
-        ort = gegeben or faelle_standard()
-        return (Path(ort), *lade_faelle(ort, katalog, es[0].get("stichprobe")))
-    spaeter = {stufe: next((e[f"{feld}_sha256"] for e in es if isinstance(e.get(f"{feld}_sha256"), str)), None)
-               for stufe, feld in SPAETER_FELDER.items()}  # the later stages' hashes
-    spaetere = any(spaeter.values())
-    orte = list(dict.fromkeys(str(o) for o in [*(e.get("faelle_datei") for e in es), gegeben, faelle_standard()]
-                              if isinstance(o, (str, Path))))
-    for ort in orte:
-        try:
-            if not ist_bfcl(ort) and faelle_hash(Path(ort).read_bytes()) != sha:
-                continue  # the find first: a case file of another hash is not read
-            faelle, gelesen = lade_faelle(ort, katalog, es[0].get("stichprobe"))
-        except (OSError, Eingabefehler):
-            continue  # gone, or not a case file for this catalogue: the next place may hold it
-        if gelesen == sha and all(h is None or stufen_hash(faelle, stufe) == h for stufe, h in spaeter.items()):
-            return Path(ort), faelle, gelesen
-    welche = f"other cases (or other {' or '.join(SPAETER)} cases)" if spaetere else "other cases"
-    raise Eingabefehler(f"{pfade[0]} was measured on a case file that is not found: {' and '.join(orte)} are gone or "
-                        f"hold {welche}; give the one it was measured on with --faelle FILE")
-
-
-def finde_katalog(pfad, e, gegeben):
-    sha = e.get("katalog_sha256")
-    if not isinstance(sha, str):
-        return gegeben or STANDARD
-    gespeichert, orte = e.get("katalog_datei"), []  # orte: each place tried, with why it was not the one
-    for katalog in (gespeichert, gegeben, STANDARD):
-        try:
-            katalog = lade_katalog(katalog) if isinstance(katalog, str) else katalog
-        except Eingabefehler:
-            orte.append(f"{katalog} (gone or unreadable)")
-            continue  # the saved file is gone or broken: the next place may still hold it
-        if katalog is not None and katalog.sha == sha:
-            return katalog
-        if katalog is not None:
-            orte.append(f"{katalog.datei or 'the built-in one'} (another)")
-    raise Eingabefehler(f"{pfad} was measured with a catalogue that is not found: {', '.join(orte)}; give the one "
-                        "it was measured with as --katalog FILE")
-
-
-def pruefe_gespeichert(lauf, alle, pfad, e, ausgaben):
-    """A saved run as the reports take it: (its settings, the cases it asked, its outputs)."""
-    if e is None or not ausgaben:
-        raise Eingabefehler(f"{pfad} holds no output yet; run the command that measures it")
-    faelle = faelle_fuer(alle, e, lauf.faelle)
-    if fertig(ausgaben) < len(faelle) * e["n"]:
-        print(f"messen: {pfad} is incomplete ({fertig(ausgaben)} of {len(faelle) * e['n']} outputs); "
-              "the command that measured it, run again, asks for the rest", file=sys.stderr)
-    return dict(e, tag=pfad.name.removesuffix(".jsonl")), faelle, ausgaben  # labelled by the tag given
-
-
-def bewerten(lauf, faelle, tag_name, bild=None):
-    pfad = gespeichert_pfad(lauf, tag_name)
-    e, faelle, ausgaben = pruefe_gespeichert(lauf, faelle, pfad, *lies_lauf(pfad, faelle)[:2])
-    k = zeige(lauf, e, faelle, ausgaben)
-    if bild:
-        zeichne(bild, [Gemessen(e, k, faelle, ausgaben)])
-    return 0
-
-
-def vergleich(lauf, faelle, tags, streng=False, bild=None):
-    """Compare saved runs, each later one with the first; each run is (settings, figures,
-    per-case successes, what it did). With --streng, exit 3 when the last is worse beyond chance."""
-    pfade = [gespeichert_pfad(lauf, t) for t in tags]
-    gelesen = [lies_lauf(pfad, faelle)[:2] for pfad in pfade]  # (settings, outputs), each file read once
-    laeufe = [Gemessen(e, kennzahlen(eigene, aus, lauf.katalog, e), eigene, aus, was_geschah(aus))
-              for e, eigene, aus in (pruefe_gespeichert(lauf, faelle, p, *g) for p, g in zip(pfade, gelesen))]
-    halb = [r.tag for r in laeufe if not vollstaendig(r.einstellungen, r.kennzahlen)]
-    if streng and halb:
-        raise Eingabefehler(f"--streng needs complete runs; {' and '.join(halb)} {'is' if len(halb) == 1 else 'are'} "
-                            "incomplete: finish measuring first")
-    vs = [vergleiche(laeufe[0], spaeter) for spaeter in laeufe[1:]]
-    form = FORMEN[lauf.form]  # a pair, or a series
-    print(form.paar(laeufe[0], laeufe[1], vs[0], {f.id: f for f in faelle}, None if lauf.alle else
-                    FEHLSCHLAEGE_GEZEIGT) if len(laeufe) == 2 else form.reihe(laeufe, vs))
-    if bild:
-        zeichne(bild, laeufe)
-    status = vs[-1].status if streng else 0
-    if status:
-        print(f"messen: {streng_satz(vs[-1], [laeufe[0], laeufe[-1]])}; --streng exits {status}", file=sys.stderr)
-    return status
-
-
-TEIL_WORT = {"gesamt": "over all cases (p = {p})", "nativ": "in what an agent gets done (gelungen_nativ, p = {p})",
-             **{g: f"in {wort} (p = {{p}}, Holm-corrected)" for g, wort in GRUPPEN.items()}}  # where --streng stops
-
-
-def streng_satz(v, laeufe):
-    """Why --streng stops, in one line: the parts worse beyond chance, each with the p its verdict was read at; or
-    why it cannot tell, and the way out: what settles it, the run to ask again with its cases and its command."""
-    a, b, e = v.a, v.b, {r.tag: r.einstellungen for r in laeufe}
-    if v.ergebnis == "nicht_vergleichbar":
-        return f"cannot tell whether the model of {b} is worse than {a}'s: {v.nicht_vergleichbar}"
-    if v.ergebnis == "schlechter":
-        wo = [TEIL_WORT[t].format(p=f"{x.p:.3g}") for t, x in v.teile.items() if x.urteil == "schlechter"]
-        eigene = ", on the flips the server does not explain" if v.serverseitig else ""
-        return f"{b} is worse than {a} beyond chance at {NIVEAU_WORT} {' and '.join(wo)}{eigene}"
-    if v.nativ and v.nativ.urteil == "unklar" and not v.unklar:
-        warum = "; ".join(f"{g}: settled by {KLAERT[g]}" for g in v.nativ.gruende if g in KLAERT)
-        parser = "".join(f" (where {r.tag}'s parser is off: {abhilfe('parser', s, d.text_form)})" for r in laeufe
-                         for d, s in [(r.kennzahlen.diagnose, r.einstellungen.get("server"))] if d.text_ungeklaert)
-        was = "its text calls, whose owner cannot be told (the diagnosis names them)" \
-            if v.nativ.gruende == ("text_ungeklaert",) else "its outputs whose calls an agent cannot use, whose " \
-            f"fault cannot be told ({warum or 'the diagnosis names them'})"
-        return (f"cannot tell whether {b} is worse than {a} in what an agent gets done (gelungen_nativ): counted "
-                f"against B only, {was}, make it worse beyond chance; settle that{parser} and measure again")
-    ids = v.unklar + v.serverseitig
-    gruende = {art: dict.fromkeys(g for i in ids if v.wessen[i].art == art for g in v.wessen[i].gruende)
-               for art in ("unklar", "server")}
-    klaert = [f"{g}: {KLAERT[g]}" for g in gruende["unklar"] if g in KLAERT] + [
-        f"the server's {', '.join(gruende['server'])}: fix the server (the diagnosis says how)"
-    ] * bool(gruende["server"])
-    nochmal = [t for t in laeufe_von(v, ids) if gruende["server"] or set(gruende["unklar"]) - NEU_GEMESSEN]
-    wo = {"A": a, "B": b}  # with --n, the outputs that decide too: 'S2-1 (b #2 of 3, b #3 of 3)'
-    namen = [i + " (" * bool(w.ziehungen) + ", ".join(wo[z[0]] + z[1:] for z in w.ziehungen) + ")" * bool(w.ziehungen)
-             for i in ids for w in [v.wessen[i]]]
-    return (f"cannot tell whether {b} is worse than {a}: {mal(len(ids), 'case')} ({einige(namen)}) could go "
-            f"either way by outputs of {' and '.join(laeufe_von(v, ids))} that are no evidence on the model, worse "
-            f"beyond chance counted against B only; what would settle it: "
-            f"{'; '.join(klaert) or 'the diagnosis names what is unclear'}" +
-            "".join(f"; then ask {t}'s outputs again: {befehl(e[t], '--klaeren')}" for t in nochmal))
-
-
-def ausfuehren(args, lauf):
-    for namen, was in ((("selbsttest", "pruefen", "bewerten", "vergleich"), "two modes of their own"),
-                       (FORMEN, "two forms of one summary")):
-        if len(gegeben := [f"--{n}" for n in namen if getattr(args, n, False)]) > 1:
-            raise Eingabefehler(f"{' and '.join(gegeben)} are {was}; give one of them")
-    if args.bild and not (args.vergleich or args.bewerten):
-        raise Eingabefehler("--bild goes with --bewerten TAG or --vergleich A B [C ...]")
-    if args.streng and not args.vergleich:
-        raise Eingabefehler("--streng goes with --vergleich A B [C ...]")
-    if args.vergleich and len(args.vergleich) < 2:
-        raise Eingabefehler("argument --vergleich: needs two runs or more (A B, or a series A B C ...)")
-    if args.bild:
-        pyplot()  # before any work: a missing matplotlib is bad usage
-    if args.vergleich or args.bewerten:
-        lauf, faelle, _ = gemessen_mit(lauf, args.vergleich or [args.bewerten], args.faelle)
-        if args.vergleich:
-            return vergleich(lauf, faelle, args.vergleich, args.streng, args.bild)
-        return bewerten(lauf, faelle, args.bewerten, args.bild)
-    faelle, sha = lade_faelle(lauf.faelle, lauf.katalog, lauf.stichprobe)
-    if lauf.katalog is not STANDARD and any(STUFE[f.stufe].bfcl for f in faelle):
-        raise Eingabefehler(f"{lauf.faelle}: each BFCL case brings its own functions; --katalog and --variante "
-                            "choose the tools for the chapter's cases and yours")
-    if lauf.system is not None and not all(STUFE[f.stufe].bfcl for f in faelle):
-        raise Eingabefehler(f"--system goes with BFCL's cases; {lauf.faelle} is sent the catalogue's opening "
-                            "(your own: --katalog FILE)")
-    if args.selbsttest:
-        return selbsttest(lauf, faelle, sha)
-    if not lauf.url or not lauf.modell:
-        raise Eingabefehler("--url and --modell are needed to measure "
-                            "(or --selbsttest, --bewerten TAG, --vergleich A B)")
-    if args.pruefen:
-        return pruefen(lauf, faelle_fuer(faelle, lauf._asdict(), lauf.faelle))
-    if lauf.extra.get("parallel_tool_calls") is False:
-        print(f"messen: warning: {PARALLEL_AUS}", file=sys.stderr)
-    lauf_messen(lauf, faelle, sha)
-    return 0
-
-
-def beenden(signum, frame):
-    raise Beendet()
-
-
-def main(argv=None):
-    for strom in (sys.stdout, sys.stderr):  # whatever a server sent prints, on any terminal
-        if hasattr(strom, "reconfigure"):
-            strom.reconfigure(errors="backslashreplace")
-    geheim = []  # never printed: the API key and a password inside the URL
-    vorher = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
-    if vorher is not None:
-        signal.signal(signal.SIGTERM, beenden)  # SIGTERM ends a run as Ctrl-C does
-    try:
-        args = parser().parse_args(argv)
-        lauf = lauf_aus(args)
-        geheim = [g for g in (lauf.key, lauf.url and urlsplit(lauf.url).password) if g]
-        geheim += [v for k, v in parse_qsl(urlsplit(lauf.url or "").query) if GEHEIM_NAME.search(k) and v]
-        geheim += [quote(g) for g in geheim]  # as it stands in a URL a message quotes
-        return ausfuehren(args, lauf)
-    except Abbruch as e:
-        text = str(e)
-        for g in geheim:
-            text = text.replace(g, "***")
-        print(f"messen: {text}", file=sys.stderr)
-        return e.status
-    except KeyboardInterrupt as e:
-        print(f"messen: {'terminated' if isinstance(e, Beendet) else 'interrupted'}", file=sys.stderr)
-        return getattr(e, "status", 130)
-    except BrokenPipeError:  # the reader of stdout went away (| head); the run itself is saved
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        raise Eingabefehler(f"--bild {pfad}: cannot write the picture ({e.strerror})") from None
     finally:
-        if vorher is not None:
-            signal.signal(signal.SIGTERM, vorher)
+        plt.close(fig)
+
+# ---------------------------------------------------------------------------
+# The status line: what a run shows on stderr while it measures
+# ---------------------------------------------------------------------------
+
+
+TAKT = {True: 2.0, False: 60.0}  # seconds between status lines: on a terminal, into a file or pipe
+
+
+class Anzeige:
+    """What shows on stderr while requests are in flight, so that no wait is blind: a line drawn every TAKT
+    seconds (zeige), what is in flight and for how long, and each request asked again with why, said at once.
+    Endpunkt reports each request to it (gefragt, zurueck, nochmal)."""
+
+    def __init__(self, terminal=None):
+        self.start, self.anfragen, self.zeiten = time.monotonic(), [], []  # (whose, seconds) each took; when it came
+        self.unterwegs, self.sperre = {}, threading.Lock()  # a request in flight -> (whose, since when)
+        self.terminal = sys.stderr.isatty() if terminal is None else terminal
+        self.halt = threading.Event()
+        threading.Thread(target=self.ticke, daemon=True).start()
+
+    def ticke(self):
+        while not self.halt.wait(TAKT[self.terminal]):
+            self.zeige(takt=True)
+
+    def gesendet(self, wer):
+        """A request sent; the key its end is reported with."""
+        schluessel = object()
+        with self.sperre:
+            self.unterwegs[schluessel] = (wer, time.monotonic())
+        return schluessel
+
+    def zurueck(self, schluessel, sekunden=None):
+        """A request ended: answered (its seconds), or given up."""
+        with self.sperre:
+            wer, _ = self.unterwegs.pop(schluessel, (None, None))
+            if sekunden is not None:
+                self.anfragen.append((wer, sekunden))
+                self.zeiten.append(time.monotonic())
+
+    def nochmal(self, wer, grund, versuch, versuche):
+        self.schreibe(f"messen: {wer}: {grund}; asking again (attempt {versuch} of {versuche})\n", neu=True)
+
+    def schreibe(self, text, neu=False):
+        with self.sperre:
+            sys.stderr.write(("\r\033[K" if neu and self.terminal else "") + text)
+            sys.stderr.flush()
+
+    def in_flug(self, jetzt):
+        """', in flight: S2-5 for 0:45 and 2 more', or ''."""
+        with self.sperre:
+            unterwegs = sorted(self.unterwegs.values(), key=lambda x: x[1])
+        if not unterwegs:
+            return ""
+        wer, seit = unterwegs[0]
+        return f", in flight: {wer} for {uhrzeit(jetzt - seit)}" + \
+            (f" and {len(unterwegs) - 1} more" if len(unterwegs) > 1 else "")
+
+    def ende(self):
+        self.halt.set()
+        if self.terminal:
+            self.schreibe("\n")
+
+
+class Fortschritt(Anzeige):
+    """What a run shows on stderr from its first second: on a terminal one line, rewritten at every output and
+    every TAKT seconds (done of all, the time so far and left, the median request, what is in flight); into a file
+    or pipe a line at every tenth output and once a minute. The time left: the requests still expected at the
+    pace they came back lately (resttakt)."""
+
+    def __init__(self, fertig, gesamt, offen, terminal=None, parallel=1):
+        self.fertig, self.gesamt, self.offen = fertig, gesamt, offen  # offen: requests the outputs left expect
+        self.parallel, self.fall_id = parallel, ""  # --parallel: the answers that come back in one bunch (resttakt)
+        super().__init__(terminal)
+        if self.terminal:  # from the first second, before any answer
+            self.zeige()
+
+    def weiter(self, a, fall_id, erwartet=1):
+        with self.sperre:
+            self.fertig, self.offen, self.fall_id = self.fertig + 1, self.offen - erwartet, fall_id
+        zehntel = self.fertig == self.gesamt or self.fertig * 10 // self.gesamt != (self.fertig - 1) * 10 // self.gesamt
+        if self.terminal or zehntel:
+            self.zeige()
+
+    def zeige(self, takt=False):
+        if self.terminal:
+            self.schreibe(f"\rmessen: {self.fertig}/{self.gesamt} {self.fall_id:<8} {self.stand()}\033[K")
+        elif takt:
+            self.schreibe(f"messen: {self.fertig}/{self.gesamt} outputs, {self.stand()}\n")
+        else:  # subtle: one write with its newline, so that Ctrl-C cannot fall between the line and its end
+            self.schreibe(f"messen: {self.fertig}/{self.gesamt} outputs\n")
+
+    def stand(self):
+        """'2:14 so far, 27.1 s a request (median), about 8:40 left (6:10 to 11:20), in flight: S2-5 for 0:45'."""
+        jetzt = time.monotonic()
+        with self.sperre:
+            teile = [f"{uhrzeit(jetzt - self.start)} so far"] + (
+                [f"{statistics.median(s for _, s in self.anfragen):.1f} s a request (median)"] if self.anfragen else [])
+            rest = resttakt(self.zeiten, self.offen, self.start, self.parallel, jetzt) \
+                if self.fertig < self.gesamt else None
+        if rest:
+            teile.append(f"about {uhrzeit(rest[0])} left ({uhrzeit(rest[1])} to {uhrzeit(rest[2])})")
+        return ", ".join(teile) + self.in_flug(jetzt)
+
+
+class Pruefstand(Anzeige):
+    """What --pruefen shows on stderr while a check runs: its name as it starts; on a terminal a line ticking
+    with the seconds it has taken and the request in flight, cleared before the check's line is printed."""
+
+    def __init__(self, terminal=None):
+        self.was, self.seit = None, time.monotonic()
+        super().__init__(terminal)
+
+    def beginne(self, was):
+        self.was, self.seit = was, time.monotonic()
+        self.schreibe(f"\rmessen: checking {was} ...\033[K" if self.terminal else f"messen: checking {was} ...\n")
+
+    def zeige(self, takt=False):
+        if self.was and self.terminal:
+            jetzt = time.monotonic()
+            self.schreibe(f"\rmessen: checking {self.was}, {uhrzeit(jetzt - self.seit)}{self.in_flug(jetzt)}\033[K")
+
+    def loesche(self):
+        """Clear the ticking line, so that a check's line on stdout stands alone."""
+        if self.terminal:
+            self.schreibe("\r\033[K")
+
+
+def resttakt(zeiten, offen, start, parallel=1, jetzt=None):
+    """(seconds left, low, high), or None until five requests and a tenth of those expected came back: the requests
+    still expected (offen) times the median gap of the last K (a quarter, 5 to 30: the pace lately); the range
+    from those gaps' quartiles and the run's median gap, widened by 1 + 1/sqrt(K), its high end never above the
+    slowest gap so far (the open one since the last answer too) for each request left. Between answers (jetzt)
+    all three count down, by at most one request's share: the request in flight overdue, the rest still take
+    their pace, and the high end grows with the seconds it has taken.
+    subtle: with --parallel P, answers come back in bunches of P (gaps of 0.3 s and 7.7 s in turn), whose median
+    is either; a gap is taken over P answers and divided by P, which is the pace whatever the bunching."""
+    n, offen = len(zeiten), max(0, offen)
+    if n < 5 or n < (n + offen) / 10:
+        return None
+    p = max(1, min(parallel, n))
+    luecken = [(b - a) / p for a, b in zip([start] * p + zeiten, zeiten)]  # seconds per answer, over P answers
+    seit = 0 if jetzt is None else max(0, jetzt - zeiten[-1])
+    k = max(5, min(30, n // 4))
+    viertel, alle, weit = statistics.quantiles(luecken[-k:], n=4), statistics.median(luecken), 1 + 1 / math.sqrt(k)
+    mitte, tief, hoch = offen * viertel[1], offen * min(viertel[0], alle) / weit, offen * max(viertel[2], alle) * weit
+    danach = (max(1, offen) - 1) / max(1, offen)  # the share of the requests after the one in flight
+    hoch = max(hoch - seit, hoch * danach + seit - mitte / max(1, offen))
+    return (max(mitte - seit, mitte * danach), max(tief - seit, tief * danach),
+            min(hoch, offen * max(luecken + [(seit + zeiten[-1] - zeiten[-p]) / p])))
+
+
+def uhrzeit(sekunden):
+    """134 -> '2:14', 4000 -> '1:06:40'."""
+    s = int(round(sekunden))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+# ---------------------------------------------------------------------------
+# Run as a script
+# ---------------------------------------------------------------------------
 
 
 if __name__ == "__main__":
