@@ -417,15 +417,59 @@ def ohne_zyklensammler():
 
 
 def passt(ist, soll):
-    """The chapter's passt: does one call hit one expected step? Its rules stand in warum_nicht, which says
-    for each broken rule why, so that deciding and explaining are one walk."""
+    if ist["name"] != soll["name"] or ist["args"] is None:
+        return False
+    # Mandatory: every expected argument is there with the expected value.
+    for k, v in soll["args"].items():
+        if str(ist["args"].get(k, "")).strip() != str(v):
+            return False
+    # No extra, unexpected argument (invented filters count as wrong).
+    return set(ist["args"]) == set(soll["args"])
+
+
+# passt and bewerte above stand word for word as the chapter prints them, and decide every case written as the
+# chapter writes one (a name and its arguments). A case may say more: values it accepts beside the expected one
+# (oder), arguments it allows (optional), parameters its schema types (_typen, from a user's catalogue), BFCL's
+# checker's rules (_schema). Those cases go through the walk below, which keeps the chapter's rules, adds theirs,
+# and says for each broken rule why (tests/test_eigenschaften.py holds the two equal where both apply).
+ERWEITERUNGEN = ("oder", "optional", "_typen", "_schema")  # what an expected call may carry beyond the chapter's
+
+
+def erweitert(soll):
+    return any(k in soll for k in ERWEITERUNGEN)
+
+
+def trifft(ist, soll):
+    """passt, with the rules a case adds: no rule of warum_nicht broken."""
     if ist["name"] != soll["name"] or ist["args"] is None:
         return False  # the chapter's first rule, here too: most calls fail it, and a walk costs more
     return next(warum_nicht(ist, soll), None) is None
 
 
+def zuordnung(ist_liste, soll_liste):
+    """bewerte's walk with trifft: (treffer, the calls left over, the expected steps missed). Each expected step
+    takes the first call left that hits it, as bewerte takes it, so that one call never covers two steps."""
+    offen, fehlend = list(ist_liste), []
+    for soll in soll_liste:
+        i = next((i for i, ist in enumerate(offen) if trifft(ist, soll)), None)
+        if i is None:
+            fehlend.append(soll)
+        else:
+            offen.pop(i)
+    return len(soll_liste) - len(fehlend), offen, fehlend
+
+
+def bewertet(ist_liste, soll_liste):
+    """(treffer, offen) of an answer: the chapter's bewerte for a case as the chapter writes one, else its walk."""
+    if not any(map(erweitert, soll_liste)):
+        return bewerte(ist_liste, soll_liste)
+    treffer, offen, _ = zuordnung(ist_liste, soll_liste)
+    return treffer, len(offen)
+
+
 def warum_nicht(ist, soll):
-    """Each rule of passt that ist breaks, as (code, words): the codes are the failure classes'."""
+    """Each rule of passt (and of what the case adds) that ist breaks, as (code, words): the codes are the failure
+    classes'."""
     if ist["name"] != soll["name"] or ist["args"] is None:
         yield ("falsches_werkzeug", f"{ist['name']} instead of {soll['name']}") if ist["name"] != soll["name"] else \
             ("fehlerhaft", "arguments are not a JSON object")
@@ -556,7 +600,7 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, 
     if umbenennung:
         aufrufe = zurueckbenannt(aufrufe, umbenennung)
     soll = fall.art.weise.soll(fall)
-    treffer, offen = bewerte(aufrufe, soll)
+    treffer, offen = bewertet(aufrufe, soll)
     vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
     still = fall.stufe in STILL
     tokens, schleife = zahl_oder_none(usage, "completion_tokens"), schleift(nachricht)
@@ -645,14 +689,7 @@ def befunde(ist_liste, soll_liste, still, treffer=None):
     spare call of another tool (falsches_werkzeug; that call is then named, not counted), else kein_aufruf;
     each call left over ueberzaehlig (in S4/S5 every call) or fehlerhaft (malformed). treffer: bewerte's, where
     known: with none, no hit is looked for again."""
-    offen, fehlend = list(ist_liste), [] if treffer != 0 else list(soll_liste)
-    for soll in soll_liste if treffer != 0 else ():
-        for i, ist in enumerate(offen):
-            if passt(ist, soll):
-                offen.pop(i)
-                break
-        else:
-            fehlend.append(soll)
+    _, offen, fehlend = zuordnung(ist_liste, soll_liste) if treffer != 0 else (0, list(ist_liste), list(soll_liste))
     paare = []
     for soll in fehlend:
         i = next((i for i, ist in enumerate(offen) if ist["name"] == soll["name"]), None)
@@ -4472,8 +4509,8 @@ def bfcl_urteil(fall, nachricht):
         return False
     ist = [{"name": n, "args": a} for n, a in decodiert]
     if STUFE[fall.stufe].pruefer != "parallel":
-        return passt(ist[0], fall.erwartet[0])
-    treffer, offen = bewerte(ist, fall.erwartet)
+        return trifft(ist[0], fall.erwartet[0])
+    treffer, offen = bewertet(ist, fall.erwartet)
     return treffer == len(fall.erwartet) and offen == 0
 BfclZahlen = collections.namedtuple("BfclZahlen", "gesamt fehlgeschlagen stufen nicht_live live still_anders")
 # BFCL's verdict: pooled over all its cases (messen's pooling), failed ids, by category, BFCL's own overalls (None

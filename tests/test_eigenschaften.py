@@ -242,8 +242,19 @@ SOLL_RUF = st.fixed_dictionaries({"name": st.sampled_from(["f", "g"]),
 @EINSTELLUNG
 @given(ist=KLEIN_RUF, soll=SOLL_RUF)
 def test_passt_entscheidet_wie_das_kapitel_und_sagt_warum(ist, soll):
+    """messen's passt is the chapter's; the walk that says why (warum_nicht, trifft) decides as it does."""
     gruende = list(messen.warum_nicht(ist, soll))
-    assert messen.passt(ist, soll) == passt_wie_gedruckt(ist, soll) == (gruende == [])
+    assert messen.passt(ist, soll) == passt_wie_gedruckt(ist, soll) == messen.trifft(ist, soll) == (gruende == [])
+
+
+@EINSTELLUNG
+@given(ist=st.lists(KLEIN_RUF, max_size=4), soll=st.lists(SOLL_RUF, max_size=3))
+def test_bewerte_wie_gedruckt_und_der_weg_daneben(ist, soll):
+    """The chapter's bewerte and the walk beside it (zuordnung) count the same hits and the same calls left over,
+    wherever a case says no more than the chapter's; bewertet takes the chapter's there."""
+    treffer, offen, fehlend = messen.zuordnung(ist, soll)
+    assert messen.bewerte(ist, soll) == messen.bewertet(ist, soll) == (treffer, len(offen))
+    assert len(fehlend) == len(soll) - treffer
 
 
 @EINSTELLUNG
