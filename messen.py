@@ -427,6 +427,18 @@ def passt(ist, soll):
     return set(ist["args"]) == set(soll["args"])
 
 
+def bewerte(ist_liste, soll_liste):
+    offen = list(ist_liste)
+    treffer = 0
+    for soll in soll_liste:
+        for i, ist in enumerate(offen):
+            if passt(ist, soll):
+                treffer += 1
+                offen.pop(i)
+                break
+    return treffer, len(offen)
+
+
 # passt and bewerte above stand word for word as the chapter prints them, and decide every case written as the
 # chapter writes one (a name and its arguments). A case may say more: values it accepts beside the expected one
 # (oder), arguments it allows (optional), parameters its schema types (_typen, from a user's catalogue), BFCL's
@@ -511,18 +523,6 @@ def wert_passt(ist, soll, typ=None):
 
 def ist_zahl(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def bewerte(ist_liste, soll_liste):
-    offen = list(ist_liste)
-    treffer = 0
-    for soll in soll_liste:
-        for i, ist in enumerate(offen):
-            if passt(ist, soll):
-                treffer += 1
-                offen.pop(i)
-                break
-    return treffer, len(offen)
 
 
 class Note(typing.NamedTuple):
