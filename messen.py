@@ -562,7 +562,8 @@ class Note(typing.NamedTuple):
         row of WESSEN its evidence meets, else the model's with its reason; None for a success."""
         if gelungen(self):
             return None
-        return next(((art, grund) for grund, art, trifft in WESSEN if trifft(self)), ("modell", self.mangel))
+        w = wessen_zeile(self)
+        return (w.wessen, w.grund) if w else ("modell", self.mangel)
 
 
 class Ausgabe(typing.NamedTuple):
@@ -753,7 +754,8 @@ Kennzahlen = collections.namedtuple("Kennzahlen", (  # a run's figures, read by 
 def als_json(x):
     """A record as JSON takes it: each NamedTuple an object of its fields, all the way down."""
     if hasattr(x, "_asdict"):
-        return {k.removesuffix("_"): als_json(v) for k, v in x._asdict().items()}  # Flip.in_ is the JSON's "in"
+        return {k.removesuffix("_"): als_json(v) for k, v in x._asdict().items()  # Flip.in_ is the JSON's "in"
+                if k not in getattr(x, "NICHT_IM_JSON", ())}
     if isinstance(x, dict):
         return {k: als_json(v) for k, v in x.items()}
     return [als_json(v) for v in x] if isinstance(x, (list, tuple)) else x
@@ -4948,22 +4950,156 @@ WENIGER_TOKENS = 50
 TOKENS_HOECHSTENS = 10 ** 9  # a count above this is no count a server measured
 
 
-Lage = collections.namedtuple("Lage", "alle ausgaben text eigen wessen grund server probe katalog protokoll")
+def strom_defekt(a):
+    """Did the stream change what was graded: a failed output (or second turn) whose same request
+    without stream, at temperature 0, gave other calls, while the stream asked again gave the same?"""
+    g = a.gegenprobe
+    return bool(g) and g["ohne"] != g["gestreamt"] and g["nochmal"] == g["gestreamt"]
+
+
+def als_menge(aufrufe):
+    """Calls as a comparable multiset: the order of calls and of their arguments does not matter."""
+    return sorted(json.dumps(aufruf_kern(c), sort_keys=True) for c in aufrufe)
+
+
+def strom_ungeprueft(b):
+    """A failed streamed output whose stream's part cannot be told: no plain answer beside it (a
+    temperature above 0, or the plain request failed), or the stream asked again gave calls of its own."""
+    if not b.gestreamt or gelungen(b):
+        return False
+    g = b.gegenprobe
+    return g is None or g["ohne"] != g["gestreamt"] and g["nochmal"] not in (g["gestreamt"], g["ohne"])
+
+
+def sofort_beendet(a):
+    """Nothing at all, for at most the one token that ends a turn, and the turn ended there."""
+    return a.mangel == "leer" and not a.inhalt_da and a.completion_tokens is not None and \
+        a.completion_tokens <= 1 and a.finish == "stop"
+
+
+class Wessen(typing.NamedTuple):
+    """One row of the one table that says whose a failed answer is: its reason, whose (server, modell, unklar), the
+    test on its Note. The verdict on the model (ausgang), the diagnosis's counts of these reasons and their owners,
+    and the diagnosis's heading all read these rows and no other; the words of each reason's line stand in
+    DIAGNOSE_HINWEISE under the same reason."""
+    grund: str
+    wessen: str
+    trifft: typing.Callable
+
+
+def abgelehnt(a):
+    return "geparst_abgelehnt" in a.protokoll
+
+
+def geschleift(a):
+    return a.mangel == "abgeschnitten" and a.schleife
+
+
+def gekappt_unter_grenze(a):
+    return a.mangel == "abgeschnitten" and a.grenze is not None
+
+
+def gekappt_ohne_grenze(a):
+    return a.mangel == "abgeschnitten"
+
+
+def angekuendigt(a):
+    return a.mangel == "angekuendigt"
+
+
+def im_denken(a):
+    return a.mangel == "im_denken"
+
+
+def argumente_fehlen(a):
+    return a.form == "versuch" and not a.still
+
+
+def leer_gezaehlt(a):
+    return a.mangel == "leer" and not a.inhalt_da and a.completion_tokens is not None
+
+
+def leer_ungezaehlt(a):
+    return a.mangel == "leer" and not a.inhalt_da
+
+
+WESSEN = (  # whose a failed answer is, by the evidence its Note holds, weighed in this order (Wessen rows):
+    # 'server' only where the response itself proves it; 'unklar' (cannot tell) where nothing settles it
+    Wessen("strom_defekt", "server", strom_defekt),  # a stream its plain twin shows broken
+    Wessen("strom_ungeprueft", "unklar", strom_ungeprueft),  # a stream the cross-check cannot settle
+    # refused by the server's parser: the model wrote a call wrongly, or the parser rejects a form it should read
+    Wessen("geparst_abgelehnt", "unklar", abgelehnt),
+    # an answer cut while it repeats itself is the model's: it loops, whatever the limit; runs are compared only
+    # under the same server, chat template and settings. A cut one is the model's under a limit the user set (the
+    # same for both runs); without one, the server's own limit may have cut it, which cannot be told
+    Wessen("schleife", "modell", geschleift),
+    Wessen("abgeschnitten", "modell", gekappt_unter_grenze),
+    Wessen("abgeschnitten", "unklar", gekappt_ohne_grenze),
+    Wessen("angekuendigt", "unklar", angekuendigt),  # calls a parser dropped after announcing
+    Wessen("im_denken", "unklar", im_denken),  # an answer left in a reasoning field
+    # functions.NAME: and nothing after: the model's, or a handler's that lost the arguments (in S4/S5 it is a
+    # spare call all the same)
+    Wessen("argumente_fehlen", "unklar", argumente_fehlen),
+    # nothing at all: whose by the completion tokens the server counted (whitespace or a stop token written as
+    # text is something the model wrote): none or one, the end of the turn alone, is a model that ends at once
+    # (a fine-tune whose end-of-turn token was trained everywhere); more, tokens the server never sent
+    Wessen("sofort_beendet", "modell", sofort_beendet),
+    Wessen("leer", "server", leer_gezaehlt),
+    Wessen("leer", "unklar", leer_ungezaehlt))
+WESSEN_GRUENDE = tuple(dict.fromkeys(w.grund for w in WESSEN))
+WESSEN_ARTEN = ("server", "modell", "unklar")  # in the order a heading names them
+
+
+def wessen_zeile(b):
+    """The row of WESSEN a failed answer's evidence meets first, or None (a success, or the model's own failure)."""
+    return None if gelungen(b) else next((w for w in WESSEN if w.trifft(b)), None)
+
+
+def wessen_zaehlen(k):
+    """reason -> {whose: answers}, over every answer of a run, as WESSEN decides each: what the diagnosis's lines
+    of these reasons count, and whose each line is."""
+    zahlen = {}
+    for b in k.alle:
+        w = wessen_zeile(b)
+        if w:
+            zahlen.setdefault(w.grund, collections.Counter())[w.wessen] += 1
+    return {g: dict(zahlen[g]) for g in WESSEN_GRUENDE if g in zahlen}
+
+
+def je_grund(grund):
+    """The diagnosis count of one reason of WESSEN: its answers, whoever's."""
+    def zaehle(k):
+        return sum(k.wessen_je_grund.get(grund, {}).values())
+    zaehle.__name__ = f"zaehle_{grund}"
+    return zaehle
+
+
+Lage = collections.namedtuple("Lage", "alle ausgaben text eigen wessen grund server probe katalog protokoll "
+                                      "wessen_je_grund")
 # what a diagnosis counts from: every answer, the outputs, well-formed text calls in a parser's form and in the model's
-# own, whose the first are (TEXT_WESSEN) and why, server, probe, katalog_befund's pair, the protocol's notes by kind
+# own, whose the first are (TEXT_WESSEN) and why, server, probe, katalog_befund's pair, the protocol's notes by kind,
+# and the answers of each reason of WESSEN by whose (wessen_zaehlen)
+def unlesbar_zaehlen(k):
+    """Calls whose arguments do not parse, by form, in the answers whose failure WESSEN leaves to the model (or to
+    its argumente_fehlen row): a cut call is the cut's, a call the server refused to parse is the refusal's."""
+    return dict(collections.Counter(form for b in k.alle if b.job is None and not b.mangel and
+                                    getattr(wessen_zeile(b), "grund", "argumente_fehlen") == "argumente_fehlen"
+                                    for form, _ in unlesbar_von(b)))
+
+
 DIAGNOSE_ZAHLEN = {  # the kinds a diagnosis counts beside DIAGNOSE_HINWEISE's, whose rows carry their own count
-    "sofort_beendet": lambda k: sum(map(sofort_beendet, k.alle)),
+    "sofort_beendet": je_grund("sofort_beendet"),
     "protokoll": lambda k: {a: k.protokoll[a] for a in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if k.protokoll[a]},
     "eigenes_format": lambda k: k.eigen + (k.text if k.wessen == "modell" else 0),
     "text_ungeklaert": lambda k: k.text if k.wessen == "unklar" else 0,
     "probe": lambda k: beleg_text(k.grund, k.server, k.probe) if k.text and k.grund not in ("vorlage", NATIV) else None,
     "text_form": lambda k: max(n := collections.Counter(textform(b.aufrufe) for b in k.alle if b.form in (
         "parser", "eigen")), key=n.get, default=None),  # the form most were in (one ``` fence among JSON names none)
-    "unlesbar": lambda k: dict(collections.Counter(form for b in k.alle if b.job is None and not b.mangel
-                                                   for form, _ in unlesbar_von(b))),  # a cut call is the cut's
-    "leer_ungezaehlt": lambda k: sum(b.wessen == ("unklar", "leer") for b in k.alle),  # of leer: no count tells whose
+    "unlesbar": unlesbar_zaehlen,
+    "leer_ungezaehlt": lambda k: k.wessen_je_grund.get("leer", {}).get("unklar", 0),  # of leer: no count tells whose
     "katalog_unklar": lambda k: k.katalog[1],
-    "strom_ungeprueft": lambda k: sum(b.wessen == ("unklar", "strom_ungeprueft") for b in k.alle)}
+    "strom_ungeprueft": je_grund("strom_ungeprueft"),
+    "wessen_je_grund": lambda k: k.wessen_je_grund}
 # each a count but katalog_fehlt (bool or None), words (probe, text_form, katalog_unklar), protokoll, unlesbar by kind
 
 
@@ -4979,7 +5115,8 @@ def diagnose(ausgaben, schwelle=KATALOG_TOKENS, einstellungen=None):
     wessen, grund = text_wessen(any(b.nativ for b in alle), e.get("server"), e.get("probe"))
     k = Lage(alle, ausgaben, heil["parser"], heil["eigen"], wessen, grund, e.get("server"), e.get("probe"),
              katalog_befund(ausgaben, schwelle), sum((collections.Counter(b.protokoll) + collections.Counter(
-                 STROM_NOTIZEN.get(d, d) for d in b.defekte) for b in alle), collections.Counter()))
+                 STROM_NOTIZEN.get(d, d) for d in b.defekte) for b in alle), collections.Counter()), None)
+    k = k._replace(wessen_je_grund=wessen_zaehlen(k))
     return Diagnose(**{name: zaehle(k) for name, zaehle in ZAEHLEN.items()})
 
 
@@ -5049,27 +5186,6 @@ def beleg_text(grund, server, probe):
         grund, f"{wie} came back without any call")
 
 
-def strom_defekt(a):
-    """Did the stream change what was graded: a failed output (or second turn) whose same request
-    without stream, at temperature 0, gave other calls, while the stream asked again gave the same?"""
-    g = a.gegenprobe
-    return bool(g) and g["ohne"] != g["gestreamt"] and g["nochmal"] == g["gestreamt"]
-
-
-def als_menge(aufrufe):
-    """Calls as a comparable multiset: the order of calls and of their arguments does not matter."""
-    return sorted(json.dumps(aufruf_kern(c), sort_keys=True) for c in aufrufe)
-
-
-def strom_ungeprueft(b):
-    """A failed streamed output whose stream's part cannot be told: no plain answer beside it (a
-    temperature above 0, or the plain request failed), or the stream asked again gave calls of its own."""
-    if not b.gestreamt or gelungen(b):
-        return False
-    g = b.gegenprobe
-    return g is None or g["ohne"] != g["gestreamt"] and g["nochmal"] not in (g["gestreamt"], g["ohne"])
-
-
 def katalog_befund(ausgaben, schwelle=KATALOG_TOKENS):
     """(katalog_fehlt, why the counts cannot tell or None): katalog_fehlt is True when outputs sent the
     whole catalogue cost less than `schwelle` more prompt tokens than S1's, None when the counts cannot
@@ -5102,36 +5218,6 @@ KLAERT = {  # what would settle each cannot-tell reason of WESSEN (and of a comp
     "text_ungeklaert": "a server that says who it is, or a probe where it tells (--pruefen)",
     "argumente_doppelt": "a server known not to encode arguments twice",
     "nachfrage_fehlt": "the second turns, asked again by the same command"}
-
-
-def sofort_beendet(a):
-    """Nothing at all, for at most the one token that ends a turn, and the turn ended there."""
-    return a.mangel == "leer" and not a.inhalt_da and a.completion_tokens is not None and \
-        a.completion_tokens <= 1 and a.finish == "stop"
-
-
-WESSEN = (  # whose a failed answer is, by the evidence its Note holds, weighed in this order: (reason, kind, test)
-    # 'server' only where the response itself proves it; 'unklar' (cannot tell) where nothing settles it
-    ("strom_defekt", "server", strom_defekt),  # a stream its plain twin shows broken
-    ("strom_ungeprueft", "unklar", strom_ungeprueft),  # a stream the cross-check cannot settle
-    # refused by the server's parser: the model wrote a call wrongly, or the parser rejects a form it should read
-    ("geparst_abgelehnt", "unklar", lambda a: "geparst_abgelehnt" in a.protokoll),
-    # a cut or looping answer is the model's: runs are compared only under the same settings, so the token limit
-    # was the same for both models; a cut one without a limit the user set cannot be told from the server's own cut
-    ("schleife", "modell", lambda a: a.mangel == "abgeschnitten" and a.schleife),
-    ("abgeschnitten", "modell", lambda a: a.mangel == "abgeschnitten" and a.grenze is not None),
-    ("abgeschnitten", "unklar", lambda a: a.mangel == "abgeschnitten"),
-    ("angekuendigt", "unklar", lambda a: a.mangel == "angekuendigt"),  # calls a parser dropped after announcing
-    ("im_denken", "unklar", lambda a: a.mangel == "im_denken"),  # an answer left in a reasoning field
-    # functions.NAME: and nothing after: the model's, or a handler's that lost the arguments (in S4/S5 it is a
-    # spare call all the same)
-    ("argumente_fehlen", "unklar", lambda a: a.form == "versuch" and not a.still),
-    # nothing at all: whose by the completion tokens the server counted (whitespace or a stop token written as
-    # text is something the model wrote): none or one, the end of the turn alone, is a model that ends at once
-    # (a fine-tune whose end-of-turn token was trained everywhere); more, tokens the server never sent
-    ("sofort_beendet", "modell", sofort_beendet),
-    ("leer", "server", lambda a: a.mangel == "leer" and not a.inhalt_da and a.completion_tokens is not None),
-    ("leer", "unklar", lambda a: a.mangel == "leer" and not a.inhalt_da))
 
 
 def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False, nativ=None):
@@ -5209,26 +5295,30 @@ EIGENES_FORMAT = ("calls were written in a format of the model's own (a ``` bloc
 SOFORT_BEENDET = ("answers that ended at once: nothing but the end of the turn (completion_tokens 0 or 1, "
                   "finish_reason stop). The model ends its turn before it answers, as a fine-tune does whose "
                   "end-of-turn token was trained at every position; not the server")
-SCHLEIFE_FOLGE = "No answer came: whether the model loops or its chat template makes it loop cannot be told here."
+SCHLEIFE_FOLGE = ("A comparison under the same server, chat template and limit counts these outputs as the "
+                  "model's.")
+ABGESCHNITTEN_FOLGE = ("No limit was set for this run, so the server's own may have cut them: whose they are cannot be "
+                       "told; " + KLAERT["abgeschnitten"] + " settles it.")
+VERWORFEN_FOLGE = "The choice graded is the model's answer as any other; nothing is blamed on the server for it."
 NACH_DEM_GEMEINTEN = ("The figures grade the calls as the model wrote them; gelungen_nativ is what an agent on "
                       "this server gets done.")
 Hinweis = collections.namedtuple("Hinweis", "was abhilfe wessen folge zaehle")
 # a diagnosis count's line: what it counts, the fix (in the identified server's options), whose it is (a tuple of
-# server, modell, unklar; or a function of the diagnosis), what follows for the figures (the same so), and its
-# count over the run's Lage: a new kind is one row
+# server, modell, unklar, empty for a note that blames no one; None for a reason of WESSEN, whose rows decide it
+# per answer), what follows for the figures (or a function of the diagnosis), and its count over the run's Lage.
+# Rows whose reason is WESSEN's count per answer; the others (katalog_fehlt, aus_text, teilweise_geparst,
+# label_umgeschrieben, verworfen) are a run's: they weigh all its answers together.
 DIAGNOSE_HINWEISE = {
     "katalog_fehlt": Hinweis("the catalogue never reached the prompt: outputs sent the whole catalogue cost no more "
                              "prompt_tokens than S1's, sent a few of its tools",
                              "the chat template ignores `tools`: {vorlage}", ("server",), NICHT_DAS_MODELL,
                              lambda k: k.katalog[0]),
     "leer": Hinweis("outputs with neither a call nor text", "the server returned nothing: check its chat template "
-                    "and stop tokens", lambda d: ("server",) * (d.leer > d.leer_ungezaehlt) +
-                    ("unklar",) * bool(d.leer_ungezaehlt), leer_folge,
-                    lambda k: sum(b.mangel == "leer" and not sofort_beendet(b) and not b.nur_gedacht for b in k.alle)),
+                    "and stop tokens", None, leer_folge, je_grund("leer")),
     "abgeschnitten": Hinweis("outputs cut off by the token limit without a complete call",
                              "raise max_tokens with --extra '{\"max_tokens\": 4096}', or the server's own limit; "
-                             "for thinking models, the thinking budget", ("server",), NICHT_DAS_MODELL,
-                             lambda k: sum(b.mangel == "abgeschnitten" and not b.schleife for b in k.alle)),
+                             "for thinking models, the thinking budget", None, ABGESCHNITTEN_FOLGE,
+                             je_grund("abgeschnitten")),
     "teilweise_geparst": Hinweis("outputs with calls in tool_calls and further calls left as text in the content "
                                  "beside them", "the server's tool-call parser stopped after the first call "
                                  "(llama.cpp #14101 and SGLang #18102 left <tool_call> blocks so): an agent receives "
@@ -5236,14 +5326,13 @@ DIAGNOSE_HINWEISE = {
                                  NACH_DEM_GEMEINTEN, lambda k: sum(b.form == "teilweise" for b in k.alle)),
     "schleife": Hinweis("outputs cut off by the token limit while their text repeated one piece over and over",
                         "the model loops: more max_tokens only makes it longer; cap it (--extra '{\"max_tokens\": "
-                        "256}') and check the chat template, since a wrong one makes small models loop", ("unklar",),
-                        SCHLEIFE_FOLGE, lambda k: sum(b.mangel == "abgeschnitten" and b.schleife for b in k.alle)),
+                        "256}') and check the chat template, since a wrong one makes small models loop", None,
+                        SCHLEIFE_FOLGE, je_grund("schleife")),
     "aus_text": Hinweis("calls were read from the answer text, not from tool_calls",
                         "the server's tool-call parser is off or reads another form: {parser}", ("server",),
                         NICHT_DAS_MODELL, lambda k: k.text if k.wessen == "server" else 0),
     "im_denken": Hinweis("outputs whose whole answer (calls or text) stands in a reasoning field, graded as no answer",
-                         "check {denken}", ("unklar",), IM_DENKEN_FOLGE,
-                         lambda k: sum(b.mangel == "im_denken" for b in k.alle)),
+                         "check {denken}", None, IM_DENKEN_FOLGE, je_grund("im_denken")),
     "label_umgeschrieben": Hinweis("answers of text alone labelled finish_reason tool_calls, where every answer "
                                    "is so labelled: a proxy or the server rewrites the label", "remove what rewrites "
                                    "it and measure again: a cut answer or lost calls cannot be told by it here",
@@ -5251,16 +5340,20 @@ DIAGNOSE_HINWEISE = {
                                    "they are cannot be told.", lambda k: sum(not b.aufrufe and bool(b.text) for b in
                                    k.alle) * all(b.finish == NATIV for b in k.alle)),  # a label no answer deserves
     "verworfen": Hinweis("outputs held several choices: the one with index 0 was graded, the others dropped",
-                         "the server or a proxy set n", ("server",), NICHT_DAS_MODELL,
+                         "the server or a proxy set n", (), VERWORFEN_FOLGE,
                          lambda k: sum(bool(a.verworfen) for a in k.ausgaben)),
     "strom_defekt": Hinweis("failed outputs whose same request without stream, at temperature 0, gave other calls "
                             "(both stand in the failed-case list)",
                             "the server's streamed tool-call parser is at fault, not the model: measure without "
                             "--stream to see the model, and update the server or report it (vLLM, SGLang, Ollama "
-                            "and llama.cpp have each had such bugs)", ("server",), NICHT_DAS_MODELL,
-                            lambda k: sum(b.wessen == ("server", "strom_defekt") for b in k.alle))}  # as WESSEN has it
+                            "and llama.cpp have each had such bugs)", None, NICHT_DAS_MODELL,
+                            je_grund("strom_defekt"))}
 ZAEHLEN = {**{name: h.zaehle for name, h in DIAGNOSE_HINWEISE.items()}, **DIAGNOSE_ZAHLEN}  # every kind -> its count
-Diagnose = collections.namedtuple("Diagnose", ZAEHLEN)  # what diagnose counts, a field per kind, read by field
+class Diagnose(collections.namedtuple("Diagnose", ZAEHLEN)):
+    """What diagnose counts, a field per kind, read by field; whose each reason of WESSEN was (wessen_je_grund)
+    decides its line's owner and stays out of the JSON, whose lines say it."""
+    __slots__ = ()
+    NICHT_IM_JSON = ("wessen_je_grund",)
 
 
 PROTOKOLL_HINWEISE = {  # what a client sees of each protocol deviation, and which servers have had it
@@ -5343,28 +5436,38 @@ def diagnose_befunde(d, e=None):
         if not getattr(d, name):
             continue
         was = h.was + (f" ({d.probe})" if name == "aus_text" and d.probe else "")
-        wessen, folge = [x(d) if callable(x) else x for x in (h.wessen, h.folge)]  # leer's depend on the counts
+        wessen = wessen_der_zeile(d, name) if h.wessen is None else h.wessen
+        folge = h.folge(d) if callable(h.folge) else h.folge  # leer's depends on the counts
         abhilfe = hinweis(name, server, d.text_form)
         if grenze is not None and name in GEWAEHLTE_GRENZE:
-            wessen, abhilfe, folge = ("modell",), GEWAEHLTE_GRENZE[name].format(grenze=grenze), GRENZE_FOLGE
+            abhilfe, folge = GEWAEHLTE_GRENZE[name].format(grenze=grenze), GRENZE_FOLGE
         zahl = "yes" if getattr(d, name) is True else getattr(d, name)
         zeilen.append(Diagnosezeile(name, wessen, zahl, f"{was}; {abhilfe}. {folge}", "outputs"))
-    unklar = {"geparst_abgelehnt"} | (set() if familie_von(server).doppelt_kodiert else {"argumente_doppelt"})
+    # as WESSEN and NICHT_NATIV weigh the answers they stand in: refused and lost calls cannot be told
+    unklar = {"geparst_abgelehnt", "aufrufe_verloren"} | (set() if familie_von(server).doppelt_kodiert else
+                                                         {"argumente_doppelt"})
     zeilen += [Diagnosezeile(f"protokoll.{art}", ("unklar" if art in unklar else "server",), zahl,  # as NICHT_NATIV
                              f"{PROTOKOLL_HINWEISE[art][0]}; {protokoll_hinweis(art, server)}. "
                              f"{STROM_NOTIZ if art in STROM_NOTIZEN.values() else NACH_DEM_GEMEINTEN}", "outputs")
                for art, zahl in d.protokoll.items()]
     versuch = VERSUCH in d.unlesbar
     zeilen += [Diagnosezeile(name, wessen, zahl, text(), einheit) for name, wessen, zahl, text, einheit in (
-        ("strom_ungeprueft", ("unklar",), d.strom_ungeprueft, lambda: f"{STROM_UNGEPRUEFT}.", "outputs"),
+        ("strom_ungeprueft", wessen_der_zeile(d, "strom_ungeprueft"), d.strom_ungeprueft,
+         lambda: f"{STROM_UNGEPRUEFT}.", "outputs"),
         ("text_ungeklaert", ("unklar",), d.text_ungeklaert,
          lambda: f"{ungeklaert_text(d.probe, server, d.text_form)}.", "calls"),
-        ("sofort_beendet", ("modell",), d.sofort_beendet, lambda: f"{SOFORT_BEENDET}.", "outputs"),
+        ("sofort_beendet", wessen_der_zeile(d, "sofort_beendet"), d.sofort_beendet, lambda: f"{SOFORT_BEENDET}.",
+         "outputs"),
         ("eigenes_format", ("modell",), d.eigenes_format,
          lambda: f"{EIGENES_FORMAT}{eigen_beleg(d, server, e.get('probe'))}.", "outputs"),
         ("unlesbar", ("modell",) * bool(set(d.unlesbar) - {VERSUCH}) + ("unklar",) * versuch, sum(d.unlesbar.values()),
          lambda: unlesbar_text(d.unlesbar), "calls" if versuch else "outputs")) if zahl]
     return zeilen
+
+
+def wessen_der_zeile(d, grund):
+    """Whose a diagnosis line of a reason of WESSEN is: the owners WESSEN gave the answers it counts."""
+    return tuple(art for art in WESSEN_ARTEN if d.wessen_je_grund.get(grund, {}).get(art))
 
 
 def diagnose_zeilen(d, e=None):

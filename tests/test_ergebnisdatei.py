@@ -216,15 +216,18 @@ ALTE = ROOT / "tests" / "alte_laeufe"
 GEMESSEN_AUF = ("--faelle", str(ALTE / "faelle.jsonl"))  # the case file they were measured on (S7's since changed)
 
 
-MIT_ALLEN_ARTEN = "Diagnosis: what the server did, what the model did and what cannot be told"
+MIT_ALLEN_ARTEN = "Diagnosis: what the server did and what the model did"
 
 
 def kopf_seit_2026_12(text):
-    """An older version's text with the diagnosis heading of today, which names every kind its lines are of
-    (these runs have the server's, the model's and what cannot be told: leer, eigenes_format, schleife), and a
-    looping answer's line naming the failure class it counts in (every cut answer of these runs loops)."""
+    """An older version's text with the diagnosis of today: its heading names every kind its lines are of (these
+    runs have the server's and the model's: leer, eigenes_format, schleife, a loop being the model's as WESSEN, the
+    one table of whose, says since 2026-12-07), and a looping answer's line names the failure class it counts in
+    (every cut answer of these runs loops) and what follows from it for a comparison."""
     return text.replace("Diagnosis: what the server did, not the model", MIT_ALLEN_ARTEN).replace(
-        "no answer (abgeschnitten: see the diagnosis)", "no answer (schleife: see the diagnosis)")
+        "no answer (abgeschnitten: see the diagnosis)", "no answer (schleife: see the diagnosis)").replace(
+        "No answer came: whether the model loops or its chat template makes it loop cannot be told here.",
+        "A comparison under the same server, chat template and limit counts these outputs as the model's.")
 
 
 def seit_2026_12(k):

@@ -430,8 +430,10 @@ def test_mehrere_choices(cli, endpunkt):
     assert rc == 0, err
     assert ALLE_100 in out.splitlines()
     assert ("  verworfen      42: outputs held several choices: the one with index 0 was graded, the others "
-            "dropped; the server or a proxy set n. The figures above measure that setting, not the model.") \
-        in out.splitlines()
+            "dropped; the server or a proxy set n. The choice graded is the model's answer as any other; nothing is "
+            "blamed on the server for it.") in out.splitlines()
+    # a note that blames no one: the verdict takes the graded choice as the model's, and so does the heading
+    assert "Diagnosis: nothing blamed on the server; a note" in out.splitlines()
 
 
 def test_nach_einem_fehlschlag_ohne_ausgabe_gelten_neue_einstellungen(cli, endpunkt, tmp_path):

@@ -65,7 +65,8 @@ def test_ein_sondertoken_allein_haelt_nicht_still(cli, endpunkt, token):
     server = endpunkt(lambda fall, body, nummer: completion({"role": "assistant", "content": token})
                       if fall["id"] in ("S4-1", "S5-1") else richtig(fall, body, nummer))
     k = json_lauf(cli, *messung(server.url))
-    assert (k["stillgehalten"], k["diagnose"]["leer"]) == (12 / 14, 2)
+    # a stop token written as text is something the model wrote: no empty answer of the server's (WESSEN)
+    assert (k["stillgehalten"], k["diagnose"]["leer"], k["fehlgeschlagen"]) == (12 / 14, 0, ["S4-1", "S5-1"])
 
 
 def test_eine_spaetere_zeile_derselben_ausgabe_gilt(cli, endpunkt, tmp_path):
@@ -165,8 +166,8 @@ def test_ein_modell_das_sich_wiederholt_wird_benannt(cli, endpunkt):
     assert status == 0, err
     assert ("  schleife       3: outputs cut off by the token limit while their text repeated one piece over and "
             "over; the model loops: more max_tokens only makes it longer; cap it (--extra '{\"max_tokens\": 256}') "
-            "and check the chat template, since a wrong one makes small models loop. No answer came: whether the "
-            "model loops or its chat template makes it loop cannot be told here.") in out.splitlines()
+            "and check the chat template, since a wrong one makes small models loop. A comparison under the same "
+            "server, chat template and limit counts these outputs as the model's.") in out.splitlines()
     k = json_lauf(cli, "--bewerten", "m")
     assert (k["diagnose"]["schleife"], k["diagnose"]["abgeschnitten"], k["auftraege_gelungen"]) == (3, 1, 38 / 42)
 

@@ -27,8 +27,10 @@ def test_ein_abgeschnittener_auftrag_mit_fertigen_aufrufen_ist_abgeschnitten(cli
     assert k["fehlerarten"]["abgeschnitten"] == 2
     assert k["fehlerarten"]["kein_aufruf"] == 0  # the missing steps are the cut's, not the model's
     status, out, _ = cli("--bewerten", "m")
-    assert diagnose_block(out) == ["Diagnosis: what the server did, not the model",
-                                   f"  abgeschnitten  2: {HINWEIS['abgeschnitten']}. {NICHT}"]
+    assert diagnose_block(out) == ["Diagnosis: whose some outputs are cannot be told",
+                                   f"  abgeschnitten  2: {HINWEIS['abgeschnitten']}. No limit was set for this run, so "
+                                   "the server's own may have cut them: whose they are cannot be told; a token limit "
+                                   "set for both runs (--extra '{\"max_tokens\": 512}'), measured again settles it."]
 
 
 def test_ein_aufruf_in_s4_mit_length_ist_ueberzaehlig(cli, endpunkt):
