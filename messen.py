@@ -153,32 +153,41 @@ WERKZEUGE = {w["function"]["name"]: w["function"]["parameters"] for w in KATALOG
 # ---------------------------------------------------------------------------
 
 
-KOPF = """\
-You are the assistant of a small company's CRM. You work with its contacts, calendars and meeting rooms through the tools you are given.
-
-Today is Monday, 2026-03-16. "Tomorrow" is 2026-03-17.
-
-The calendars and their keys:
-- team: the team calendar
-- vertrieb: the sales calendar
-- raum: the room-booking calendar (it records bookings; it is not a room)
-- privat: the user's private calendar
-The meeting rooms are besprechung, konferenz and workshop.
-"""
-EROEFFNUNG = KOPF + """
-Rules:
-- When a tool fits the request, call it, with every value exactly as the request gives it. When the request needs several calls, make them all in this one answer.
-- When a tool fits but a mandatory value is missing from the request and cannot be derived from it or from this message, do not guess and do not look it up: ask the user for it.
-- A contact is addressed only by its contact_id; a name is not enough.
-- When no tool fits, answer in text."""
+# the messages as sent, a string per line of text (and per piece of a long line)
+KOPF = (
+    "You are the assistant of a small company's CRM. You work with its contacts, calendars and meeting "
+    "rooms through the tools you are given.\n"
+    "\n"
+    "Today is Monday, 2026-03-16. \"Tomorrow\" is 2026-03-17.\n"
+    "\n"
+    "The calendars and their keys:\n"
+    "- team: the team calendar\n"
+    "- vertrieb: the sales calendar\n"
+    "- raum: the room-booking calendar (it records bookings; it is not a room)\n"
+    "- privat: the user's private calendar\n"
+    "The meeting rooms are besprechung, konferenz and workshop.\n")
+EROEFFNUNG = KOPF + (
+    "\n"
+    "Rules:\n"
+    "- When a tool fits the request, call it, with every value exactly as the request gives it. When the "
+    "request needs several calls, make them all in this one answer.\n"
+    "- When a tool fits but a mandatory value is missing from the request and cannot be derived from it "
+    "or from this message, do not guess and do not look it up: ask the user for it.\n"
+    "- A contact is addressed only by its contact_id; a name is not enough.\n"
+    "- When no tool fits, answer in text.")
 # S7 asks a whole job, which one answer cannot do: its rules say how a job is done, in the same voice
-EROEFFNUNG_GANZ = KOPF + """
-Rules:
-- Do the whole job the request describes, one step at a time. Look up with the tools what the job needs and the request does not give; call what depends on a result only after that result has come; then answer the user in text, without a call.
-- Use every value exactly as the request or a tool's result gives it; never guess a value, an address or an id.
-- A contact is addressed only by its contact_id; when the request names a contact another way, find its contact_id with the tools.
-- When a tool refuses a call, read why, and go on as the request says for that case.
-- When the request asks you to tell it something, name it in your answer."""
+EROEFFNUNG_GANZ = KOPF + (
+    "\n"
+    "Rules:\n"
+    "- Do the whole job the request describes, one step at a time. Look up with the tools what the job "
+    "needs and the request does not give; call what depends on a result only after that result has come; "
+    "then answer the user in text, without a call.\n"
+    "- Use every value exactly as the request or a tool's result gives it; never guess a value, an "
+    "address or an id.\n"
+    "- A contact is addressed only by its contact_id; when the request names a contact another way, find "
+    "its contact_id with the tools.\n"
+    "- When a tool refuses a call, read why, and go on as the request says for that case.\n"
+    "- When the request asks you to tell it something, name it in your answer.")
 
 
 class Figur(typing.NamedTuple):
@@ -307,93 +316,6 @@ FIGUREN = (  # every figure beside the per-stage line, in the order the report a
 KOPF_FIGUREN = tuple(f for f in FIGUREN if f.ki)  # the headlines, the chapter's first: a run shows its first measured
 KAPITEL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if not s.bfcl)  # the stages a case file of ours may name
 GANZ = "S7"  # the whole job: its opening in its hash, its worlds, its refusal of a catalogue without a simulation
-
-# ---------------------------------------------------------------------------
-# The catalogue as a run sends it: the chapter's, a user's file, or a variant of either
-# ---------------------------------------------------------------------------
-
-
-SYNONYME = {  # --variante synonyme: a hand-written other name for every tool and every parameter
-    "werkzeuge": {"list_contacts": "find_people", "get_contact": "fetch_person", "create_contact": "add_person",
-                  "update_contact": "edit_person", "delete_contact": "remove_person", "add_note": "attach_comment",
-                  "list_calendars": "show_calendars", "get_events": "find_appointments",
-                  "create_event": "schedule_appointment", "book_room": "reserve_room", "send_email": "deliver_mail"},
-    "argumente": {"company": "organisation", "status": "state", "contact_id": "person_id", "name": "full_name",
-                  "email": "mail_address", "text": "comment", "calendar": "calendar_key", "date": "day",
-                  "title": "summary", "start": "begins", "end": "ends", "room": "meeting_room", "to": "recipient",
-                  "subject": "subject_line", "body": "message"}}
-ABLENKUNG = [  # --variante ablenkung: near misses, never right in any case (nor in S4, nor for what S5 lacks)
-    _werkzeug("list_companies", "List the companies the contacts work for.", {
-        "industry": _text("Only companies of this industry."),
-    }, []),
-    _werkzeug("cancel_event", "Cancel an event in a calendar.", {
-        "calendar": {"type": "string", "enum": KALENDER, "description": "The calendar's key."},
-        "event_id": _text("The event's id."),
-    }, ["calendar", "event_id"]),
-    _werkzeug("send_sms", "Send a text message to a mobile phone.", {
-        "phone": _text("The mobile number, in international format."),
-        "text": _text("The message text."),
-    }, ["phone", "text"]),
-    _werkzeug("archive_contact", "Archive a contact: hidden from every list, but kept.",
-              {"contact_id": CONTACT_ID}, ["contact_id"])]
-VARIANTEN = ("synonyme", "reihenfolge", "ablenkung")
-REIHENFOLGE_SEED = 1  # --variante reihenfolge: the order is random.Random(seed), saved with the run
-
-
-class Katalog(typing.NamedTuple):
-    """The tools and the opening a run sends, and what the cases are checked and graded against. A variant is a
-    transform Katalog -> Katalog (see variante): it changes what is sent, never `schema`, `sha` and `datei`, which stay
-    those of the catalogue as written, so that the cases, their grading and comparisons stay the same."""
-    werkzeuge: list  # the tool objects every request carries, in this order (S1 narrows them)
-    eroeffnung: str  # the system message
-    schema: dict  # name -> parameters, of the catalogue as written
-    sha: str  # sha256 of the catalogue as written and its opening
-    zeichen: int  # characters of its tools as JSON: how many prompt tokens rendering them adds, roughly
-    datei: str = None  # the file it was read from; None: the chapter's, built in
-    synonyme: dict = None  # the map a synonyme variant uses, when the catalogue brings one
-    ablenkung: list = None  # the decoys an ablenkung variant adds, when the catalogue brings them
-    variante: str = None  # synonyme, reihenfolge or ablenkung; None: as written
-    umbenennung: dict = None  # synonyme: {"werkzeuge": {old: new}, "argumente": {old: new}}, as sent
-    eroeffnung_ganz: str = None  # S7's system message; only the chapter's catalogue has a world to run
-    seed: int = None  # reihenfolge: the seed of the order sent
-    zusatz: tuple = ()  # ablenkung: the decoys' names, offered in S1 too
-    sprache: object = None  # synonyme: text -> the text naming every tool and parameter as sent
-
-    def als_gesendet(self, text):
-        """A question or a user's reply as sent: under synonyme no original name reaches the model."""
-        return self.sprache(text) if self.sprache else text
-
-    def name(self):
-        return f"the catalogue {self.datei}" if self.datei else "the built-in catalogue"
-
-    def schwelle(self):
-        """The prompt tokens the whole catalogue must add over none for its tools to have reached the
-        prompt (--pruefen): KATALOG_TOKENS for the chapter's eleven, in proportion to its size for another."""
-        return KATALOG_TOKENS * self.zeichen / STANDARD.zeichen
-
-    def schwelle_s1(self, faelle):
-        """The prompt tokens the whole catalogue must add over S1's few tools (a run's diagnosis):
-        KATALOG_TOKENS for what the chapter's S1 leaves out, in proportion to what the cases' S1
-        leaves out of the catalogue sent (the median over its cases); 0 without an S1 case."""
-        ganz = len(json.dumps(self.werkzeuge))
-        weg = [ganz - len(json.dumps(angeboten(f, self))) for f in faelle if f.nur is not None]
-        return KATALOG_TOKENS * statistics.median(weg) / S1_WEGGELASSEN if weg else 0
-
-    def beschreibung(self):
-        """What a results file records of the catalogue sent: the variant, and a hash of the tools and
-        opening as sent, which a renaming map or the decoys change."""
-        gesendet = hashlib.sha256(json.dumps([self.werkzeuge, self.eroeffnung], sort_keys=True).encode()).hexdigest()
-        return {"variante": self.variante, "seed": self.seed, "umbenennung": self.umbenennung,
-                "ablenkung": list(self.zusatz) or None, "gesendet_sha256": gesendet}
-
-
-def katalog_von(werkzeuge, eroeffnung, **mehr):
-    schema = {w["function"]["name"]: w["function"]["parameters"] for w in werkzeuge}
-    sha = hashlib.sha256(json.dumps([werkzeuge, eroeffnung], sort_keys=True).encode()).hexdigest()
-    return Katalog(werkzeuge, eroeffnung, schema, sha, len(json.dumps(werkzeuge)), **mehr)
-
-
-STANDARD = katalog_von(KATALOG, EROEFFNUNG, synonyme=SYNONYME, ablenkung=ABLENKUNG, eroeffnung_ganz=EROEFFNUNG_GANZ)
 
 # ---------------------------------------------------------------------------
 # Grading: structural, never textual (the chapter's passt and bewerte)
@@ -761,9 +683,10 @@ def als_json(x):
     return [als_json(v) for v in x] if isinstance(x, (list, tuple)) else x
 
 
-def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
+def kennzahlen(faelle, ausgaben, katalog=None, einstellungen=None):
     """The five metrics (the chapter's, over S1-S5: a run with --weiter stays comparable), the stages, and what
-    repeats and costs add; the failure classes take every stage. einstellungen: the run's settings line."""
+    repeats and costs add; the failure classes take every stage. katalog: the one sent (None: the chapter's);
+    einstellungen: the run's settings line."""
     kapitel = [a.note for a in ausgaben if a.stufe not in SPAETER]
     mit = [a.note for a in ausgaben if a.stufe not in SPAETER and a.stufe not in STILL]
     still = [a.note for a in ausgaben if a.stufe in STILL]
@@ -790,7 +713,7 @@ def kennzahlen(faelle, ausgaben, katalog=STANDARD, einstellungen=None):
         **{f.ki: wilson_ki([v for i, v in alle_faelle.items() if stufe_von[i] == s.name])  # a stage's headline
            for s in STUFEN_TABELLE for f in s.figuren if f.ki},
         fehlgeschlagen=[i for i, (e, m) in alle_faelle.items() if e < m],
-        diagnose=diagnose(ausgaben, katalog.schwelle_s1(faelle), einstellungen),
+        diagnose=diagnose(ausgaben, (katalog or STANDARD).schwelle_s1(faelle), einstellungen),
         unlesbar_geschrieben=[{"id": a.id, "lauf": a.lauf, "zug": zug, "form": form, "text": text}
                               for a in ausgaben if a.note.job is None
                               for zug, b in enumerate(a.noten, 1) for form, text in unlesbar_von(b)],
@@ -1021,7 +944,7 @@ def stufen_von(*ks):
 
 
 # ===========================================================================
-# Part two: running it. Settings, cases, the request, the call reader, saving, measuring, the command line.
+# Part two: running it. The catalogue sent, settings, cases, the request, the call reader, saving, measuring.
 # ===========================================================================
 
 
@@ -1058,6 +981,93 @@ class Unterbrochen(Abbruch):
 class Beendet(KeyboardInterrupt):
     """SIGTERM, ended like Ctrl-C: what was answered is kept."""
     status = 143
+
+# ---------------------------------------------------------------------------
+# The catalogue as a run sends it: the chapter's, a user's file, or a variant of either
+# ---------------------------------------------------------------------------
+
+
+SYNONYME = {  # --variante synonyme: a hand-written other name for every tool and every parameter
+    "werkzeuge": {"list_contacts": "find_people", "get_contact": "fetch_person", "create_contact": "add_person",
+                  "update_contact": "edit_person", "delete_contact": "remove_person", "add_note": "attach_comment",
+                  "list_calendars": "show_calendars", "get_events": "find_appointments",
+                  "create_event": "schedule_appointment", "book_room": "reserve_room", "send_email": "deliver_mail"},
+    "argumente": {"company": "organisation", "status": "state", "contact_id": "person_id", "name": "full_name",
+                  "email": "mail_address", "text": "comment", "calendar": "calendar_key", "date": "day",
+                  "title": "summary", "start": "begins", "end": "ends", "room": "meeting_room", "to": "recipient",
+                  "subject": "subject_line", "body": "message"}}
+ABLENKUNG = [  # --variante ablenkung: near misses, never right in any case (nor in S4, nor for what S5 lacks)
+    _werkzeug("list_companies", "List the companies the contacts work for.", {
+        "industry": _text("Only companies of this industry."),
+    }, []),
+    _werkzeug("cancel_event", "Cancel an event in a calendar.", {
+        "calendar": {"type": "string", "enum": KALENDER, "description": "The calendar's key."},
+        "event_id": _text("The event's id."),
+    }, ["calendar", "event_id"]),
+    _werkzeug("send_sms", "Send a text message to a mobile phone.", {
+        "phone": _text("The mobile number, in international format."),
+        "text": _text("The message text."),
+    }, ["phone", "text"]),
+    _werkzeug("archive_contact", "Archive a contact: hidden from every list, but kept.",
+              {"contact_id": CONTACT_ID}, ["contact_id"])]
+VARIANTEN = ("synonyme", "reihenfolge", "ablenkung")
+REIHENFOLGE_SEED = 1  # --variante reihenfolge: the order is random.Random(seed), saved with the run
+
+
+class Katalog(typing.NamedTuple):
+    """The tools and the opening a run sends, and what the cases are checked and graded against. A variant is a
+    transform Katalog -> Katalog (see variante): it changes what is sent, never `schema`, `sha` and `datei`, which stay
+    those of the catalogue as written, so that the cases, their grading and comparisons stay the same."""
+    werkzeuge: list  # the tool objects every request carries, in this order (S1 narrows them)
+    eroeffnung: str  # the system message
+    schema: dict  # name -> parameters, of the catalogue as written
+    sha: str  # sha256 of the catalogue as written and its opening
+    zeichen: int  # characters of its tools as JSON: how many prompt tokens rendering them adds, roughly
+    datei: str = None  # the file it was read from; None: the chapter's, built in
+    synonyme: dict = None  # the map a synonyme variant uses, when the catalogue brings one
+    ablenkung: list = None  # the decoys an ablenkung variant adds, when the catalogue brings them
+    variante: str = None  # synonyme, reihenfolge or ablenkung; None: as written
+    umbenennung: dict = None  # synonyme: {"werkzeuge": {old: new}, "argumente": {old: new}}, as sent
+    eroeffnung_ganz: str = None  # S7's system message; only the chapter's catalogue has a world to run
+    seed: int = None  # reihenfolge: the seed of the order sent
+    zusatz: tuple = ()  # ablenkung: the decoys' names, offered in S1 too
+    sprache: object = None  # synonyme: text -> the text naming every tool and parameter as sent
+
+    def als_gesendet(self, text):
+        """A question or a user's reply as sent: under synonyme no original name reaches the model."""
+        return self.sprache(text) if self.sprache else text
+
+    def name(self):
+        return f"the catalogue {self.datei}" if self.datei else "the built-in catalogue"
+
+    def schwelle(self):
+        """The prompt tokens the whole catalogue must add over none for its tools to have reached the
+        prompt (--pruefen): KATALOG_TOKENS for the chapter's eleven, in proportion to its size for another."""
+        return KATALOG_TOKENS * self.zeichen / STANDARD.zeichen
+
+    def schwelle_s1(self, faelle):
+        """The prompt tokens the whole catalogue must add over S1's few tools (a run's diagnosis):
+        KATALOG_TOKENS for what the chapter's S1 leaves out, in proportion to what the cases' S1
+        leaves out of the catalogue sent (the median over its cases); 0 without an S1 case."""
+        ganz = len(json.dumps(self.werkzeuge))
+        weg = [ganz - len(json.dumps(angeboten(f, self))) for f in faelle if f.nur is not None]
+        return KATALOG_TOKENS * statistics.median(weg) / S1_WEGGELASSEN if weg else 0
+
+    def beschreibung(self):
+        """What a results file records of the catalogue sent: the variant, and a hash of the tools and
+        opening as sent, which a renaming map or the decoys change."""
+        gesendet = hashlib.sha256(json.dumps([self.werkzeuge, self.eroeffnung], sort_keys=True).encode()).hexdigest()
+        return {"variante": self.variante, "seed": self.seed, "umbenennung": self.umbenennung,
+                "ablenkung": list(self.zusatz) or None, "gesendet_sha256": gesendet}
+
+
+def katalog_von(werkzeuge, eroeffnung, **mehr):
+    schema = {w["function"]["name"]: w["function"]["parameters"] for w in werkzeuge}
+    sha = hashlib.sha256(json.dumps([werkzeuge, eroeffnung], sort_keys=True).encode()).hexdigest()
+    return Katalog(werkzeuge, eroeffnung, schema, sha, len(json.dumps(werkzeuge)), **mehr)
+
+
+STANDARD = katalog_von(KATALOG, EROEFFNUNG, synonyme=SYNONYME, ablenkung=ABLENKUNG, eroeffnung_ganz=EROEFFNUNG_GANZ)
 
 # ---------------------------------------------------------------------------
 # Settings: one frozen object, read once from the command line, that travels
@@ -1486,7 +1496,8 @@ HINWEISE = [  # (pattern in a server's message, what to do about it)
     (r"--enable-auto-tool-choice", "start vLLM with --enable-auto-tool-choice --tool-call-parser <the model's parser>"),
     (r"--jinja", "start llama-server with --jinja"),
     (r"does not support tools", "this Ollama model's template has no tools; pick a model that supports them"),
-    (r"context (length|size|window)", "the question and catalogue exceed the server's context; start it with a larger one"),
+    (r"context (length|size|window)",
+     "the question and catalogue exceed the server's context; start it with a larger one"),
     (r"does not exist|not found", "check --modell and --url against the server's /v1/models")]
 KEY_HINWEIS = "put the key in OPENAI_API_KEY or name its variable with --key-env"
 
