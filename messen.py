@@ -29,8 +29,10 @@ Beside the figures stands a diagnosis of whose each failure is: the server's (on
 response proves it, in that server's own options), the model's, or cannot tell, and why; a
 comparison gives a verdict on the model only where counting the last for B and against B agree.
 
-It never executes a tool against anything real, never compares text, never normalises a value beyond
-stripping whitespace, and never grades a transport failure as an answer (docs/messen.md says each in full).
+It never executes a tool against anything real and never grades a transport failure as an answer. It compares
+calls, never text, with two exceptions said where they stand: an S7 job's closing answer must name the values the
+job found, and BFCL's files are graded by BFCL's rules, which normalise strings (case, spaces, punctuation) as
+BFCL's checker does; the chapter's cases compare each value as a stripped string (docs/messen.md says each in full).
 """
 
 import argparse
@@ -318,7 +320,7 @@ KAPITEL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if not s.bfcl)  # the stag
 GANZ = "S7"  # the whole job: its opening in its hash, its worlds, its refusal of a catalogue without a simulation
 
 # ---------------------------------------------------------------------------
-# Grading: structural, never textual (the chapter's passt and bewerte)
+# Grading: structural, never textual (the chapter's passt and bewerte, and the walk beside them)
 # ---------------------------------------------------------------------------
 
 
@@ -3071,7 +3073,9 @@ is missing."""
 
 def parser():
     p = Parser(prog="messen", description="Measure how well a model behind an OpenAI-compatible chat endpoint calls "
-                                          "tools (42 cases, five stages; S6 with --weiter, S7 with --ganz).",
+                                          "tools: by default the chapter's 42 cases in five stages (S5's second turn with --nachfrage, "
+                                          "S6 with --weiter, S7 with --ganz); your own with --faelle, BFCL's files "
+                                          "too.",
                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", type=url_arg, help="chat-completions URL (a base URL ending in /v1 is completed)")
     p.add_argument("--modell", help="model name, sent as 'model'")
@@ -4850,7 +4854,10 @@ class Familie(typing.NamedTuple):
     """What messen knows of one server family: how it is recognised, what it does with tool_choice
     "required" (the probe), its own option for each fix, its parsers' names by the form a model writes,
     and its quirks, each with the issue thread that shows it (docs/diagnose.md). A new family is one
-    record of FAMILIEN and its test; nothing outside these records names a server."""
+    record of FAMILIEN and its test. What stands outside the records, and why: what a server's message
+    says (HINWEISE, matched on its text before the server is known), llama.cpp's refusal to parse
+    (ABGELEHNT, matched on the error body alone) and a context overflow (KONTEXT_VOLL, said in the same
+    words by several families); each names the servers it was seen on, none decides whose a failure is."""
     name: str
     parser: str  # the fix where calls stay text: its option that reads the model's form ({parser}: its name)
     vorlage: str  # the fix where the catalogue never reaches the prompt

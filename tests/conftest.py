@@ -485,15 +485,6 @@ def meldungen(err):
     return [z for z in err.splitlines() if not re.fullmatch(r"messen: \d+/\d+ outputs|messen: checking .* \.\.\.", z)]
 
 
-def pytest_configure(config):
-    """Two processes where pytest-xdist is installed (the extra test brings it) and no -n was given: most
-    tests are real runs over loopback HTTP, 104 s in one process on two cores, 50 s in two."""
-    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
-        return
-    if config.option.numprocesses is None and config.option.dist == "no" and not config.option.collectonly:
-        config.option.numprocesses, config.option.dist, config.option.tx = 2, "load", ["popen"] * 2
-
-
 # ---------------------------------------------------------------------------
 # The project's wheel, for the install tests
 # ---------------------------------------------------------------------------

@@ -160,10 +160,12 @@ def ausgabe(*aufrufe, mangel=None):
 
 def note(befunde_):
     """A Note that holds these Befunde and nothing else of weight: what the failure classes read."""
-    return messen.Note((), None, 0, 0, 1, None, False, 0, {}, "", False, False, None, None, False, tuple(befunde_))
+    return messen.Note(aufrufe=(), form=None, treffer=0, offen=0, soll=1, mangel=None, still=False, nativ=0,
+                       protokoll={}, text="", schleife=False, inhalt_da=False, finish=None, completion_tokens=None,
+                       nur_gedacht=False, befunde=tuple(befunde_))
 
 
-KAPUTT = {"name": "get_events", "args": None}
+KAPUTT_RUF = {"name": "get_events", "args": None}  # a malformed call of a tool named
 
 
 @pytest.mark.parametrize("a, soll, still, arten", [
@@ -176,9 +178,9 @@ KAPUTT = {"name": "get_events", "args": None}
      {"falscher_wert": 1, "fehlendes_argument": 1, "erfundenes_argument": 1}),
     (ausgabe(TEAM, VERTRIEB), [TEAM], False, {"ueberzaehlig": 1}),                  # one beyond what was expected
     (ausgabe(ALLE, TEAM), [], True, {"ueberzaehlig": 2}),                           # S4/S5: every call
-    (ausgabe(KAPUTT), [TEAM], False, {"fehlerhaft": 1}),                            # a malformed call of the step's tool
-    (ausgabe(TEAM, KAPUTT), [TEAM], False, {"fehlerhaft": 1}),                      # a malformed spare call
-    (ausgabe(KAPUTT), [], True, {"ueberzaehlig": 1}),                               # S4/S5: malformed is still a call
+    (ausgabe(KAPUTT_RUF), [TEAM], False, {"fehlerhaft": 1}),                            # a malformed call of the step's tool
+    (ausgabe(TEAM, KAPUTT_RUF), [TEAM], False, {"fehlerhaft": 1}),                      # a malformed spare call
+    (ausgabe(KAPUTT_RUF), [], True, {"ueberzaehlig": 1}),                               # S4/S5: malformed is still a call
     (ausgabe(mangel="leer"), [SOLL], False, {"leer": 1}),                           # no answer: its reason, once
     (ausgabe(mangel="abgeschnitten"), [], True, {"abgeschnitten": 1}),
     (ausgabe(SOLL), [SOLL], False, {}),                                             # right: nothing
@@ -234,7 +236,7 @@ def test_abgeschnitten_unter_der_eigenen_grenze_ist_des_modells():
 def test_viele_ueberzaehlige_aufrufe_zaehlen_jeden_und_nennen_wenige():
     """Past BEFUNDE_EINZELN the spare calls are counted without words: every one in the failure classes, the
     line naming the first and counting the rest; a step that took a spare call of another tool counts it no more."""
-    rufe = [ruf("list_calendars")] * 250 + [KAPUTT] * 20
+    rufe = [ruf("list_calendars")] * 250 + [KAPUTT_RUF] * 20
     a = note(befunde(rufe, [SOLL], False))
     assert fehlerarten_von(a) == {"falsches_werkzeug": 1, "ueberzaehlig": 249, "fehlerhaft": 20}
     zeile = messen.gruende_von(a)
