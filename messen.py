@@ -177,19 +177,10 @@ EROEFFNUNG = KOPF + (
     "or from this message, do not guess and do not look it up: ask the user for it.\n"
     "- A contact is addressed only by its contact_id; a name is not enough.\n"
     "- When no tool fits, answer in text.")
-# S7 asks a whole job, which one answer cannot do: its rules say how a job is done, in the same voice
-EROEFFNUNG_GANZ = KOPF + (
-    "\n"
-    "Rules:\n"
-    "- Do the whole job the request describes, one step at a time. Look up with the tools what the job "
-    "needs and the request does not give; call what depends on a result only after that result has come; "
-    "then answer the user in text, without a call.\n"
-    "- Use every value exactly as the request or a tool's result gives it; never guess a value, an "
-    "address or an id.\n"
-    "- A contact is addressed only by its contact_id; when the request names a contact another way, find "
-    "its contact_id with the tools.\n"
-    "- When a tool refuses a call, read why, and go on as the request says for that case.\n"
-    "- When the request asks you to tell it something, name it in your answer.")
+
+
+def figur_gezeigt(ks):
+    return True
 
 
 class Figur(typing.NamedTuple):
@@ -199,7 +190,7 @@ class Figur(typing.NamedTuple):
     its value as a function of the run's outputs (wert). A headline (the picture's, the tables' interval) names
     the field of its interval, of its twin with every call from tool_calls, and its title."""
     name: str
-    gezeigt: typing.Callable = lambda ks: True
+    gezeigt: typing.Callable = figur_gezeigt
     worte: typing.Callable = None
     wert: typing.Callable = None
     ki: str = None  # a headline: the field of its 95 % interval (Wilson's, over its cases)
@@ -216,41 +207,149 @@ def anders_als(name, gemeint):
     return lambda ks: any(getattr(k, name) != getattr(k, gemeint) for k in ks)  # where text calls made a difference
 
 
+def weise_soll(fall):
+    return fall.erwartet
+
+
+def weise_alle(fall):
+    return [*fall.erwartet, *(fall.danach or [])]
+
+
+def weise_pruefe(fall, katalog):
+    return pruefe_frage(fall, katalog)
+
+
+def weise_nachrichten(fall, lauf):
+    return eroeffnet(lauf.katalog.eroeffnung, fall, lauf.katalog)
+
+
+def weise_werkzeuge(fall, katalog):
+    return angeboten(fall, katalog)
+
+
+def weise_frage(e, fall, erste, k):
+    return frage_fall(e, fall, erste)
+
+
+def weise_anfragen(fall, lauf):
+    return ((2 if lauf.stream and lauf.temp == 0 else 1) * (
+        2 if lauf.nachfrage and fall.nachtrag is not None else 1))
+
+
+def weise_folge(haupt):
+    return haupt in ([FRAGE], [FRAGE, NACHFRAGE])
+
+
+def weise_bewerte(*x):
+    return bewerte_frage(*x)
+
+
+def weise_urteil(fall, nachricht):
+    return None
+
+
+def weise_zeilen(a, fall, mehrere):
+    return (fall_zeilen(a, mehrere, kurz(fall.frage, 240),
+        fall.erwartet, a.note))
+
+
 class Weise(typing.NamedTuple):
     """How a stage's cases are checked, asked, graded and listed when failed, each a function of the case: a stage
     asked another way is a row of its own and its functions. The defaults are the chapter's (one question, graded
     on its expected calls; S5's second turn where the case has a reply)."""
-    soll: typing.Callable = lambda fall: fall.erwartet  # the calls an answer is graded against
-    alle: typing.Callable = lambda fall: [*fall.erwartet, *(fall.danach or [])]  # every call the case names
-    pruefe: typing.Callable = lambda fall, katalog: pruefe_frage(fall, katalog)  # what is wrong with it, or None
-    nachrichten: typing.Callable = lambda fall, lauf: eroeffnet(lauf.katalog.eroeffnung, fall, lauf.katalog)
-    werkzeuge: typing.Callable = lambda fall, katalog: angeboten(fall, katalog)  # the tools its request offers
-    frage: typing.Callable = lambda e, fall, erste, k: frage_fall(e, fall, erste)  # its turns, a 2nd turn's fault
-    anfragen: typing.Callable = lambda fall, lauf: (2 if lauf.stream and lauf.temp == 0 else 1) * (
-        2 if lauf.nachfrage and fall.nachtrag is not None else 1)  # a draw's: S5's reply, a stream's twin (FRAGEREGEL)
-    folge: typing.Callable = lambda haupt: haupt in ([FRAGE], [FRAGE, NACHFRAGE])  # its outputs' requests, in order
-    bewerte: typing.Callable = lambda *x: bewerte_frage(*x)  # a saved output graded (bewerte_gespeichert)
-    urteil: typing.Callable = lambda fall, nachricht: None  # BFCL's verdict on an answer, where its checker judges
+    soll: typing.Callable = weise_soll  # the calls an answer is graded against
+    alle: typing.Callable = weise_alle  # every call the case names
+    pruefe: typing.Callable = weise_pruefe  # what is wrong with it, or None
+    nachrichten: typing.Callable = weise_nachrichten
+    werkzeuge: typing.Callable = weise_werkzeuge  # the tools its request offers
+    frage: typing.Callable = weise_frage  # its turns, a 2nd turn's fault
+    anfragen: typing.Callable = weise_anfragen  # a draw's: S5's reply, a stream's twin (FRAGEREGEL)
+    folge: typing.Callable = weise_folge  # its outputs' requests, in order
+    bewerte: typing.Callable = weise_bewerte  # a saved output graded (bewerte_gespeichert)
+    urteil: typing.Callable = weise_urteil  # BFCL's verdict on an answer, where its checker judges
     schluss: bool = False  # a text answer ends it as an answer (a job's step), whatever the stage
-    zeilen: typing.Callable = lambda a, fall, mehrere: fall_zeilen(a, mehrere, kurz(fall.frage, 240),
-                                                                  fall.erwartet, a.note)  # a failed output
+    zeilen: typing.Callable = weise_zeilen  # a failed output
+
+
+def nach_ergebnis_soll(fall):
+    return fall.danach
+
+
+def nach_ergebnis_nachrichten(fall, lauf):
+    return (Weise().nachrichten(fall, lauf) +
+        ergebnis_nachrichten(fall, lauf.katalog))
+
+
+def nach_ergebnis_zeilen(a, f, mehrere):
+    return (fall_zeilen(
+        a, mehrere, f"{f.frage}  /  {aufrufe_text(f.erwartet)} returned " + kurz(" and ".join(json.dumps(
+            x, ensure_ascii=False) for x in f.ergebnis), 240), f.danach, a.note))
 
 
 NACH_ERGEBNIS = Weise(  # S6: the first step sent as done, with the tools' results; graded on the calls after them
-    soll=lambda fall: fall.danach, nachrichten=lambda fall, lauf: Weise().nachrichten(fall, lauf) +
-    ergebnis_nachrichten(fall, lauf.katalog), zeilen=lambda a, f, mehrere: fall_zeilen(
-        a, mehrere, f"{f.frage}  /  {aufrufe_text(f.erwartet)} returned " + kurz(" and ".join(json.dumps(
-            x, ensure_ascii=False) for x in f.ergebnis), 240), f.danach, a.note))
+    soll=nach_ergebnis_soll, nachrichten=nach_ergebnis_nachrichten, zeilen=nach_ergebnis_zeilen)
+def schleife_soll(fall):
+    return []
+
+
+def schleife_alle(fall):
+    return [soll for schritt in fall.loesung for soll in schritt]
+
+
+def schleife_pruefe(fall, katalog):
+    return pruefe_ganz(fall, katalog)
+
+
+def schleife_frage(e, fall, erste, k):
+    return ((frage_ganz(e, fall, k),
+        None))
+
+
+def schleife_nachrichten(fall, lauf):
+    return eroeffnet(lauf.katalog.eroeffnung_ganz, fall, lauf.katalog)
+
+
+def schleife_anfragen(fall, lauf):
+    return len(fall.loesung)
+
+
+def schleife_folge(haupt):
+    return set(haupt) == {SCHRITT}
+
+
+def schleife_bewerte(*x):
+    return bewerte_job(*x)
+
+
+def schleife_zeilen(a, fall, mehrere):
+    return ganz_zeilen(a, mehrere, fall)
+
+
 SCHLEIFE = Weise(  # S7: the whole job in a loop against its world, graded on the end state and the way
-    soll=lambda fall: [], alle=lambda fall: [soll for schritt in fall.loesung for soll in schritt],
-    pruefe=lambda fall, katalog: pruefe_ganz(fall, katalog), frage=lambda e, fall, erste, k: (frage_ganz(e, fall, k),
-                                                                                              None),
-    nachrichten=lambda fall, lauf: eroeffnet(lauf.katalog.eroeffnung_ganz, fall, lauf.katalog), schluss=True,
-    anfragen=lambda fall, lauf: len(fall.loesung), folge=lambda haupt: set(haupt) == {SCHRITT},
-    bewerte=lambda *x: bewerte_job(*x), zeilen=lambda a, fall, mehrere: ganz_zeilen(a, mehrere, fall))
+    soll=schleife_soll, alle=schleife_alle,
+    pruefe=schleife_pruefe, frage=schleife_frage,
+    nachrichten=schleife_nachrichten, schluss=True,
+    anfragen=schleife_anfragen, folge=schleife_folge,
+    bewerte=schleife_bewerte, zeilen=schleife_zeilen)
+def bfcl_weise_nachrichten(fall, lauf):
+    return bfcl_nachrichten(fall, lauf.system)
+
+
+def bfcl_weise_werkzeuge(fall, k):
+    return fall.werkzeuge
+
+
+def bfcl_weise_urteil(fall, nachricht):
+    return bfcl_urteil(fall, nachricht)
+
+
 BFCL_WEISE = Weise(  # BFCL's: its own messages and functions, and its checker's verdict beside messen's
-    nachrichten=lambda fall, lauf: bfcl_nachrichten(fall, lauf.system), werkzeuge=lambda fall, k: fall.werkzeuge,
-    urteil=lambda fall, nachricht: bfcl_urteil(fall, nachricht))
+    nachrichten=bfcl_weise_nachrichten, werkzeuge=bfcl_weise_werkzeuge,
+    urteil=bfcl_weise_urteil)
+
+
+def stufe_bfcl(self):
+    return self.pruefer is not None
 
 
 class Stufe(typing.NamedTuple):
@@ -267,7 +366,45 @@ class Stufe(typing.NamedTuple):
     liste: str = None  # the title of its failed list (the chapter's stages share "Failed")
     weise: Weise = Weise()  # how its cases are asked, graded and listed
     pruefer: str = None  # a BFCL category's checker: simple, multiple, parallel or irrelevance
-    bfcl = property(lambda self: self.pruefer is not None)  # its cases bring their functions, BFCL's checker judges
+    bfcl = property(stufe_bfcl)  # its cases bring their functions, BFCL's checker judges
+
+
+def nachfrage_worte(e, k):
+    return ("S5 outputs that held still, then hit every call "
+        "after the reply")
+
+
+def nachfrage_wert(aus):
+    return (anteil(sum(a.nachfrage is not None and gelungen(a.nachfrage) for a in aus
+                                                  if a.mit_nachfrage), sum(a.mit_nachfrage for a in aus))
+        if any(a.mit_nachfrage for a in aus) else None)
+
+
+def weiter_worte(e, k):
+    return ("S6 outputs that went on right after the tools' "
+        "results")
+
+
+def weiter_wert(ausgaben):
+    return stufen_figur(ausgaben, "S6")
+
+
+def erledigt_figur_worte(e, k):
+    return erledigt_worte(k)
+
+
+def erledigt_wert(a):
+    return stufen_figur(a, "S7")
+
+
+def erledigt_nativ_worte(e, k):
+    return ("with every call from "
+        "tool_calls: the jobs an agent on this server gets done")
+
+
+def erledigt_nativ_wert(a):
+    return (stufen_figur(a, "S7",
+        gelungen_nativ))
 
 
 STUFEN_TABELLE = (
@@ -277,21 +414,17 @@ STUFEN_TABELLE = (
     Stufe("S4", "no tool fits", still=True),
     Stufe("S5", "value missing", still=True, neben="nachtrag", figuren=(  # a mandatory value missing: ask back
         # S5 outputs that held still, then hit every call after the reply; None for a run without --nachfrage
-        Figur("nachfrage", gemessen_in("nachfrage"), lambda e, k: "S5 outputs that held still, then hit every call "
-              "after the reply", lambda aus: anteil(sum(a.nachfrage is not None and gelungen(a.nachfrage) for a in aus
-                                                        if a.mit_nachfrage), sum(a.mit_nachfrage for a in aus))
-              if any(a.mit_nachfrage for a in aus) else None),)),
+        Figur("nachfrage", gemessen_in("nachfrage"), nachfrage_worte, nachfrage_wert),)),
     # after the tool's result: its first step is given as done, not asked
-    Stufe("S6", "after result", feld="weiter", neben="ergebnis", liste="After the tool's result", weise=NACH_ERGEBNIS,
-          figuren=(Figur("weiter", gemessen_in("weiter"), lambda e, k: "S6 outputs that went on right after the tools' "
-                         "results", lambda ausgaben: stufen_figur(ausgaben, "S6")),)),
+    Stufe("S6", "after result", feld="weiter", neben="ergebnis", liste="After the tool's result",
+          weise=NACH_ERGEBNIS,
+          figuren=(Figur("weiter", gemessen_in("weiter"), weiter_worte, weiter_wert),)),
     # the whole job, in a loop against its case's simulated CRM
     Stufe("S7", "whole job", feld="ganz", liste="The whole job", weise=SCHLEIFE, figuren=(
-        Figur("erledigt", gemessen_in("erledigt"), lambda e, k: erledigt_worte(k), lambda a: stufen_figur(a, "S7"),
+        Figur("erledigt", gemessen_in("erledigt"), erledigt_figur_worte, erledigt_wert,
               ki="erledigt_ki", nativ="erledigt_nativ", titel="S7 jobs done"),
-        Figur("erledigt_nativ", anders_als("erledigt_nativ", "erledigt"), lambda e, k: "with every call from "
-              "tool_calls: the jobs an agent on this server gets done", lambda a: stufen_figur(a, "S7",
-                                                                                                gelungen_nativ)))),
+        Figur("erledigt_nativ", anders_als("erledigt_nativ", "erledigt"), erledigt_nativ_worte,
+              erledigt_nativ_wert))),
     # BFCL's single-turn Python categories, read from its files (--faelle), each with its checker's kind: simple (its
     # one function), multiple (one call), parallel (calls in any order), irrelevance (no call at all)
     *(Stufe(name, f"BFCL {was}", still=art == "irrelevance", weise=BFCL_WEISE, pruefer=art) for name, was, art in (
@@ -307,12 +440,20 @@ SPAETER = {s.name: f"--{s.feld}" for s in STUFEN_TABELLE if s.feld}  # stages be
 SPAETER_FELDER = {s.name: s.feld for s in STUFEN_TABELLE if s.feld}  # and the field and settings key of each
 DANACH_NEBEN = {s.name: s.neben for s in STUFEN_TABELLE if s.neben}  # what precedes the calls after the first step
 BFCL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if s.bfcl)
+def figuren_gelungen_nativ(e, k):
+    return "with every call from tool_calls: what an agent on this server gets done"
+
+
+def figuren_worte(e, k):
+    return k.gelungen_ki and f"95 % interval {intervall_worte(k.gelungen_ki)}"
+
+
 FIGUREN = (  # every figure beside the per-stage line, in the order the report and the tables show them
     Figur("formkorrekt"), Figur("richtig_je_schritt"),
-    Figur("auftraege_gelungen", worte=lambda e, k: k.gelungen_ki and f"95 % interval {intervall_worte(k.gelungen_ki)}",
+    Figur("auftraege_gelungen", worte=figuren_worte,
           ki="gelungen_ki", nativ="gelungen_nativ", titel="All cases"),
     Figur("gelungen_nativ", anders_als("gelungen_nativ", "auftraege_gelungen"),
-          lambda e, k: "with every call from tool_calls: what an agent on this server gets done"),
+          figuren_gelungen_nativ),
     Figur("schritte_je_auftrag", anteil=False), Figur("stillgehalten")) + tuple(
         f for s in STUFEN_TABELLE for f in s.figuren)
 KOPF_FIGUREN = tuple(f for f in FIGUREN if f.ki)  # the headlines, the chapter's first: a run shows its first measured
@@ -490,31 +631,6 @@ class Note(typing.NamedTuple):
         return (w.wessen, w.grund) if w else ("modell", self.mangel)
 
 
-class Ausgabe(typing.NamedTuple):
-    """One output as it is read back: who it is, its grade, its second turn's, what it cost; zeile is the
-    line as saved (what came, never a grade), which only the saved run's own functions read."""
-    id: str
-    stufe: str
-    lauf: int
-    sitzung: int
-    ende: float
-    note: Note  # the question's answer graded, or an S7 job's
-    zeile: dict
-    latenz_s: float  # the seconds its question took (an S7 job: all its steps)
-    usage: dict  # the question's token counts (an S7 job: its steps', added up)
-    anfragen: tuple  # (seconds, usage) of each request that came back, cross-checks left out: its costs
-    verworfen: int  # choices beyond the one graded, over its requests
-    mit_nachfrage: bool = False  # the run asks S5's second turn here
-    nachfrage: Note = None  # that turn graded; None where it never came
-    nachfrage_fehlt: bool = False  # that turn failed when the first was saved: still to be asked
-    frueher: tuple = ()  # the draws asked before this one (--klaeren), graded as outputs, newest first
-
-    @property
-    def noten(self):
-        """Its answers graded: the question's, then S5's second turn's where it came."""
-        return (self.note, self.nachfrage) if self.nachfrage else (self.note,)
-
-
 @ohne_zyklensammler()
 def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, grenze=None):
     """Grade one answer: its Note, from the message alone (and grenze, the max_tokens it was asked with). Only an
@@ -565,19 +681,6 @@ def mangel(nachricht, aufrufe, finish, vollstaendig, still, gekappt_):
         return None
     denken = (nachricht.get(f) for f in ("reasoning_content", "reasoning"))  # where a reasoning parser put it all
     return "im_denken" if any(isinstance(d, str) and d.strip() for d in denken) else "leer"
-
-
-def schleift(nachricht):
-    """Does the text end in one piece repeated three times or more (a model looping until its token limit)?
-    subtle: a periodic text equals itself shifted by its period; the piece being cut, the test compares the
-    last two periods with the two before them."""
-    text = next((t for t in (inhalt(nachricht), nachricht.get("reasoning_content"), nachricht.get("reasoning"))
-                 if isinstance(t, str) and t), "")[-1200:]  # whatever the model wrote, in any field, a string
-    return any(text[-3 * p:-p] == text[-2 * p:] for p in range(1, min(400, len(text) // 3) + 1)
-               if 3 * p >= SCHLEIFE_ZEICHEN)
-
-
-SCHLEIFE_ZEICHEN = 60  # a repeated tail shorter than this is no loop (a row of dashes, an ellipsis)
 
 
 def erste_zeile(nachricht, laenge=100):
@@ -675,16 +778,6 @@ Kennzahlen = collections.namedtuple("Kennzahlen", (  # a run's figures, read by 
 # stufen, alle_n_stufen: stage -> share; fehlerarten: class -> count, zeros included; *_ki: [low, high], Wilson's
 
 
-def als_json(x):
-    """A record as JSON takes it: each NamedTuple an object of its fields, all the way down."""
-    if hasattr(x, "_asdict"):
-        return {k.removesuffix("_"): als_json(v) for k, v in x._asdict().items()  # Flip.in_ is the JSON's "in"
-                if k not in getattr(x, "NICHT_IM_JSON", ())}
-    if isinstance(x, dict):
-        return {k: als_json(v) for k, v in x.items()}
-    return [als_json(v) for v in x] if isinstance(x, (list, tuple)) else x
-
-
 def kennzahlen(faelle, ausgaben, katalog=None, einstellungen=None):
     """The five metrics (the chapter's, over S1-S5: a run with --weiter stays comparable), the stages, and what
     repeats and costs add; the failure classes take every stage. katalog: the one sent (None: the chapter's);
@@ -766,18 +859,6 @@ def wilson_ki(paare):
     return [0.0 if s == 0 else min(p, mitte - halb), 1.0 if s == m else max(p, mitte + halb)]
 
 
-def kosten(ausgaben):
-    """Median latency per request, tokens, and wall time summed over the sessions of a run;
-    the second turns of --nachfrage are requests too."""
-    sitzungen = collections.defaultdict(list)  # session -> each output's start and end
-    for a in ausgaben:
-        sitzungen[a.sitzung] += [a.ende - a.latenz_s, a.ende]
-    anfragen = [x for a in ausgaben for x in a.anfragen]  # (seconds, usage)
-    return {"latenz_s": statistics.median(s for s, _ in anfragen) if anfragen else None,
-        "tokens": Tokens(*(sum(zahl_oder_none(u, f"{t}_tokens") or 0 for _, u in anfragen)
-                           for t in ("prompt", "completion"))),
-        "dauer_s": sum(max(t) - min(t) for t in sitzungen.values())}
-
 # ---------------------------------------------------------------------------
 # Report: the text of one run
 # ---------------------------------------------------------------------------
@@ -856,9 +937,6 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     return "\n".join(zeilen)
 
 
-FEHLSCHLAEGE_GEZEIGT = 10  # outputs a failed-case list shows unless --alle
-
-
 def kurz(text, laenge=120):
     """A value as shown in the failed-case list: a 5 MB argument is cut, not printed."""
     return text if len(text) <= laenge else f"{text[:laenge]}... ({len(text)} characters)"
@@ -885,50 +963,6 @@ def aufrufe_text(liste, mangel_=None):
 
 
 GEZEIGTE_AUFRUFE = 20  # calls of one answer a line shows at most
-
-
-def fehllisten(faelle, ausgaben, hoechstens=None):
-    """The failed-case lists, each from the grades and its case: the chapter's stages, S6 after the tool's
-    result (what the tools returned), S5 after the user's reply, S7's whole jobs (the reference step by step)."""
-    by_id, mehrere = {f.id: f for f in faelle}, any(a.lauf for a in ausgaben)
-    eigene = [(s.liste, lambda a, s=s: a.stufe == s.name and not gelungen(a.note), s.weise.zeilen)
-              for s in STUFEN_TABELLE if s.liste]  # (title, the outputs it lists, one output's lines)
-    listen = [("Failed", lambda a: not STUFE[a.stufe].liste and not gelungen(a.note), Weise().zeilen)] + eigene[:1] + [
-        ("Not done after the reply", lambda a: a.nachfrage is not None and not gelungen(a.nachfrage),
-         lambda a, f, m: fall_zeilen(a, m, f"{f.frage}  /  reply: {f.nachtrag}", f.danach, a.nachfrage))
-    ] + eigene[1:]  # the reply's list after S6's, where reports have always had it
-    return [z for titel, gehoert, zeilen in listen for falsch in [[a for a in ausgaben if gehoert(a)]] for z in
-            fall_liste(f"{titel} ({len(falsch)}):", hoechstens, [zeilen(a, by_id[a.id], mehrere) for a in falsch])]
-
-
-def fall_liste(titel, hoechstens, bloecke):
-    """A failed-case list: its first `hoechstens` outputs (None: all), and how many more and how to see them."""
-    if not bloecke:
-        return []
-    mehr = len(bloecke) - hoechstens if hoechstens is not None and len(bloecke) > hoechstens else 0
-    return ["", titel] + [z for block in bloecke[:len(bloecke) - mehr] for z in block] + \
-        ([f"  ... and {mehr} more (--alle shows every one)"] if mehr else [])
-
-
-def fall_zeilen(a, mehrere, frage, erwartet, b):
-    """One output in a failed-case list: the question, what was expected, what came (b), how it differs.
-    mehrere: the run has repeats, so each line names its output (#1, #2 ...)."""
-    lauf = f" #{a.lauf + 1}" if mehrere else ""
-    gruende = gruende_von(b) if b.befunde else ""
-    ohne = b.gegenprobe["ohne_aufrufe"] if strom_defekt(b) else None
-    geschrieben = f': "{kurz(b.text, 100)}"' if not b.aufrufe and b.text else ""  # what came instead
-    unlesbar = unlesbar_von(b)
-    return [f"  {a.id}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
-            f"      came:     {aufrufe_text(b.aufrufe, b.mangel)}{geschrieben}"] + \
-        [f"      written:  {form}: \"{text}\"" for form, text in dict(unlesbar).items()] + \
-        ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: strom_defekt)"] if ohne else []) + \
-        ([f"      differs:  {gruende}"] if gruende else [])
-
-
-def gruende_von(b):
-    """Why a graded output failed, in one line: no answer at all, or which call or argument differed, cut after
-    whole parts and counting the rest (the Befunde without words among them)."""
-    return gekuerzt([x.text for x in b.befunde if x.text is not None], sum(x.mal for x in b.befunde))
 
 
 def figuren(*ks):
@@ -1067,6 +1101,21 @@ def katalog_von(werkzeuge, eroeffnung, **mehr):
     schema = {w["function"]["name"]: w["function"]["parameters"] for w in werkzeuge}
     sha = hashlib.sha256(json.dumps([werkzeuge, eroeffnung], sort_keys=True).encode()).hexdigest()
     return Katalog(werkzeuge, eroeffnung, schema, sha, len(json.dumps(werkzeuge)), **mehr)
+
+
+# S7 asks a whole job, which one answer cannot do: its rules say how a job is done, in the same voice
+EROEFFNUNG_GANZ = KOPF + (
+    "\n"
+    "Rules:\n"
+    "- Do the whole job the request describes, one step at a time. Look up with the tools what the job "
+    "needs and the request does not give; call what depends on a result only after that result has come; "
+    "then answer the user in text, without a call.\n"
+    "- Use every value exactly as the request or a tool's result gives it; never guess a value, an "
+    "address or an id.\n"
+    "- A contact is addressed only by its contact_id; when the request names a contact another way, find "
+    "its contact_id with the tools.\n"
+    "- When a tool refuses a call, read why, and go on as the request says for that case.\n"
+    "- When the request asks you to tell it something, name it in your answer.")
 
 
 STANDARD = katalog_von(KATALOG, EROEFFNUNG, synonyme=SYNONYME, ablenkung=ABLENKUNG, eroeffnung_ganz=EROEFFNUNG_GANZ)
@@ -2328,9 +2377,47 @@ def json_folge(text, trenner=re.compile(r"[ \t\r\n;,]*")):
             return werte, False
         werte.append(wert)
 
+def schleift(nachricht):
+    """Does the text end in one piece repeated three times or more (a model looping until its token limit)?
+    subtle: a periodic text equals itself shifted by its period; the piece being cut, the test compares the
+    last two periods with the two before them."""
+    text = next((t for t in (inhalt(nachricht), nachricht.get("reasoning_content"), nachricht.get("reasoning"))
+                 if isinstance(t, str) and t), "")[-1200:]  # whatever the model wrote, in any field, a string
+    return any(text[-3 * p:-p] == text[-2 * p:] for p in range(1, min(400, len(text) // 3) + 1)
+               if 3 * p >= SCHLEIFE_ZEICHEN)
+
+
+SCHLEIFE_ZEICHEN = 60  # a repeated tail shorter than this is no loop (a row of dashes, an ellipsis)
+
+
 # ---------------------------------------------------------------------------
 # The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
 # ---------------------------------------------------------------------------
+
+
+class Ausgabe(typing.NamedTuple):
+    """One output as it is read back: who it is, its grade, its second turn's, what it cost; zeile is the
+    line as saved (what came, never a grade), which only the saved run's own functions read."""
+    id: str
+    stufe: str
+    lauf: int
+    sitzung: int
+    ende: float
+    note: Note  # the question's answer graded, or an S7 job's
+    zeile: dict
+    latenz_s: float  # the seconds its question took (an S7 job: all its steps)
+    usage: dict  # the question's token counts (an S7 job: its steps', added up)
+    anfragen: tuple  # (seconds, usage) of each request that came back, cross-checks left out: its costs
+    verworfen: int  # choices beyond the one graded, over its requests
+    mit_nachfrage: bool = False  # the run asks S5's second turn here
+    nachfrage: Note = None  # that turn graded; None where it never came
+    nachfrage_fehlt: bool = False  # that turn failed when the first was saved: still to be asked
+    frueher: tuple = ()  # the draws asked before this one (--klaeren), graded as outputs, newest first
+
+    @property
+    def noten(self):
+        """Its answers graded: the question's, then S5's second turn's where it came."""
+        return (self.note, self.nachfrage) if self.nachfrage else (self.note,)
 
 
 def bewerte_gespeichert(fall, a, umbenennung=None, nachfrage=False, welt_salz=None, grenze=None, ziehung=None):
@@ -2527,56 +2614,133 @@ def zahl_ist(x, ganz=False, bis=math.inf):
 PFLICHT = object()  # a settings field every results file has had: no default for older ones
 
 
-_text_oder_nichts = lambda x: x is None or isinstance(x, str)  # noqa: E731
+def text_oder_nichts(x):
+    return x is None or isinstance(x, str)
+
+
+_text_oder_nichts = text_oder_nichts  # noqa: E731
 
 
 Einstellung = collections.namedtuple("Einstellung", "pruefe falsch vorgabe verglichen anders",
                                      defaults=(PFLICHT, False, None))
+def einstellungen_modell(x):
+    return isinstance(x, str)
+
+
+def einstellungen_n(x):
+    return zahl_ist(x, True) and x >= 1
+
+
+def einstellungen_extra(x):
+    return isinstance(x, dict)
+
+
+def einstellungen_variante(x):
+    return x is None or isinstance(x, str) and x in VARIANTEN
+
+
+def einstellungen_stufen(x):
+    return x is None or isinstance(x, list) and x and all(s in STUFEN for s in x)
+
+
+def einstellungen_stichprobe(x):
+    return x is None or zahl_ist(x, True) and x >= 1
+
+
+def einstellungen_faelle_sha256(x):
+    return isinstance(x, str)
+
+
+def einstellungen_katalog_sha256(x):
+    return isinstance(x, str)
+
+
+def einstellungen_umbenennung(x):
+    return (x is None or isinstance(x, dict) and all(
+        isinstance(x.get(t), dict) and all(isinstance(v, str) for v in x[t].values())
+        for t in ("werkzeuge", "argumente")))
+
+
+def einstellungen_ablenkung(x):
+    return x is None or isinstance(x, list) and all(isinstance(n, str) for n in x)
+
+
+def einstellungen_seed(x):
+    return x is None or zahl_ist(x, True)
+
+
+def einstellungen_tag(x):
+    return isinstance(x, str)
+
+
+def einstellungen_datum(x):
+    return isinstance(x, str)
+
+
+def einstellungen_probe(x):
+    return x is None or ist_probe(x)
+
+
+def einstellungen_server(x):
+    return x is None or ist_server(x)
+
+
+def einstellungen_server_danach(x):
+    return x is None or ist_server(x)
+
+
+def einstellungen_frageregel(x):
+    return x is None or zahl_ist(x, True)
+
+
+def einstellungen_2(x):
+    return isinstance(x, bool)
+
+
 # pruefe: the check a results file's value must pass, falsch: what is wrong when it fails; vorgabe: the value of a
 # run saved before the field was (PFLICHT: every file has it); verglichen: a run is resumed only under the same
 # value (what makes two runs not comparable is nicht_vergleichbar's); anders: how the refusal names another value
 # ("another case file"), else by the values
-EINSTELLUNGEN = {"modell": Einstellung(lambda x: isinstance(x, str), "is not a string", verglichen=True),
+EINSTELLUNGEN = {"modell": Einstellung(einstellungen_modell, "is not a string", verglichen=True),
     "url": Einstellung(_text_oder_nichts, "is not a string", None),  # which server: nicht_vergleichbar reads it
     "temp": Einstellung(zahl_ist, "is not a number of at least 0", verglichen=True),
-    "n": Einstellung(lambda x: zahl_ist(x, True) and x >= 1, "is not a whole number of at least 1", verglichen=True),
-    "extra": Einstellung(lambda x: isinstance(x, dict), "is not an object", verglichen=True),
-    **{f: Einstellung(lambda x: isinstance(x, bool), "is not true or false", False, True)
+    "n": Einstellung(einstellungen_n, "is not a whole number of at least 1", verglichen=True),
+    "extra": Einstellung(einstellungen_extra, "is not an object", verglichen=True),
+    **{f: Einstellung(einstellungen_2, "is not true or false", False, True)
        for f in ("nachfrage", *SPAETER_FELDER.values(), "stream")},
     "system": Einstellung(_text_oder_nichts, "is not a string", None, True, "another system message (--system)"),
-    "variante": Einstellung(lambda x: x is None or isinstance(x, str) and x in VARIANTEN,
+    "variante": Einstellung(einstellungen_variante,
                             f"is not one of {', '.join(VARIANTEN)}", None, True),
-    "stufen": Einstellung(lambda x: x is None or isinstance(x, list) and x and all(s in STUFEN for s in x),
+    "stufen": Einstellung(einstellungen_stufen,
                           "is not a list of stages", None, True),
-    "stichprobe": Einstellung(lambda x: x is None or zahl_ist(x, True) and x >= 1, "is not a whole number of at "
+    "stichprobe": Einstellung(einstellungen_stichprobe, "is not a whole number of at "
                               "least 1", None, True),
-    "faelle_sha256": Einstellung(lambda x: isinstance(x, str), "is not a string", verglichen=True,
+    "faelle_sha256": Einstellung(einstellungen_faelle_sha256, "is not a string", verglichen=True,
                                  anders="another case file"),
     **{f"{s.feld}_sha256": Einstellung(_text_oder_nichts, "is not a string", None, True, f"other {s.name} cases")
        for s in STUFEN_TABELLE if s.feld},
-    "katalog_sha256": Einstellung(lambda x: isinstance(x, str), "is not a string", verglichen=True,
+    "katalog_sha256": Einstellung(einstellungen_katalog_sha256, "is not a string", verglichen=True,
                                   anders="another catalogue or opening"),
-    "umbenennung": Einstellung(lambda x: x is None or isinstance(x, dict) and all(
-        isinstance(x.get(t), dict) and all(isinstance(v, str) for v in x[t].values())
-        for t in ("werkzeuge", "argumente")), "is not {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}",
-        None, True, "another renaming map (synonyme)"),
-    "ablenkung": Einstellung(lambda x: x is None or isinstance(x, list) and all(isinstance(n, str) for n in x),
+    "umbenennung": Einstellung(einstellungen_umbenennung,
+                               "is not {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}",
+                               None, True, "another renaming map (synonyme)"),
+    "ablenkung": Einstellung(einstellungen_ablenkung,
                              "is not a list of tool names", None, True, "other decoys"),
-    "seed": Einstellung(lambda x: x is None or zahl_ist(x, True), "is not a whole number", None, True),
+    "seed": Einstellung(einstellungen_seed, "is not a whole number", None, True),
     # compared only where a run saved it: before, a variant's map and decoys were compared by name
     "gesendet_sha256": Einstellung(_text_oder_nichts, "is not a string", None, True,
                                    "other tools or opening as sent (the renaming map or the decoys changed)"),
     "faelle_datei": Einstellung(_text_oder_nichts, "is not a path", None),
     "katalog_datei": Einstellung(_text_oder_nichts, "is not a path", None),
-    "tag": Einstellung(lambda x: isinstance(x, str), "is not a string"),
-    "datum": Einstellung(lambda x: isinstance(x, str), "is not a string"),
-    "probe": Einstellung(lambda x: x is None or ist_probe(x), "is not a probe's record", None),
+    "tag": Einstellung(einstellungen_tag, "is not a string"),
+    "datum": Einstellung(einstellungen_datum, "is not a string"),
+    "probe": Einstellung(einstellungen_probe, "is not a probe's record", None),
     "welt_salz": Einstellung(_text_oder_nichts, "is not a string", None),  # S7's created ids; none before it was
     "ziehung": Einstellung(_text_oder_nichts, "is not a string", None),  # S7's world values; none before they were
-    "server": Einstellung(lambda x: x is None or ist_server(x), "is not a server's record", None),
-    "server_danach": Einstellung(lambda x: x is None or ist_server(x), "is not a server's record", None),  # changed
+    "server": Einstellung(einstellungen_server, "is not a server's record", None),
+    "server_danach": Einstellung(einstellungen_server_danach, "is not a server's record", None),  # changed
     "server_angabe": Einstellung(_text_oder_nichts, "is not a string", None),  # --server
-    "frageregel": Einstellung(lambda x: x is None or zahl_ist(x, True), "is not a whole number", None),  # FRAGEREGEL
+    "frageregel": Einstellung(einstellungen_frageregel, "is not a whole number", None),  # FRAGEREGEL
 }
 
 
@@ -2587,23 +2751,83 @@ def ist_server(x):
         all(isinstance(x.get(f), (str, type(None))) for f in ("version", "beleg")) and \
         (v is None or isinstance(v, dict) and isinstance(v.get("werkzeuge"), (bool, type(None))) and
          isinstance(v.get("form"), (str, type(None))))
-AUSGABE = {"stufe": (lambda x: x in STUFEN, "is not a stage"),
-    "lauf": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
-    "sitzung": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
-    "ende": (lambda x: zahl_ist(x, bis=1e11), "is not a time"),  # 1e11 s: the year 5138
-    "zuege": (lambda x: isinstance(x, list) and x != [], "is not a list of turns"),
-    "frueher": (lambda x: x is None or isinstance(x, list) and all(isinstance(z, list) for z in x),
+def ausgabe_stufe(x):
+    return x in STUFEN
+
+
+def ausgabe_lauf(x):
+    return zahl_ist(x, True)
+
+
+def ausgabe_sitzung(x):
+    return zahl_ist(x, True)
+
+
+def ausgabe_ende(x):
+    return zahl_ist(x, bis=1e11)
+
+
+def ausgabe_zuege(x):
+    return isinstance(x, list) and x != []
+
+
+def ausgabe_frueher(x):
+    return x is None or isinstance(x, list) and all(isinstance(z, list) for z in x)
+
+
+AUSGABE = {"stufe": (ausgabe_stufe, "is not a stage"),
+    "lauf": (ausgabe_lauf, "is not a whole number of at least 0"),
+    "sitzung": (ausgabe_sitzung, "is not a whole number of at least 0"),
+    "ende": (ausgabe_ende, "is not a time"),  # 1e11 s: the year 5138
+    "zuege": (ausgabe_zuege, "is not a list of turns"),
+    "frueher": (ausgabe_frueher,
                 "is not a list of earlier turns")}
-ZUG = {"zweck": (lambda x: x in ANFRAGEN + (OHNE_STROM, NOCHMAL), "is not what a turn is for"),
-    "nachricht": (lambda x: isinstance(x, dict), "is not an object"),
-    "usage": (lambda x: isinstance(x, dict), "is not an object"),
-    "latenz_s": (lambda x: zahl_ist(x, bis=1e7), "is not a number of seconds"),
-    "finish_reason": (lambda x: isinstance(x, (str, type(None))), "is not a string or null"),
-    "verworfen": (lambda x: zahl_ist(x, True), "is not a whole number of at least 0"),
-    "strom": (lambda x: x is None or isinstance(x, dict) and zahl_ist(x.get("chunks"), True) and isinstance(
-        x.get("defekte"), list) and all(isinstance(d, str) for d in x["defekte"]), "is not a stream's record"),
-    "ergebnisse": (lambda x: x is None or isinstance(x, list), "is not a list of results"),
-    "abgelehnt": (lambda x: x is None or isinstance(x, str), "is not the server's words")}
+def zug_zweck(x):
+    return x in ANFRAGEN + (OHNE_STROM, NOCHMAL)
+
+
+def zug_nachricht(x):
+    return isinstance(x, dict)
+
+
+def zug_usage(x):
+    return isinstance(x, dict)
+
+
+def zug_latenz_s(x):
+    return zahl_ist(x, bis=1e7)
+
+
+def zug_finish_reason(x):
+    return isinstance(x, (str, type(None)))
+
+
+def zug_verworfen(x):
+    return zahl_ist(x, True)
+
+
+def zug_strom(x):
+    return (x is None or isinstance(x, dict) and zahl_ist(x.get("chunks"), True) and isinstance(
+        x.get("defekte"), list) and all(isinstance(d, str) for d in x["defekte"]))
+
+
+def zug_ergebnisse(x):
+    return x is None or isinstance(x, list)
+
+
+def zug_abgelehnt(x):
+    return x is None or isinstance(x, str)
+
+
+ZUG = {"zweck": (zug_zweck, "is not what a turn is for"),
+    "nachricht": (zug_nachricht, "is not an object"),
+    "usage": (zug_usage, "is not an object"),
+    "latenz_s": (zug_latenz_s, "is not a number of seconds"),
+    "finish_reason": (zug_finish_reason, "is not a string or null"),
+    "verworfen": (zug_verworfen, "is not a whole number of at least 0"),
+    "strom": (zug_strom, "is not a stream's record"),
+    "ergebnisse": (zug_ergebnisse, "is not a list of results"),
+    "abgelehnt": (zug_abgelehnt, "is not the server's words")}
 
 
 def zug_fehler(z, i, letzter=False):
@@ -2712,6 +2936,19 @@ def allein(pfad):
 # ---------------------------------------------------------------------------
 # Measuring: ask every missing output, save each line as it arrives
 # ---------------------------------------------------------------------------
+
+
+def kosten(ausgaben):
+    """Median latency per request, tokens, and wall time summed over the sessions of a run;
+    the second turns of --nachfrage are requests too."""
+    sitzungen = collections.defaultdict(list)  # session -> each output's start and end
+    for a in ausgaben:
+        sitzungen[a.sitzung] += [a.ende - a.latenz_s, a.ende]
+    anfragen = [x for a in ausgaben for x in a.anfragen]  # (seconds, usage)
+    return {"latenz_s": statistics.median(s for s, _ in anfragen) if anfragen else None,
+        "tokens": Tokens(*(sum(zahl_oder_none(u, f"{t}_tokens") or 0 for _, u in anfragen)
+                           for t in ("prompt", "completion"))),
+        "dauer_s": sum(max(t) - min(t) for t in sitzungen.values())}
 
 
 def frage_fall(endpunkt, fall, erste=None):
@@ -3072,10 +3309,10 @@ is missing."""
 
 
 def parser():
-    p = Parser(prog="messen", description="Measure how well a model behind an OpenAI-compatible chat endpoint calls "
-                                          "tools: by default the chapter's 42 cases in five stages (S5's second turn with --nachfrage, "
-                                          "S6 with --weiter, S7 with --ganz); your own with --faelle, BFCL's files "
-                                          "too.",
+    p = Parser(prog="messen", description="Measure how well a model behind an OpenAI-compatible chat endpoint "
+                                          "calls tools: by default the chapter's 42 cases in five stages (S5's "
+                                          "second turn with --nachfrage, S6 with --weiter, S7 with --ganz); your "
+                                          "own with --faelle, BFCL's files too.",
                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", type=url_arg, help="chat-completions URL (a base URL ending in /v1 is completed)")
     p.add_argument("--modell", help="model name, sent as 'model'")
@@ -3534,17 +3771,49 @@ def _wort(x):
 
 
 WORT = (_wort, "a non-empty string without leading or trailing spaces")
-WORT_ODER_NULL = (lambda x: x is None or _wort(x), "null or a non-empty string without leading or trailing spaces")
+def wort_oder_null(x):
+    return x is None or _wort(x)
+
+
+WORT_ODER_NULL = (wort_oder_null, "null or a non-empty string without leading or trailing spaces")
+def welt_felder_kontakte_status(x):
+    return x in STATUS
+
+
+def welt_felder_kontakte_notizen(x):
+    return isinstance(x, list) and all(isinstance(n, str) for n in x)
+
+
+def welt_felder_termine_calendar(x):
+    return x in KALENDER
+
+
+def welt_felder_termine_date(x):
+    return isinstance(x, str) and bool(DATUM_MUSTER.fullmatch(x))
+
+
+def welt_felder_termine_start(x):
+    return isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x))
+
+
+def welt_felder_termine_end(x):
+    return isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x))
+
+
+def welt_felder_ausgang(x):
+    return isinstance(x, str)
+
+
 WELT_FELDER = {  # part of a world -> {field: (check, what it must be)}; fields without a default are needed
     "kontakte": {"contact_id": WORT, "name": WORT, "email": WORT_ODER_NULL, "company": WORT_ODER_NULL,
-                 "status": (lambda x: x in STATUS, f"one of {', '.join(STATUS)}"),
-                 "notizen": (lambda x: isinstance(x, list) and all(isinstance(n, str) for n in x),
+                 "status": (welt_felder_kontakte_status, f"one of {', '.join(STATUS)}"),
+                 "notizen": (welt_felder_kontakte_notizen,
                              "a list of strings")},
-    "termine": {"calendar": (lambda x: x in KALENDER, f"one of {', '.join(KALENDER)}"), "title": WORT,
-                "date": (lambda x: isinstance(x, str) and bool(DATUM_MUSTER.fullmatch(x)), "a date YYYY-MM-DD"),
-                "start": (lambda x: isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x)), "a time HH:MM"),
-                "end": (lambda x: isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x)), "a time HH:MM")},
-    "ausgang": {f: (lambda x: isinstance(x, str), "a string") for f in ("to", "subject", "body")}}
+    "termine": {"calendar": (welt_felder_termine_calendar, f"one of {', '.join(KALENDER)}"), "title": WORT,
+                "date": (welt_felder_termine_date, "a date YYYY-MM-DD"),
+                "start": (welt_felder_termine_start, "a time HH:MM"),
+                "end": (welt_felder_termine_end, "a time HH:MM")},
+    "ausgang": {f: (welt_felder_ausgang, "a string") for f in ("to", "subject", "body")}}
 WELT_VORGABEN = {"email", "company", "status", "notizen"}  # a contact's fields that welt_von fills in
 
 
@@ -3883,12 +4152,24 @@ def crm_cancel_event(welt, calendar, event_id):
     raise CrmFehler(f"no event of the calendar {calendar} has the id {event_id}")  # events have none
 
 
+def attrappen_list_companies(welt, industry=None):
+    return ({"companies": sorted({k["company"] for k in welt["kontakte"]
+        if k["company"]})})
+
+
+def attrappen_send_sms(welt, phone, text):
+    return {"sent": True}
+
+
+def attrappen_archive_contact(welt, contact_id):
+    return {"archived": kontakt(welt, contact_id)["contact_id"]}
+
+
 ATTRAPPEN = {  # --variante ablenkung: each decoy answers as the tool it claims to be, and changes nothing;
     # a call of one is spare all the same (LESEND)
-    "list_companies": lambda welt, industry=None: {"companies": sorted({k["company"] for k in welt["kontakte"]
-                                                                        if k["company"]})},
-    "cancel_event": crm_cancel_event, "send_sms": lambda welt, phone, text: {"sent": True},
-    "archive_contact": lambda welt, contact_id: {"archived": kontakt(welt, contact_id)["contact_id"]}}
+    "list_companies": attrappen_list_companies,
+    "cancel_event": crm_cancel_event, "send_sms": attrappen_send_sms,
+    "archive_contact": attrappen_archive_contact}
 SCHEMATA = {**WERKZEUGE, **{w["function"]["name"]: w["function"]["parameters"] for w in ABLENKUNG}}
 LESEND = {"list_contacts", "get_contact", "list_calendars", "get_events"}  # the tools that change nothing
 
@@ -5105,19 +5386,51 @@ def unlesbar_zaehlen(k):
                                     for form, _ in unlesbar_von(b)))
 
 
+def diagnose_zahlen_protokoll(k):
+    return {a: k.protokoll[a] for a in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if k.protokoll[a]}
+
+
+def diagnose_zahlen_eigenes_format(k):
+    return k.eigen + (k.text if k.wessen == "modell" else 0)
+
+
+def diagnose_zahlen_text_ungeklaert(k):
+    return k.text if k.wessen == "unklar" else 0
+
+
+def diagnose_zahlen_probe(k):
+    return beleg_text(k.grund, k.server, k.probe) if k.text and k.grund not in ("vorlage", NATIV) else None
+
+
+def diagnose_zahlen_text_form(k):
+    return (max(n := collections.Counter(textform(b.aufrufe) for b in k.alle if b.form in (
+        "parser", "eigen")), key=n.get, default=None))
+
+
+def diagnose_zahlen_leer_ungezaehlt(k):
+    return k.wessen_je_grund.get("leer", {}).get("unklar", 0)
+
+
+def diagnose_zahlen_katalog_unklar(k):
+    return k.katalog[1]
+
+
+def diagnose_zahlen_wessen_je_grund(k):
+    return k.wessen_je_grund
+
+
 DIAGNOSE_ZAHLEN = {  # the kinds a diagnosis counts beside DIAGNOSE_HINWEISE's, whose rows carry their own count
     "sofort_beendet": je_grund("sofort_beendet"),
-    "protokoll": lambda k: {a: k.protokoll[a] for a in PROTOKOLL + tuple(STROM_NOTIZEN.values()) if k.protokoll[a]},
-    "eigenes_format": lambda k: k.eigen + (k.text if k.wessen == "modell" else 0),
-    "text_ungeklaert": lambda k: k.text if k.wessen == "unklar" else 0,
-    "probe": lambda k: beleg_text(k.grund, k.server, k.probe) if k.text and k.grund not in ("vorlage", NATIV) else None,
-    "text_form": lambda k: max(n := collections.Counter(textform(b.aufrufe) for b in k.alle if b.form in (
-        "parser", "eigen")), key=n.get, default=None),  # the form most were in (one ``` fence among JSON names none)
+    "protokoll": diagnose_zahlen_protokoll,
+    "eigenes_format": diagnose_zahlen_eigenes_format,
+    "text_ungeklaert": diagnose_zahlen_text_ungeklaert,
+    "probe": diagnose_zahlen_probe,
+    "text_form": diagnose_zahlen_text_form,  # the form most were in (one ``` fence among JSON names none)
     "unlesbar": unlesbar_zaehlen,
-    "leer_ungezaehlt": lambda k: k.wessen_je_grund.get("leer", {}).get("unklar", 0),  # of leer: no count tells whose
-    "katalog_unklar": lambda k: k.katalog[1],
+    "leer_ungezaehlt": diagnose_zahlen_leer_ungezaehlt,  # of leer: no count tells whose
+    "katalog_unklar": diagnose_zahlen_katalog_unklar,
     "strom_ungeprueft": je_grund("strom_ungeprueft"),
-    "wessen_je_grund": lambda k: k.wessen_je_grund}
+    "wessen_je_grund": diagnose_zahlen_wessen_je_grund}
 # each a count but katalog_fehlt (bool or None), words (probe, text_form, katalog_unklar), protokoll, unlesbar by kind
 
 
@@ -5152,23 +5465,67 @@ STROM_NOTIZEN = {  # what a stream broke of the protocol -> its kind in protokol
 
 PROBE_WIE = "asked again with tool_choice \"required\" at temperature 0"
 Beleg = collections.namedtuple("Beleg", "nativ server probe antwort")
+def text_wessen_vorlage(x):
+    return parser_gezeigt(x.server)
+
+
+def text_wessen_tool_calls(x):
+    return x.nativ
+
+
+def text_wessen_keine(x):
+    return familie_von(x.server).probe == "keine"
+
+
+def text_wessen_grammatik(x):
+    return familie_von(x.server).probe == "grammatik"
+
+
+def text_wessen_unbekannt(x):
+    return familie_von(x.server).probe == "unbekannt"
+
+
+def text_wessen_probe_fehlt(x):
+    return not x.probe
+
+
+def text_wessen_probe_ohne_antwort(x):
+    return x.antwort is None
+
+
+def text_wessen_probe_abgeschnitten(x):
+    return x.antwort.finish == "length"
+
+
+def text_wessen_probe_nativ(x):
+    return x.antwort.nativ or x.antwort.form in ("nativ", "teilweise")
+
+
+def text_wessen_probe_text(x):
+    return x.antwort.aufrufe
+
+
+def text_wessen_probe_ohne_aufruf(x):
+    return True
+
+
 # the run's evidence on its text calls: whether any answer came as tool_calls, the server's record, the probe's
 # record as saved, and its answer graded (None where none came)
 TEXT_WESSEN = (  # whose well-formed calls left as text in a parser's form are, by the run's evidence, weighed in
     # this order: (reason, kind, test); the diagnosis and --pruefen read it, and the comparison through the diagnosis
-    ("vorlage", "modell", lambda x: parser_gezeigt(x.server)),  # the server's page shows its parser on for the template
-    ("tool_calls", "modell", lambda x: x.nativ),  # other answers came as tool_calls: the parser is on
+    ("vorlage", "modell", text_wessen_vorlage),  # the server's page shows its parser on for the template
+    ("tool_calls", "modell", text_wessen_tool_calls),  # other answers came as tool_calls: the parser is on
     # no probe tells where the server ignores tool_choice, forces "required" by a grammar (a native answer proves
     # only that it can emit calls), or is not identified (it may force it)
-    ("keine", "unklar", lambda x: familie_von(x.server).probe == "keine"),
-    ("grammatik", "unklar", lambda x: familie_von(x.server).probe == "grammatik"),
-    ("unbekannt", "unklar", lambda x: familie_von(x.server).probe == "unbekannt"),
-    ("probe_fehlt", "unklar", lambda x: not x.probe),  # a run saved before messen asked one, or stopped before it
-    ("probe_ohne_antwort", "unklar", lambda x: x.antwort is None),
-    ("probe_abgeschnitten", "unklar", lambda x: x.antwort.finish == "length"),  # cut or looping: it tells nothing
-    ("probe_nativ", "modell", lambda x: x.antwort.nativ or x.antwort.form in ("nativ", "teilweise")),  # parser works
-    ("probe_text", "server", lambda x: x.antwort.aufrufe),  # text again: the parser is off or reads another form
-    ("probe_ohne_aufruf", "unklar", lambda x: True))
+    ("keine", "unklar", text_wessen_keine),
+    ("grammatik", "unklar", text_wessen_grammatik),
+    ("unbekannt", "unklar", text_wessen_unbekannt),
+    ("probe_fehlt", "unklar", text_wessen_probe_fehlt),  # a run saved before messen asked one, or stopped before it
+    ("probe_ohne_antwort", "unklar", text_wessen_probe_ohne_antwort),
+    ("probe_abgeschnitten", "unklar", text_wessen_probe_abgeschnitten),  # cut or looping: it tells nothing
+    ("probe_nativ", "modell", text_wessen_probe_nativ),  # parser works
+    ("probe_text", "server", text_wessen_probe_text),  # text again: the parser is off or reads another form
+    ("probe_ohne_aufruf", "unklar", text_wessen_probe_ohne_aufruf))
 
 
 def text_wessen(nativ, server, probe):
@@ -5249,19 +5606,51 @@ def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False, nativ=None):
     return {i: [x for k in sorted(v) for x in v[k]] for i, v in je_fall.items() if v}
 
 
+def nicht_nativ_geparst_abgelehnt(a, d, s):
+    return "geparst_abgelehnt" in a.protokoll
+
+
+def nicht_nativ_argumente_objekt(a, d, s):
+    return "argumente_objekt" in a.protokoll
+
+
+def nicht_nativ_doppelt_beim_server(a, d, s):
+    return ("argumente_doppelt" in a.protokoll and
+        familie_von(s).doppelt_kodiert)
+
+
+def nicht_nativ_doppelt(a, d, s):
+    return "argumente_doppelt" in a.protokoll
+
+
+def nicht_nativ_teilweise_geparst(a, d, s):
+    return a.form == "teilweise"
+
+
+def nicht_nativ_aus_text(a, d, s):
+    return a.form != "eigen" and d.aus_text
+
+
+def nicht_nativ_text_ungeklaert(a, d, s):
+    return a.form != "eigen" and d.text_ungeklaert
+
+
+def nicht_nativ_eigenes_format(a, d, s):
+    return True
+
+
 NICHT_NATIV = (  # whose it is that an output done as meant reached an agent as no calls, or as calls it cannot
     # json.loads, weighed in this order: (reason, kind, test of its Note, the run's diagnosis and its server)
-    ("geparst_abgelehnt", "unklar", lambda a, d, s: "geparst_abgelehnt" in a.protokoll),
-    ("argumente_objekt", "server", lambda a, d, s: "argumente_objekt" in a.protokoll),  # an object, not a string
+    ("geparst_abgelehnt", "unklar", nicht_nativ_geparst_abgelehnt),
+    ("argumente_objekt", "server", nicht_nativ_argumente_objekt),  # an object, not a string
     # twice-encoded: the server's only on a server shown to do it
-    ("argumente_doppelt", "server", lambda a, d, s: "argumente_doppelt" in a.protokoll and
-     familie_von(s).doppelt_kodiert),
-    ("argumente_doppelt", "unklar", lambda a, d, s: "argumente_doppelt" in a.protokoll),
-    ("teilweise_geparst", "server", lambda a, d, s: a.form == "teilweise"),  # the first call alone parsed
+    ("argumente_doppelt", "server", nicht_nativ_doppelt_beim_server),
+    ("argumente_doppelt", "unklar", nicht_nativ_doppelt),
+    ("teilweise_geparst", "server", nicht_nativ_teilweise_geparst),  # the first call alone parsed
     # a parser's form, as the run's diagnosis weighs it: the parser off, or cannot tell; else the model's format
-    ("aus_text", "server", lambda a, d, s: a.form != "eigen" and d.aus_text),
-    ("text_ungeklaert", "unklar", lambda a, d, s: a.form != "eigen" and d.text_ungeklaert),
-    ("eigenes_format", "modell", lambda a, d, s: True))
+    ("aus_text", "server", nicht_nativ_aus_text),
+    ("text_ungeklaert", "unklar", nicht_nativ_text_ungeklaert),
+    ("eigenes_format", "modell", nicht_nativ_eigenes_format))
 
 
 def ausgang(a, mit_nachfrage, nativ=None):
@@ -5321,6 +5710,27 @@ VERWORFEN_FOLGE = "The choice graded is the model's answer as any other; nothing
 NACH_DEM_GEMEINTEN = ("The figures grade the calls as the model wrote them; gelungen_nativ is what an agent on "
                       "this server gets done.")
 Hinweis = collections.namedtuple("Hinweis", "was abhilfe wessen folge zaehle")
+def diagnose_hinweise_katalog_fehlt_hinweis(k):
+    return k.katalog[0]
+
+
+def diagnose_hinweise_teilweise_geparst_hinweis(k):
+    return sum(b.form == "teilweise" for b in k.alle)
+
+
+def diagnose_hinweise_aus_text_hinweis(k):
+    return k.text if k.wessen == "server" else 0
+
+
+def diagnose_hinweise_label_umgeschrieben_hinweis(k):
+    return (sum(not b.aufrufe and bool(b.text) for b in
+        k.alle) * all(b.finish == NATIV for b in k.alle))
+
+
+def diagnose_hinweise_verworfen_hinweis(k):
+    return sum(bool(a.verworfen) for a in k.ausgaben)
+
+
 # a diagnosis count's line: what it counts, the fix (in the identified server's options), whose it is (a tuple of
 # server, modell, unklar, empty for a note that blames no one; None for a reason of WESSEN, whose rows decide it
 # per answer), what follows for the figures (or a function of the diagnosis), and its count over the run's Lage.
@@ -5330,7 +5740,7 @@ DIAGNOSE_HINWEISE = {
     "katalog_fehlt": Hinweis("the catalogue never reached the prompt: outputs sent the whole catalogue cost no more "
                              "prompt_tokens than S1's, sent a few of its tools",
                              "the chat template ignores `tools`: {vorlage}", ("server",), NICHT_DAS_MODELL,
-                             lambda k: k.katalog[0]),
+                             diagnose_hinweise_katalog_fehlt_hinweis),
     "leer": Hinweis("outputs with neither a call nor text", "the server returned nothing: check its chat template "
                     "and stop tokens", None, leer_folge, je_grund("leer")),
     "abgeschnitten": Hinweis("outputs cut off by the token limit without a complete call",
@@ -5341,25 +5751,25 @@ DIAGNOSE_HINWEISE = {
                                  "beside them", "the server's tool-call parser stopped after the first call "
                                  "(llama.cpp #14101 and SGLang #18102 left <tool_call> blocks so): an agent receives "
                                  "only what came as tool_calls; update the server or report it", ("server",),
-                                 NACH_DEM_GEMEINTEN, lambda k: sum(b.form == "teilweise" for b in k.alle)),
+                                 NACH_DEM_GEMEINTEN, diagnose_hinweise_teilweise_geparst_hinweis),
     "schleife": Hinweis("outputs cut off by the token limit while their text repeated one piece over and over",
                         "the model loops: more max_tokens only makes it longer; cap it (--extra '{\"max_tokens\": "
                         "256}') and check the chat template, since a wrong one makes small models loop", None,
                         SCHLEIFE_FOLGE, je_grund("schleife")),
     "aus_text": Hinweis("calls were read from the answer text, not from tool_calls",
                         "the server's tool-call parser is off or reads another form: {parser}", ("server",),
-                        NICHT_DAS_MODELL, lambda k: k.text if k.wessen == "server" else 0),
+                        NICHT_DAS_MODELL, diagnose_hinweise_aus_text_hinweis),
     "im_denken": Hinweis("outputs whose whole answer (calls or text) stands in a reasoning field, graded as no answer",
                          "check {denken}", None, IM_DENKEN_FOLGE, je_grund("im_denken")),
     "label_umgeschrieben": Hinweis("answers of text alone labelled finish_reason tool_calls, where every answer "
                                    "is so labelled: a proxy or the server rewrites the label", "remove what rewrites "
                                    "it and measure again: a cut answer or lost calls cannot be told by it here",
                                    ("server",), "They are graded as calls announced and lost (angekuendigt), whose "
-                                   "they are cannot be told.", lambda k: sum(not b.aufrufe and bool(b.text) for b in
-                                   k.alle) * all(b.finish == NATIV for b in k.alle)),  # a label no answer deserves
+                                   "they are cannot be told.",
+                                   diagnose_hinweise_label_umgeschrieben_hinweis),  # a label no answer deserves
     "verworfen": Hinweis("outputs held several choices: the one with index 0 was graded, the others dropped",
                          "the server or a proxy set n", (), VERWORFEN_FOLGE,
-                         lambda k: sum(bool(a.verworfen) for a in k.ausgaben)),
+                         diagnose_hinweise_verworfen_hinweis),
     "strom_defekt": Hinweis("failed outputs whose same request without stream, at temperature 0, gave other calls "
                             "(both stand in the failed-case list)",
                             "the server's streamed tool-call parser is at fault, not the model: measure without "
@@ -5704,6 +6114,10 @@ Flip = collections.namedtuple("Flip", "art gruende in_ zug ziehungen")  # whose 
 # with several draws in a run, which: "B #2 of 3"
 
 
+def vergleich_gesamt(self):
+    return self.modell[TEILE[0]]
+
+
 class Vergleich(collections.namedtuple("Vergleich", (
         "a b besser schlechter p test aufloesung faelle_verglichen aenderung jenseits_zufall richtung wessen "
         "serverseitig unklar modell grenze gruppen_stufen nicht_vergleichbar "
@@ -5723,7 +6137,7 @@ class Vergleich(collections.namedtuple("Vergleich", (
         """Every part a verdict folds over: the model's three, and what an agent gets done where it was tested."""
         return dict(self.modell, **({"nativ": self.nativ} if self.nativ else {}))
 
-    gesamt = property(lambda self: self.modell[TEILE[0]])  # the part over all cases
+    gesamt = property(vergleich_gesamt)  # the part over all cases
 
     @property
     def status(self):
@@ -5872,6 +6286,10 @@ def ergebnis(v):
 STRENG = {"nicht_vergleichbar": 2, "schlechter": 3, "unklar": 2}  # --streng's exit; else 0
 
 
+def paartest_rand(k):
+    return vorzeichentest(k, 0)
+
+
 class Paartest(typing.NamedTuple):
     """A paired test a comparison may take: its name in the resolution sentence and in the verdict, p from the
     per-case differences d, whether it takes them (einzeln: one output per case in both runs; the first row that
@@ -5881,20 +6299,37 @@ class Paartest(typing.NamedTuple):
     p: typing.Callable
     nimmt: typing.Callable
     ganz: str = "cases whose every output flips"
-    rand: typing.Callable = lambda k: vorzeichentest(k, 0)  # k cases whose every output flips give 2 / 2^k in each
+    rand: typing.Callable = paartest_rand  # k cases whose every output flips give 2 / 2^k in each
 
     def aufloesung(self, faelle):
         """The fewest cases one way, none back, it calls beyond chance, and their p; None if none can."""
         return next(((k, self.rand(k)) for k in range(1, faelle + 1) if jenseits_zufall(self.rand(k))), None)
 
 
-TESTS = {"sign": Paartest("sign test", "exact sign test", lambda d: vorzeichentest(sum(x > 0 for x in d), sum(
-             x < 0 for x in d)), lambda einzeln, d: einzeln, "cases"),  # the flipped cases, with one output each
+def sign_p(d):
+    return (vorzeichentest(sum(x > 0 for x in d), sum(
+        x < 0 for x in d)))
+
+
+def nimmt_einzeln(einzeln, d):
+    return einzeln
+
+
+def nimmt_genau(einzeln, d):
+    return genau_machbar(d)
+
+
+def nimmt_immer(einzeln, d):
+    return True
+
+
+TESTS = {"sign": Paartest("sign test", "exact sign test", sign_p, nimmt_einzeln,  # the flipped cases, one output each
+                          "cases"),
          "permutation": Paartest("permutation test", "exact permutation test of the per-case differences",
-                                 permutationstest, lambda einzeln, d: genau_machbar(d)),  # gains power from repeats
+                                 permutationstest, nimmt_genau),  # gains power from repeats
          "monte-carlo": Paartest("permutation test", f"permutation test of the per-case differences, over "
                                  f"{MONTE_CARLO:,} sign patterns drawn with seed 0 (too many sums to count exactly)",
-                                 permutationstest_mc, lambda einzeln, d: True)}
+                                 permutationstest_mc, nimmt_immer)}
 
 
 def paartest(differenzen, einzeln):
@@ -6410,8 +6845,65 @@ def streng_satz(v, laeufe):
             "".join(f"; then ask {t}'s outputs again: {befehl(e[t], '--klaeren')}" for t in nochmal))
 
 # ---------------------------------------------------------------------------
-# Output forms: text, JSON and Markdown, for a run, a series and a comparison
+# Output forms: the failed-case lists, JSON and Markdown, for a run, a series and a comparison
 # ---------------------------------------------------------------------------
+
+
+def als_json(x):
+    """A record as JSON takes it: each NamedTuple an object of its fields, all the way down."""
+    if hasattr(x, "_asdict"):
+        return {k.removesuffix("_"): als_json(v) for k, v in x._asdict().items()  # Flip.in_ is the JSON's "in"
+                if k not in getattr(x, "NICHT_IM_JSON", ())}
+    if isinstance(x, dict):
+        return {k: als_json(v) for k, v in x.items()}
+    return [als_json(v) for v in x] if isinstance(x, (list, tuple)) else x
+
+
+FEHLSCHLAEGE_GEZEIGT = 10  # outputs a failed-case list shows unless --alle
+
+
+def fehllisten(faelle, ausgaben, hoechstens=None):
+    """The failed-case lists, each from the grades and its case: the chapter's stages, S6 after the tool's
+    result (what the tools returned), S5 after the user's reply, S7's whole jobs (the reference step by step)."""
+    by_id, mehrere = {f.id: f for f in faelle}, any(a.lauf for a in ausgaben)
+    eigene = [(s.liste, lambda a, s=s: a.stufe == s.name and not gelungen(a.note), s.weise.zeilen)
+              for s in STUFEN_TABELLE if s.liste]  # (title, the outputs it lists, one output's lines)
+    listen = [("Failed", lambda a: not STUFE[a.stufe].liste and not gelungen(a.note), Weise().zeilen)] + eigene[:1] + [
+        ("Not done after the reply", lambda a: a.nachfrage is not None and not gelungen(a.nachfrage),
+         lambda a, f, m: fall_zeilen(a, m, f"{f.frage}  /  reply: {f.nachtrag}", f.danach, a.nachfrage))
+    ] + eigene[1:]  # the reply's list after S6's, where reports have always had it
+    return [z for titel, gehoert, zeilen in listen for falsch in [[a for a in ausgaben if gehoert(a)]] for z in
+            fall_liste(f"{titel} ({len(falsch)}):", hoechstens, [zeilen(a, by_id[a.id], mehrere) for a in falsch])]
+
+
+def fall_liste(titel, hoechstens, bloecke):
+    """A failed-case list: its first `hoechstens` outputs (None: all), and how many more and how to see them."""
+    if not bloecke:
+        return []
+    mehr = len(bloecke) - hoechstens if hoechstens is not None and len(bloecke) > hoechstens else 0
+    return ["", titel] + [z for block in bloecke[:len(bloecke) - mehr] for z in block] + \
+        ([f"  ... and {mehr} more (--alle shows every one)"] if mehr else [])
+
+
+def fall_zeilen(a, mehrere, frage, erwartet, b):
+    """One output in a failed-case list: the question, what was expected, what came (b), how it differs.
+    mehrere: the run has repeats, so each line names its output (#1, #2 ...)."""
+    lauf = f" #{a.lauf + 1}" if mehrere else ""
+    gruende = gruende_von(b) if b.befunde else ""
+    ohne = b.gegenprobe["ohne_aufrufe"] if strom_defekt(b) else None
+    geschrieben = f': "{kurz(b.text, 100)}"' if not b.aufrufe and b.text else ""  # what came instead
+    unlesbar = unlesbar_von(b)
+    return [f"  {a.id}{lauf}  {frage}", f"      expected: {aufrufe_text(erwartet)}",
+            f"      came:     {aufrufe_text(b.aufrufe, b.mangel)}{geschrieben}"] + \
+        [f"      written:  {form}: \"{text}\"" for form, text in dict(unlesbar).items()] + \
+        ([f"      plain:    {aufrufe_text(ohne)} (the same request without stream: strom_defekt)"] if ohne else []) + \
+        ([f"      differs:  {gruende}"] if gruende else [])
+
+
+def gruende_von(b):
+    """Why a graded output failed, in one line: no answer at all, or which call or argument differed, cut after
+    whole parts and counting the rest (the Befunde without words among them)."""
+    return gekuerzt([x.text for x in b.befunde if x.text is not None], sum(x.mal for x in b.befunde))
 
 
 def bericht_json(e, k, gezeigt=False):
@@ -6441,16 +6933,28 @@ ZEILE_HOECHSTENS = 900  # characters of what a comparison shows of one case's ou
 
 
 Form = collections.namedtuple("Form", "hilfe lauf paar reihe")
+def als_json_lauf(e, k, faelle, ausgaben, gezeigt, n):
+    return json.dumps(bericht_json(e, k, gezeigt), ensure_ascii=False)
+
+
+def als_json_vergleich(a, b, v, faelle, n):
+    return (json.dumps(dict(als_json(v), **{f"{x}_kennzahlen": bericht_json(
+        r.einstellungen, r.kennzahlen) for x, r in (("a", a), ("b", b))}), ensure_ascii=False))
+
+
+def als_json_reihe(laeufe, vs):
+    return (json.dumps({"laeufe": [bericht_json(r.einstellungen, r.kennzahlen) for r in
+        laeufe], "vergleiche": als_json(vs)}, ensure_ascii=False))
+
+
 # how a summary is printed: --NAME's help (None: the default, no flag), and a function to one text for a run
 # (settings, figures, cases, outputs, shown as saved, list length), a pair (run A, run B, comparison, cases by id,
 # list length) and a series ([(settings, figures)], comparisons); a new form is one row and its three functions
 FORMEN = {"text": Form(None, bericht_text, vergleich_text, reihe_text),
     "json": Form("print the summary as one JSON object",  # a run's figures; a comparison beside both runs'
-                 lambda e, k, faelle, ausgaben, gezeigt, n: json.dumps(bericht_json(e, k, gezeigt), ensure_ascii=False),
-                 lambda a, b, v, faelle, n: json.dumps(dict(als_json(v), **{f"{x}_kennzahlen": bericht_json(
-                     r.einstellungen, r.kennzahlen) for x, r in (("a", a), ("b", b))}), ensure_ascii=False),
-                 lambda laeufe, vs: json.dumps({"laeufe": [bericht_json(r.einstellungen, r.kennzahlen) for r in
-                                                           laeufe], "vergleiche": als_json(vs)}, ensure_ascii=False)),
+                 als_json_lauf,
+                 als_json_vergleich,
+                 als_json_reihe),
     "markdown": Form("print the summary as a Markdown table", bericht_markdown, vergleich_markdown, reihe_markdown)}
 
 # ---------------------------------------------------------------------------
