@@ -2592,9 +2592,10 @@ def alter_zug(zweck, a):
         return [zug_]
     zug_["strom"] = {f: strom[f] for f in ("chunks", "defekte") if f in strom} if isinstance(strom, dict) else strom
     ohne = strom.get("ohne_strom") if isinstance(strom, dict) else None
-    pruefung = lambda zweck, x: x if not isinstance(x, dict) else {"zweck": zweck, **x} if "fehlt" in x else {  # noqa
-        "zweck": zweck, "nachricht": x.get("nachricht"), "finish_reason": x.get("finish_reason"), "usage": {},
-        "latenz_s": 0, "verworfen": 0}
+    def pruefung(zweck, x):
+        return (x if not isinstance(x, dict) else {"zweck": zweck, **x} if "fehlt" in x else {
+            "zweck": zweck, "nachricht": x.get("nachricht"), "finish_reason": x.get("finish_reason"), "usage": {},
+            "latenz_s": 0, "verworfen": 0})
     return [zug_] + ([] if ohne is None else [pruefung(OHNE_STROM, ohne)] + (
         [pruefung(NOCHMAL, ohne["nochmal"])] if isinstance(ohne, dict) and "nochmal" in ohne else []))
 
@@ -2618,7 +2619,6 @@ def text_oder_nichts(x):
     return x is None or isinstance(x, str)
 
 
-_text_oder_nichts = text_oder_nichts  # noqa: E731
 
 
 Einstellung = collections.namedtuple("Einstellung", "pruefe falsch vorgabe verglichen anders",
@@ -2702,13 +2702,13 @@ def einstellungen_2(x):
 # value (what makes two runs not comparable is nicht_vergleichbar's); anders: how the refusal names another value
 # ("another case file"), else by the values
 EINSTELLUNGEN = {"modell": Einstellung(einstellungen_modell, "is not a string", verglichen=True),
-    "url": Einstellung(_text_oder_nichts, "is not a string", None),  # which server: nicht_vergleichbar reads it
+    "url": Einstellung(text_oder_nichts, "is not a string", None),  # which server: nicht_vergleichbar reads it
     "temp": Einstellung(zahl_ist, "is not a number of at least 0", verglichen=True),
     "n": Einstellung(einstellungen_n, "is not a whole number of at least 1", verglichen=True),
     "extra": Einstellung(einstellungen_extra, "is not an object", verglichen=True),
     **{f: Einstellung(einstellungen_2, "is not true or false", False, True)
        for f in ("nachfrage", *SPAETER_FELDER.values(), "stream")},
-    "system": Einstellung(_text_oder_nichts, "is not a string", None, True, "another system message (--system)"),
+    "system": Einstellung(text_oder_nichts, "is not a string", None, True, "another system message (--system)"),
     "variante": Einstellung(einstellungen_variante,
                             f"is not one of {', '.join(VARIANTEN)}", None, True),
     "stufen": Einstellung(einstellungen_stufen,
@@ -2717,7 +2717,7 @@ EINSTELLUNGEN = {"modell": Einstellung(einstellungen_modell, "is not a string", 
                               "least 1", None, True),
     "faelle_sha256": Einstellung(einstellungen_faelle_sha256, "is not a string", verglichen=True,
                                  anders="another case file"),
-    **{f"{s.feld}_sha256": Einstellung(_text_oder_nichts, "is not a string", None, True, f"other {s.name} cases")
+    **{f"{s.feld}_sha256": Einstellung(text_oder_nichts, "is not a string", None, True, f"other {s.name} cases")
        for s in STUFEN_TABELLE if s.feld},
     "katalog_sha256": Einstellung(einstellungen_katalog_sha256, "is not a string", verglichen=True,
                                   anders="another catalogue or opening"),
@@ -2728,18 +2728,18 @@ EINSTELLUNGEN = {"modell": Einstellung(einstellungen_modell, "is not a string", 
                              "is not a list of tool names", None, True, "other decoys"),
     "seed": Einstellung(einstellungen_seed, "is not a whole number", None, True),
     # compared only where a run saved it: before, a variant's map and decoys were compared by name
-    "gesendet_sha256": Einstellung(_text_oder_nichts, "is not a string", None, True,
+    "gesendet_sha256": Einstellung(text_oder_nichts, "is not a string", None, True,
                                    "other tools or opening as sent (the renaming map or the decoys changed)"),
-    "faelle_datei": Einstellung(_text_oder_nichts, "is not a path", None),
-    "katalog_datei": Einstellung(_text_oder_nichts, "is not a path", None),
+    "faelle_datei": Einstellung(text_oder_nichts, "is not a path", None),
+    "katalog_datei": Einstellung(text_oder_nichts, "is not a path", None),
     "tag": Einstellung(einstellungen_tag, "is not a string"),
     "datum": Einstellung(einstellungen_datum, "is not a string"),
     "probe": Einstellung(einstellungen_probe, "is not a probe's record", None),
-    "welt_salz": Einstellung(_text_oder_nichts, "is not a string", None),  # S7's created ids; none before it was
-    "ziehung": Einstellung(_text_oder_nichts, "is not a string", None),  # S7's world values; none before they were
+    "welt_salz": Einstellung(text_oder_nichts, "is not a string", None),  # S7's created ids; none before it was
+    "ziehung": Einstellung(text_oder_nichts, "is not a string", None),  # S7's world values; none before they were
     "server": Einstellung(einstellungen_server, "is not a server's record", None),
     "server_danach": Einstellung(einstellungen_server_danach, "is not a server's record", None),  # changed
-    "server_angabe": Einstellung(_text_oder_nichts, "is not a string", None),  # --server
+    "server_angabe": Einstellung(text_oder_nichts, "is not a string", None),  # --server
     "frageregel": Einstellung(einstellungen_frageregel, "is not a whole number", None),  # FRAGEREGEL
 }
 
@@ -3066,7 +3066,8 @@ def beantworte(endpunkt, auftraege, parallel):
                 continue
             halt.set()
             # the requests taken but not reported are in flight; keep what of them arrives within NACHLAUF
-            unterwegs = lambda: len(auftraege) - warteschlange.qsize() - erhalten  # noqa: E731
+            def unterwegs():
+                return len(auftraege) - warteschlange.qsize() - erhalten
             ende = time.monotonic() + NACHLAUF
             while unterwegs() > 0:
                 try:
@@ -3958,7 +3959,8 @@ def kanonisch(welt, fall):
     by their id; the contacts it created by their content, whatever id they got (the same contact by
     another path is the same); events, bookings and mails as multisets (a spare copy is spare)."""
     alt = {k["contact_id"] for k in fall.welt.get("kontakte", [])}
-    reihe = lambda xs: sorted(xs, key=lambda x: json.dumps(x, sort_keys=True))  # noqa: E731
+    def reihe(xs):
+        return sorted(xs, key=lambda x: json.dumps(x, sort_keys=True))
     return {"kontakte": [k for k in welt["kontakte"] if k["contact_id"] in alt],  # in the world's order, as found
             "neu": reihe({f: v for f, v in k.items() if f != "contact_id"} for k in welt["kontakte"]
                          if k["contact_id"] not in alt),
@@ -4034,7 +4036,8 @@ def gezogen(fall, salz):
     alike: the same job, in values no case file or other job's transcript gives. salz None: the case as written."""
     if salz is None:
         return fall
-    zufall = lambda x: int(hashlib.sha256(f"{salz}/{x}".encode()).hexdigest()[:8], 16)  # noqa: E731
+    def zufall(x):
+        return int(hashlib.sha256(f"{salz}/{x}".encode()).hexdigest()[:8], 16)
     kontakte, text = fall.welt.get("kontakte", []), json.dumps(fall.roh, ensure_ascii=False)
     ungenannt = list(dict.fromkeys(k["company"] for k in kontakte if (k.get("company") or fall.frage) not in
                                    fall.frage))
@@ -4196,7 +4199,8 @@ def zustand_anders(ist, soll):
                 f"{f} {kurz(json.dumps(a[f], ensure_ascii=False), 60)} instead of "
                 f"{kurz(json.dumps(b[f], ensure_ascii=False), 60)}" for f in a if a[f] != b.get(f)))
     for teil in ("neu", "termine", "ausgang"):
-        zaehle = lambda w: collections.Counter(json.dumps(x, sort_keys=True) for x in w[teil])  # noqa: E731
+        def zaehle(w):
+            return collections.Counter(json.dumps(x, sort_keys=True) for x in w[teil])
         mehr, weniger = zaehle(ist) - zaehle(soll), zaehle(soll) - zaehle(ist)
         for wie, zahl in (("missing", weniger), ("spare", mehr)):
             teile += [f"{was_im_crm(teil, json.loads(x))} {wie}" + (f" ({n} times)" if n > 1 else "")
@@ -4221,7 +4225,8 @@ def gekuerzt(teile, alle=None, wort=""):
 
 def was_im_crm(teil, x):
     """One record as the user knows it: 'a room booking of besprechung on 2026-03-18, 14:00-15:30'."""
-    k = lambda v: kurz(json.dumps(v, ensure_ascii=False), 60)  # noqa: E731
+    def k(v):
+        return kurz(json.dumps(v, ensure_ascii=False), 60)
     if teil == "neu":
         felder = ", ".join(f"{f} {k(x[f])}" for f in ("email", "company") if x.get(f))
         notizen = f", {len(x['notizen'])} note{'s' * (len(x['notizen']) != 1)}" if x.get("notizen") else ""
@@ -4946,7 +4951,8 @@ def zurueckbenannt(aufrufe, umbenennung):
     """Calls in the renamed catalogue's names, named as the cases name them. A name of the catalogue
     as written is not one of the renamed: it is marked, so that passt never takes it."""
     werkzeuge, argumente = ({neu: alt for alt, neu in umbenennung[t].items()} for t in ("werkzeuge", "argumente"))
-    zurueck = lambda name, karte: karte.get(name, name + ALTER_NAME if name in karte.values() else name)  # noqa
+    def zurueck(name, karte):
+        return karte.get(name, name + ALTER_NAME if name in karte.values() else name)
     return [dict(c, name=c["name"] if c["name"] is None else zurueck(c["name"], werkzeuge),
                  args=None if c["args"] is None else {zurueck(k, argumente): v for k, v in c["args"].items()})
             for c in aufrufe]
@@ -5062,7 +5068,8 @@ def mit_gegenprobe(b, strom, pruefungen, umbenennung):
     ohne_strom = next((z for z in pruefungen if z["zweck"] == OHNE_STROM), {})
     if "nachricht" not in ohne_strom or gelungen(b):
         return b
-    lies = lambda n: zurueckbenannt(lies_aufrufe(n)[0], umbenennung) if umbenennung else lies_aufrufe(n)[0]  # noqa
+    def lies(n):
+        return zurueckbenannt(lies_aufrufe(n)[0], umbenennung) if umbenennung else lies_aufrufe(n)[0]
     ohne = lies(ohne_strom["nachricht"])
     nochmal = next((z for z in pruefungen if z["zweck"] == NOCHMAL), None)  # none before repeats were asked:
     # the stream's own stands in
@@ -5878,18 +5885,28 @@ def diagnose_befunde(d, e=None):
                              f"{PROTOKOLL_HINWEISE[art][0]}; {protokoll_hinweis(art, server)}. "
                              f"{STROM_NOTIZ if art in STROM_NOTIZEN.values() else NACH_DEM_GEMEINTEN}", "outputs")
                for art, zahl in d.protokoll.items()]
-    versuch = VERSUCH in d.unlesbar
-    zeilen += [Diagnosezeile(name, wessen, zahl, text(), einheit) for name, wessen, zahl, text, einheit in (
-        ("strom_ungeprueft", wessen_der_zeile(d, "strom_ungeprueft"), d.strom_ungeprueft,
-         lambda: f"{STROM_UNGEPRUEFT}.", "outputs"),
-        ("text_ungeklaert", ("unklar",), d.text_ungeklaert,
-         lambda: f"{ungeklaert_text(d.probe, server, d.text_form)}.", "calls"),
-        ("sofort_beendet", wessen_der_zeile(d, "sofort_beendet"), d.sofort_beendet, lambda: f"{SOFORT_BEENDET}.",
-         "outputs"),
-        ("eigenes_format", ("modell",), d.eigenes_format,
-         lambda: f"{EIGENES_FORMAT}{eigen_beleg(d, server, e.get('probe'))}.", "outputs"),
-        ("unlesbar", ("modell",) * bool(set(d.unlesbar) - {VERSUCH}) + ("unklar",) * versuch, sum(d.unlesbar.values()),
-         lambda: unlesbar_text(d.unlesbar), "calls" if versuch else "outputs")) if zahl]
+    return zeilen + laufzeilen(d, server, e.get("probe"))
+
+
+def laufzeilen(d, server, probe):
+    """The diagnosis's lines whose words depend on the run's evidence, each built only where it counts something."""
+    versuch, zeilen = VERSUCH in d.unlesbar, []
+    if d.strom_ungeprueft:
+        zeilen.append(Diagnosezeile("strom_ungeprueft", wessen_der_zeile(d, "strom_ungeprueft"), d.strom_ungeprueft,
+                                    f"{STROM_UNGEPRUEFT}.", "outputs"))
+    if d.text_ungeklaert:
+        zeilen.append(Diagnosezeile("text_ungeklaert", ("unklar",), d.text_ungeklaert,
+                                    f"{ungeklaert_text(d.probe, server, d.text_form)}.", "calls"))
+    if d.sofort_beendet:
+        zeilen.append(Diagnosezeile("sofort_beendet", wessen_der_zeile(d, "sofort_beendet"), d.sofort_beendet,
+                                    f"{SOFORT_BEENDET}.", "outputs"))
+    if d.eigenes_format:
+        zeilen.append(Diagnosezeile("eigenes_format", ("modell",), d.eigenes_format,
+                                    f"{EIGENES_FORMAT}{eigen_beleg(d, server, probe)}.", "outputs"))
+    if d.unlesbar:
+        zeilen.append(Diagnosezeile("unlesbar", ("modell",) * bool(set(d.unlesbar) - {VERSUCH}) + ("unklar",) * versuch,
+                                    sum(d.unlesbar.values()), unlesbar_text(d.unlesbar),
+                                    "calls" if versuch else "outputs"))
     return zeilen
 
 
@@ -6207,7 +6224,8 @@ def gegenlauf(a, b):
 def stufen_kurz(stufen):
     """['S1', 'S2', 'S3', 'S6'] -> 'S1-S3, S6'; a stage not numbered (BFCL's categories) stands alone."""
     laeufe = []
-    nummer = lambda s: int(s[1:]) if re.fullmatch(r"S\d+", s) else None  # noqa: E731
+    def nummer(s):
+        return int(s[1:]) if re.fullmatch(r"S\d+", s) else None
     for s in stufen:
         if laeufe and nummer(s) is not None and nummer(laeufe[-1][-1]) == nummer(s) - 1:
             laeufe[-1].append(s)
@@ -6368,7 +6386,8 @@ def nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam):
     anders = [f for f in dict.fromkeys([*ea["extra"], *eb["extra"]])
               if ea["extra"].get(f, ...) != eb["extra"].get(f, ...)]
     if anders:
-        wert = lambda e, f: json.dumps(e["extra"][f]) if f in e["extra"] else "unset"  # noqa: E731
+        def wert(e, f):
+            return json.dumps(e["extra"][f]) if f in e["extra"] else "unset"
         return "--extra differs (" + ", ".join(f"{f} {wert(ea, f)} in {ea['tag']}, {wert(eb, f)} in {eb['tag']}"
                                                for f in anders) + "): measure both with the same" + \
             ("; parallel_tool_calls false makes S3 measure that setting" if "parallel_tool_calls" in anders else "")
@@ -6566,7 +6585,8 @@ def gruppe_text(v, g):
     if not f.faelle and not w.faelle:
         return f"{GRUPPEN[g]}: no case compared"
     name = f"{GRUPPEN[g]} ({v.gruppen_stufen[g]})"
-    zahlen = lambda x: f"{len(x.besser)} better, {len(x.schlechter)} worse, p = {x.p_holm:.3g}"  # noqa
+    def zahlen(x):
+        return f"{len(x.besser)} better, {len(x.schlechter)} worse, p = {x.p_holm:.3g}"
     if v.modell[g].beide_gleich:
         return f"{name} {zahlen(f)}"
     return f"{name} {zahlen(f)} counted for B, {zahlen(w)} counted against B"
@@ -6660,7 +6680,8 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
     Markdown the diagnosis; with differenz_spalte, the last run's difference from the first beside them.
     Each row is (label, cells, difference, Markdown only)."""
     ks = [r.kennzahlen for r in laeufe]
-    unterschied = lambda x, y, anteil=True: differenz(None if None in (x, y) else y - x, anteil)  # noqa: E731
+    def unterschied(x, y, anteil=True):
+        return differenz(None if None in (x, y) else y - x, anteil)
     zeilen = [] if all(komplett(laeufe, True)) else [("complete", komplett(laeufe), "", False)]
     zeilen += [(f.name, [wert(f, getattr(k, f.name)) for k in ks], unterschied(getattr(ks[0], f.name), getattr(
         ks[-1], f.name), f.anteil), False) for f in figuren(*ks)]
@@ -6695,14 +6716,17 @@ def bfcl_zellen(k):
 
 
 def tabelle_markdown(zeilen, kopf):
-    zeile = lambda zellen: "|" + "".join(f" {z} |" if z else " |" for z in zellen)  # noqa: E731  an empty cell: "| |"
+    # an empty cell: "| |"
+    def zeile(zellen):
+        return "|" + "".join(f" {z} |" if z else " |" for z in zellen)
     return [zeile(kopf), "|---" * len(kopf) + "|"] + [zeile([name, *zellen]) for name, zellen, _ in zeilen]
 
 
 def tabelle_text(zeilen, kopf):
     breite = max(10, *map(len, kopf), *(len(z) for _, zellen, nur_md in zeilen if not nur_md for z in zellen))
     links = max(20, *(len(name) + 1 for name, _, nur_md in zeilen if not nur_md))  # BFCL parallel_multiple
-    spalten = lambda werte: "".join(f" {w:>{breite}}" for w in werte)  # noqa: E731
+    def spalten(werte):
+        return "".join(f" {w:>{breite}}" for w in werte)
     return [f"{'':<{links}}{spalten(kopf)}"] + [f"{name:<{links}}{spalten(zellen)}".rstrip()
                                                 for name, zellen, nur_md in zeilen if not nur_md]
 
@@ -6753,12 +6777,14 @@ def vergleich_hinweise(ea, eb):
             zeilen.append(f"Only {(ea if ea.get(feld) else eb)['tag']} measured {stufe} ({flagge}): the test "
                           f"compares the cases both have, {stufe} stays out of it.")
     if ea.get("variante") != eb.get("variante"):
-        wie = lambda e: f"the variant {e['variante']}" if e.get("variante") else "the catalogue as written"  # noqa
+        def wie(e):
+            return f"the variant {e['variante']}" if e.get("variante") else "the catalogue as written"
         zeilen.append(f"The catalogues sent differ ({wie(ea)} in {ea['tag']}, {wie(eb)} in {eb['tag']}): the "
                       "difference may be the catalogue's, not the model's; compare models under the same catalogue.")
     if ea.get("system") != eb.get("system"):  # like a variant: the same model may be asked both ways on purpose
-        wie = lambda e: f"--system {kurz(json.dumps(e['system'], ensure_ascii=False), 60)}" if e.get(  # noqa: E731
-            "system") is not None else "no --system"
+        def wie(e):
+            return (f"--system {kurz(json.dumps(e['system'], ensure_ascii=False), 60)}" if e.get(
+                "system") is not None else "no --system")
         zeilen.append(f"The system messages sent differ ({wie(ea)} in {ea['tag']}, {wie(eb)} in {eb['tag']}): the "
                       "difference may be the system message's, not the model's; compare models under the same one.")
     return zeilen + [""] if zeilen else []
@@ -6794,7 +6820,8 @@ def komplett(laeufe, nur_ob=False):
 def was_geschah(ausgaben):
     """id -> what the run did in that case, one line (for flipped cases), from the grades alone."""
     je_fall = {}
-    ok = lambda b: "right" if gelungen(b) else gruende_von(b)
+    def ok(b):
+        return "right" if gelungen(b) else gruende_von(b)
     for a in ausgaben:
         b, n = a.note, a.nachfrage
         zeile = f"{mal(b.job.schritte, 'request')} ({'right' if gelungen(b) else warum_ganz(b)})" if b.job else \
@@ -6866,14 +6893,19 @@ def fehllisten(faelle, ausgaben, hoechstens=None):
     """The failed-case lists, each from the grades and its case: the chapter's stages, S6 after the tool's
     result (what the tools returned), S5 after the user's reply, S7's whole jobs (the reference step by step)."""
     by_id, mehrere = {f.id: f for f in faelle}, any(a.lauf for a in ausgaben)
-    eigene = [(s.liste, lambda a, s=s: a.stufe == s.name and not gelungen(a.note), s.weise.zeilen)
-              for s in STUFEN_TABELLE if s.liste]  # (title, the outputs it lists, one output's lines)
-    listen = [("Failed", lambda a: not STUFE[a.stufe].liste and not gelungen(a.note), Weise().zeilen)] + eigene[:1] + [
-        ("Not done after the reply", lambda a: a.nachfrage is not None and not gelungen(a.nachfrage),
-         lambda a, f, m: fall_zeilen(a, m, f"{f.frage}  /  reply: {f.nachtrag}", f.danach, a.nachfrage))
-    ] + eigene[1:]  # the reply's list after S6's, where reports have always had it
-    return [z for titel, gehoert, zeilen in listen for falsch in [[a for a in ausgaben if gehoert(a)]] for z in
+    # (title, the outputs it lists, one output's lines)
+    listen = [("Failed", [a for a in ausgaben if not STUFE[a.stufe].liste and not gelungen(a.note)], Weise().zeilen)]
+    listen += [(s.liste, [a for a in ausgaben if a.stufe == s.name and not gelungen(a.note)], s.weise.zeilen)
+               for s in STUFEN_TABELLE if s.liste]
+    listen.insert(min(2, len(listen)), ("Not done after the reply", [  # after S6's, where reports have always had it
+        a for a in ausgaben if a.nachfrage is not None and not gelungen(a.nachfrage)], nachfrage_zeilen))
+    return [z for titel, falsch, zeilen in listen for z in
             fall_liste(f"{titel} ({len(falsch)}):", hoechstens, [zeilen(a, by_id[a.id], mehrere) for a in falsch])]
+
+
+def nachfrage_zeilen(a, fall, mehrere):
+    """An output whose second turn failed, in the failed list: the question, the user's reply, what came."""
+    return fall_zeilen(a, mehrere, f"{fall.frage}  /  reply: {fall.nachtrag}", fall.danach, a.nachfrage)
 
 
 def fall_liste(titel, hoechstens, bloecke):
@@ -6974,6 +7006,39 @@ SEITEN = 1 + sum(bool(f.erkennt) for f in FAMILIEN.values())  # the GETs erkenne
 STROM_GLEICH, MEHRERE = "streamed and plain answers give the same calls", "several calls come in one answer"
 
 
+# --pruefen's checks in its order, each with what every check may read (server: [the server], once identified)
+def pruef_schritt_modell(endpunkt, lauf, faelle, antworten, server):
+    return [pruef_modell(endpunkt, lauf, antworten)]
+
+
+def pruef_schritt_server(endpunkt, lauf, faelle, antworten, server):
+    return pruef_server(endpunkt, server)
+
+
+def pruef_schritt_katalog(endpunkt, lauf, faelle, antworten, server):
+    return [pruef_katalog(endpunkt, lauf, antworten, server[0])]
+
+
+def pruef_schritt_aufruf(endpunkt, lauf, faelle, antworten, server):
+    return [pruef_aufruf(endpunkt, lauf, faelle, antworten, server[0])]
+
+
+def pruef_schritt_felder(endpunkt, lauf, faelle, antworten, server):
+    return [pruef_felder(antworten)]
+
+
+def pruef_schritt_s3(endpunkt, lauf, faelle, antworten, server):
+    return pruef_s3(endpunkt, lauf, faelle)
+
+
+def pruef_schritt_nachfrage(endpunkt, lauf, faelle, antworten, server):
+    return [pruef_nachfrage(endpunkt, lauf, faelle)]
+
+
+def pruef_schritt_weiter(endpunkt, lauf, faelle, antworten, server):
+    return [pruef_weiter(endpunkt, lauf, faelle)]
+
+
 def pruefen(lauf, faelle):
     """A handful of requests and a checklist, each line printed as its check ends; 0 when the server is set up for a
     measurement. A request that times out is not asked again: at temperature 0 it would take as long again."""
@@ -6982,19 +7047,15 @@ def pruefen(lauf, faelle):
     server = []  # the server, once the model check has passed and it is identified
 
     # each check: (the lines it prints, the requests it sends at most, the check); the first line counts both
-    pruefungen = [(("the endpoint answers and accepts the model name",), 1,
-                   lambda: [pruef_modell(endpunkt, lauf, antworten)]),
-                  (("which server this is",), 0, lambda: pruef_server(endpunkt, server)),
-                  (("the catalogue reaches the prompt",), 1,
-                   lambda: [pruef_katalog(endpunkt, lauf, antworten, server[0])]),
-                  (("a call comes back as tool_calls",), 6,  # up to five S1 cases, and the probe
-                   lambda: [pruef_aufruf(endpunkt, lauf, faelle, antworten, server[0])]),
-                  (("usage and finish_reason are present",), 0, lambda: [pruef_felder(antworten)]),
-                  ((STROM_GLEICH, MEHRERE), 5,  # plain and streamed, each once more, parallel_tool_calls
-                   lambda: pruef_s3(endpunkt, lauf, faelle))]
-    pruefungen += [((was,), 1, lambda p=p: [p(endpunkt, lauf, faelle)]) for was, p, ja in (  # the later turns asked
-        ("a second turn (--nachfrage) is accepted", pruef_nachfrage, lauf.nachfrage),
-        ("the tools' results (--weiter) are accepted", pruef_weiter, lauf.weiter)) if ja]
+    pruefungen = [(("the endpoint answers and accepts the model name",), 1, pruef_schritt_modell),
+                  (("which server this is",), 0, pruef_schritt_server),
+                  (("the catalogue reaches the prompt",), 1, pruef_schritt_katalog),
+                  (("a call comes back as tool_calls",), 6, pruef_schritt_aufruf),  # up to five S1 cases, the probe
+                  (("usage and finish_reason are present",), 0, pruef_schritt_felder),
+                  ((STROM_GLEICH, MEHRERE), 5, pruef_schritt_s3)]  # plain and streamed, each once more, parallel
+    pruefungen += [((was,), 1, p) for was, p, ja in (  # the later turns asked
+        ("a second turn (--nachfrage) is accepted", pruef_schritt_nachfrage, lauf.nachfrage),
+        ("the tools' results (--weiter) are accepted", pruef_schritt_weiter, lauf.weiter)) if ja]
     anfragen = sum(a for _, a, _ in pruefungen)
     print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}, {sum(len(z) for z, _, _ in pruefungen)} "
           f"checks, at most {anfragen} requests of up to --timeout {lauf.timeout:g} s and {SEITEN} pages of up to "
@@ -7004,7 +7065,7 @@ def pruefen(lauf, faelle):
     try:
         for i, (namen, _, pruefung) in enumerate(pruefungen):
             stand.beginne("; ".join(namen))
-            ergebnis = pruefung()
+            ergebnis = pruefung(endpunkt, lauf, faelle, antworten, server)
             stand.loesche()
             print("".join(f"  {'ok' if ok else '?' if ok is None else 'FAIL':<5} {text}\n" for ok, text in ergebnis),
                   end="", flush=True)  # each line as its check ends
