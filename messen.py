@@ -768,14 +768,36 @@ def anteil(zaehler, nenner):
 
 Tokens = collections.namedtuple("Tokens", "prompt completion")  # a run's tokens, added up
 Anfragen = collections.namedtuple("Anfragen", "median referenz")  # the requests an S7 job took, and the reference's
-Kennzahlen = collections.namedtuple("Kennzahlen", (  # a run's figures, read by field; only als_json makes them keys
-    "faelle ausgaben formkorrekt richtig_je_schritt auftraege_gelungen schritte_je_auftrag stillgehalten "
-    f"gelungen_nativ {' '.join(f.name for s in STUFEN_TABELLE for f in s.figuren)} anfragen_je_job bfcl stufen alle_n "
-    f"alle_n_stufen gelungen_ki {' '.join(f.ki for s in STUFEN_TABELLE for f in s.figuren if f.ki)} "
-    "unlesbar_geschrieben fehlerarten fehlgeschlagen diagnose latenz_s tokens "
-    "dauer_s"))
-# nachfrage, weiter, erledigt (and its _nativ, _ki, anfragen_je_job), bfcl: None for a run that did not ask them;
-# stufen, alle_n_stufen: stage -> share; fehlerarten: class -> count, zeros included; *_ki: [low, high], Wilson's
+class Kennzahlen(typing.NamedTuple):
+    """A run's figures, read by field; only als_json makes them keys (in this order). A stage's own figures (its
+    Figur rows) have their field here too, and each headline its interval's (tests/test_messen.py holds the fields
+    equal to the stage table's)."""
+    faelle: int
+    ausgaben: int
+    formkorrekt: float  # the chapter's five
+    richtig_je_schritt: float
+    auftraege_gelungen: float
+    schritte_je_auftrag: float
+    stillgehalten: float
+    gelungen_nativ: float
+    nachfrage: float  # S5's second turn (--nachfrage); these three and bfcl None for a run that did not ask them
+    weiter: float  # S6 (--weiter)
+    erledigt: float  # S7 (--ganz), and its twin with every call from tool_calls
+    erledigt_nativ: float
+    anfragen_je_job: Anfragen
+    bfcl: "BfclZahlen"
+    stufen: dict  # stage -> share
+    alle_n: float
+    alle_n_stufen: dict  # stage -> share
+    gelungen_ki: list  # [low, high], Wilson's
+    erledigt_ki: list
+    unlesbar_geschrieben: dict
+    fehlerarten: dict  # class -> count, zeros included
+    fehlgeschlagen: list
+    diagnose: "Diagnose"
+    latenz_s: float
+    tokens: Tokens
+    dauer_s: float
 
 
 def kennzahlen(faelle, ausgaben, katalog=None, einstellungen=None):

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import (AUS_TEXT, BY_ID, LM_STUDIO, FAELLE, KAPITEL_FEHLER, TEXT_ANTWORT, completion, messung, mit_fehlern,
                       openai_nachricht, richtig, zeilen)
+import messen
 from messen import EROEFFNUNG, KATALOG
 
 KAPITEL_ZEILE = "By stage: S1 100 %, S2 91.7 %, S3 100 %, S4 100 %, S5 87.5 %."
@@ -312,3 +313,12 @@ def test_der_zweite_aufruf_desselben_werkzeugs_fehlt(cli, endpunkt):
     assert zeilen_out[i + 2:i + 4] == [
         f'      came:     delete_contact(contact_id="{erster["args"]["contact_id"]}")',
         f'      differs:  delete_contact(contact_id="{zweiter["args"]["contact_id"]}") not called']
+
+
+def test_jede_figur_hat_ihr_feld():
+    """Kennzahlen's fields are written out; every figure row of FIGUREN (the stages' own too) and every headline's
+    interval has its field, so that a stage's figure added as a row cannot be forgotten there."""
+    felder = set(messen.Kennzahlen._fields)
+    assert {f.name for f in messen.FIGUREN} - felder == set()
+    assert {f.ki for f in messen.FIGUREN if f.ki} - felder == set()
+    assert {f.nativ for f in messen.FIGUREN if f.nativ} - felder == set()
