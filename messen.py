@@ -6173,8 +6173,9 @@ class Vergleich(collections.namedtuple("Vergleich", (
 
     @property
     def teile(self):
-        """Every part a verdict folds over: the model's three, and what an agent gets done where it was tested."""
-        return dict(self.modell, **({"nativ": self.nativ} if self.nativ else {}))
+        """Every part a verdict folds over, by the rows of TEILARTEN: the model's three, and what an agent gets done
+        where it was tested."""
+        return {r.name: t for r in TEILARTEN for t in [r.nimm(self)] if t is not None}
 
     gesamt = property(vergleich_gesamt)  # the part over all cases
 
@@ -6497,7 +6498,8 @@ def urteil(v):
                                           "evidence on the model for B and against B: ") + modell_zahlen(m)
     ganz = " as a whole, not in every kind (below)" if m.urteil == "besser" and v.rueck else ""
     satz += ": " + schluss(m, v.b, ganz) + "\nBy kind, Holm-corrected for the two: " + "; ".join(
-        gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v) + nativ_satz(v) + bfcl_satz(v)
+        gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v) + "".join(
+        r.satz(v, t) for r in TEILARTEN if r.satz for t in [r.nimm(v)] if t) + bfcl_satz(v)
     return satz.split("\n")
 
 
@@ -6540,15 +6542,46 @@ def bfcl_satz(v):
             f"{schluss(t, v.b)[:-1]}; {warum}--streng stops on messen's test above, never on this alone.")
 
 
-def nativ_satz(v):
+def nativ_satz(v, n):
     """What an agent gets done, paired: gelungen_nativ's test, both ways where cannot-tell outputs decide."""
-    n = v.nativ
-    if not n:
-        return ""
     satz = f"\nWhat an agent gets done (gelungen_nativ, every call from tool_calls): {modell_zahlen(n)}: "
     if n.urteil == "schlechter":
         return satz + f"{v.b} is worse beyond chance at {NIVEAU_WORT}: its calls reach an agent less often."
     return satz + schluss(n, v.b)
+
+
+class Teilart(typing.NamedTuple):
+    """A part of the verdict, one row: its name, how it is taken from a comparison (a Teil, or None where it was
+    not tested), the words --streng stops with where it is worse (p filled in), and its sentence on stdout (None:
+    the verdict's own sentences tell it, as they tell the model's three). Vergleich.teile, the end (ergebnis) and
+    its exit, --streng's words and stdout all fold over these rows: a new part is a row and its functions."""
+    name: str
+    nimm: typing.Callable
+    wort: str
+    satz: typing.Callable = None
+
+
+def nimm_gesamt(v):
+    return v.modell["gesamt"]
+
+
+def nimm_aufrufen(v):
+    return v.modell["aufrufen"]
+
+
+def nimm_stillhalten(v):
+    return v.modell["stillhalten"]
+
+
+def nimm_nativ(v):
+    return v.nativ
+
+
+TEILARTEN = (Teilart("gesamt", nimm_gesamt, "over all cases (p = {p})"),
+             Teilart("aufrufen", nimm_aufrufen, "in calling (p = {p}, Holm-corrected)"),
+             Teilart("stillhalten", nimm_stillhalten, "in holding still (p = {p}, Holm-corrected)"),
+             Teilart("nativ", nimm_nativ, "in what an agent gets done (gelungen_nativ, p = {p})", nativ_satz))
+TEILART = {r.name: r for r in TEILARTEN}
 
 
 def herkunft(v):
@@ -6854,10 +6887,6 @@ def was_geschah(ausgaben):
     return {i: kurz(" | ".join(t), ZEILE_HOECHSTENS) for i, t in je_fall.items()}  # a line a terminal can show
 
 
-TEIL_WORT = {"gesamt": "over all cases (p = {p})", "nativ": "in what an agent gets done (gelungen_nativ, p = {p})",
-             **{g: f"in {wort} (p = {{p}}, Holm-corrected)" for g, wort in GRUPPEN.items()}}  # where --streng stops
-
-
 def streng_satz(v, laeufe):
     """Why --streng stops, in one line: the parts worse beyond chance, each with the p its verdict was read at; or
     why it cannot tell, and the way out: what settles it, the run to ask again with its cases and its command."""
@@ -6865,7 +6894,7 @@ def streng_satz(v, laeufe):
     if v.ergebnis == "nicht_vergleichbar":
         return f"cannot tell whether the model of {b} is worse than {a}'s: {v.nicht_vergleichbar}"
     if v.ergebnis == "schlechter":
-        wo = [TEIL_WORT[t].format(p=f"{x.p:.3g}") for t, x in v.teile.items() if x.urteil == "schlechter"]
+        wo = [TEILART[t].wort.format(p=f"{x.p:.3g}") for t, x in v.teile.items() if x.urteil == "schlechter"]
         eigene = ", on the flips the server does not explain" if v.serverseitig else ""
         return f"{b} is worse than {a} beyond chance at {NIVEAU_WORT} {' and '.join(wo)}{eigene}"
     if v.nativ and v.nativ.urteil == "unklar" and not v.unklar:

@@ -9,6 +9,8 @@ import json
 
 import pytest
 
+import messen
+
 from conftest import FAELLE, urteil_von, urteile, LM_STUDIO, completion, fall_von, mit_fehlern, messung, richtig, vorbereitet, zeilen, BY_ID
 
 LEER = completion({"role": "assistant", "content": None})  # the endpoint adds usage: 20 completion tokens
@@ -350,3 +352,26 @@ def test_klaeren_fragt_nur_was_der_server_verdarb(cli, endpunkt, tmp_path):
     assert (status, repariert.zahl()) == (0, 3)
     assert err.splitlines()[0] == f"messen: {pfad} holds a complete run, shown as saved (--neu measures anew)"
 
+
+
+# what stdout says of each part of the verdict (TEILARTEN): a part whose verdict is not open is printed
+IM_URTEIL = {"gesamt": ": b is worse beyond chance at 5 %.", "aufrufen": "b is worse beyond chance at 5 % in calling",
+             "stillhalten": "b is worse beyond chance at 5 % in holding still",
+             "nativ": "What an agent gets done (gelungen_nativ, every call from tool_calls)"}
+
+
+@pytest.mark.parametrize("b_antwort", ["zaun", "schleife"])
+def test_jeder_teil_mit_urteil_steht_im_urteil(cli, endpunkt, b_antwort):
+    """Every part of the verdict whose verdict is not open (by the comparison's JSON) is printed on stdout, and the
+    parts are TEILARTEN's rows, no more and no fewer."""
+    schleife = completion({"role": "assistant", "content": "Let me see. " + "and I look at the calendar again, " * 12},
+                          "length")
+    zwei_laeufe(cli, endpunkt, zaun if b_antwort == "zaun" else (lambda fall, body, nummer: schleife))
+    status, out, err = cli("--vergleich", "a", "b")
+    v = json.loads(cli("--vergleich", "a", "b", "--json")[1])
+    teile = {**v["modell"], **({"nativ": v["nativ"]} if v["nativ"] else {})}
+    assert set(teile) <= set(messen.TEILART)
+    offen = [t for t, x in teile.items() if x["urteil"] != "offen"]
+    assert offen == (["nativ"] if b_antwort == "zaun" else ["gesamt", "aufrufen", "stillhalten"])
+    text = " ".join(urteil_von(out).split())
+    assert [t for t in offen if IM_URTEIL[t] in text] == offen
