@@ -232,8 +232,7 @@ def weise_frage(e, fall, erste, k):
 
 
 def weise_anfragen(fall, lauf):
-    return ((2 if lauf.stream and lauf.temp == 0 else 1) * (
-        2 if lauf.nachfrage and fall.nachtrag is not None else 1))
+    return (2 if lauf.stream and lauf.temp == 0 else 1) * (2 if lauf.nachfrage and fall.nachtrag is not None else 1)
 
 
 def weise_folge(haupt):
@@ -249,8 +248,7 @@ def weise_urteil(fall, nachricht):
 
 
 def weise_zeilen(a, fall, mehrere):
-    return (fall_zeilen(a, mehrere, kurz(fall.frage, 240),
-        fall.erwartet, a.note))
+    return fall_zeilen(a, mehrere, kurz(fall.frage, 240), fall.erwartet, a.note)
 
 
 class Weise(typing.NamedTuple):
@@ -276,8 +274,7 @@ def nach_ergebnis_soll(fall):
 
 
 def nach_ergebnis_nachrichten(fall, lauf):
-    return (Weise().nachrichten(fall, lauf) +
-        ergebnis_nachrichten(fall, lauf.katalog))
+    return Weise().nachrichten(fall, lauf) + ergebnis_nachrichten(fall, lauf.katalog)
 
 
 def nach_ergebnis_zeilen(a, f, mehrere):
@@ -301,8 +298,7 @@ def schleife_pruefe(fall, katalog):
 
 
 def schleife_frage(e, fall, erste, k):
-    return ((frage_ganz(e, fall, k),
-        None))
+    return frage_ganz(e, fall, k), None
 
 
 def schleife_nachrichten(fall, lauf):
@@ -362,6 +358,8 @@ class Stufe(typing.NamedTuple):
     feld: str = None  # a stage beyond the chapter's: Lauf's field and the settings key that ask it (--FELD);
     # its cases have a hash of their own (FELD_sha256), and the chapter's five figures leave it out
     neben: str = None  # what the case file gives after the first step: the user's reply, or the tools' results
+    neben_pruefe: typing.Callable = None  # case -> what is wrong with that field and danach, or None
+    neben_noetig: str = None  # its cases must give it, and what it is (S6: what each call of the first step returned)
     figuren: tuple = ()  # the figures it adds to the report and the tables (Figur): a later stage's own first
     liste: str = None  # the title of its failed list (the chapter's stages share "Failed")
     weise: Weise = Weise()  # how its cases are asked, graded and listed
@@ -370,19 +368,18 @@ class Stufe(typing.NamedTuple):
 
 
 def nachfrage_worte(e, k):
-    return ("S5 outputs that held still, then hit every call "
-        "after the reply")
+    return "S5 outputs that held still, then hit every call after the reply"
 
 
 def nachfrage_wert(aus):
-    return (anteil(sum(a.nachfrage is not None and gelungen(a.nachfrage) for a in aus
-                                                  if a.mit_nachfrage), sum(a.mit_nachfrage for a in aus))
-        if any(a.mit_nachfrage for a in aus) else None)
+    if not any(a.mit_nachfrage for a in aus):
+        return None  # a run without --nachfrage
+    return anteil(sum(a.nachfrage is not None and gelungen(a.nachfrage) for a in aus if a.mit_nachfrage),
+                  sum(a.mit_nachfrage for a in aus))
 
 
 def weiter_worte(e, k):
-    return ("S6 outputs that went on right after the tools' "
-        "results")
+    return "S6 outputs that went on right after the tools' results"
 
 
 def weiter_wert(ausgaben):
@@ -398,13 +395,31 @@ def erledigt_wert(a):
 
 
 def erledigt_nativ_worte(e, k):
-    return ("with every call from "
-        "tool_calls: the jobs an agent on this server gets done")
+    return "with every call from tool_calls: the jobs an agent on this server gets done"
 
 
 def erledigt_nativ_wert(a):
-    return (stufen_figur(a, "S7",
-        gelungen_nativ))
+    return stufen_figur(a, "S7", gelungen_nativ)
+
+
+def pruefe_nachtrag(fall):
+    """S5's after-field: the user's reply, a non-empty string; after a reply the right answer is always a call."""
+    if not isinstance(fall["nachtrag"], str) or not fall["nachtrag"].strip():
+        return "'nachtrag' must be a non-empty string (the user's reply)"
+    if not isinstance(fall["danach"], list) or not fall["danach"]:
+        return "'danach' must list the calls expected after the reply"
+    return None
+
+
+def pruefe_ergebnis(fall):
+    """S6's after-field: one result per expected call, in their order; subtle: after a result the right answer may
+    be text (danach [])."""
+    ergebnis = fall["ergebnis"]
+    if not isinstance(ergebnis, list) or len(ergebnis) != len(fall["erwartet"]):
+        return f"'ergebnis' must list one result per expected call ({len(fall['erwartet'])}), in their order"
+    if not isinstance(fall["danach"], list):
+        return "'danach' must list the calls expected after the results"
+    return None
 
 
 STUFEN_TABELLE = (
@@ -412,11 +427,13 @@ STUFEN_TABELLE = (
     Stufe("S2", "one call"),  # one call from all the tools
     Stufe("S3", "several"),  # several calls in one answer
     Stufe("S4", "no tool fits", still=True),
-    Stufe("S5", "value missing", still=True, neben="nachtrag", figuren=(  # a mandatory value missing: ask back
+    # a mandatory value missing: ask back
+    Stufe("S5", "value missing", still=True, neben="nachtrag", neben_pruefe=pruefe_nachtrag, figuren=(
         # S5 outputs that held still, then hit every call after the reply; None for a run without --nachfrage
         Figur("nachfrage", gemessen_in("nachfrage"), nachfrage_worte, nachfrage_wert),)),
     # after the tool's result: its first step is given as done, not asked
-    Stufe("S6", "after result", feld="weiter", neben="ergebnis", liste="After the tool's result",
+    Stufe("S6", "after result", feld="weiter", neben="ergebnis", neben_pruefe=pruefe_ergebnis,
+          neben_noetig="what each call of the first step returned", liste="After the tool's result",
           weise=NACH_ERGEBNIS,
           figuren=(Figur("weiter", gemessen_in("weiter"), weiter_worte, weiter_wert),)),
     # the whole job, in a loop against its case's simulated CRM
@@ -463,22 +480,6 @@ GANZ = "S7"  # the whole job: its opening in its hash, its worlds, its refusal o
 # ---------------------------------------------------------------------------
 # Grading: structural, never textual (the chapter's passt and bewerte, and the walk beside them)
 # ---------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def ohne_zyklensammler():
-    """Python's cycle collector paused while one answer is read or graded: an answer's objects form no cycles,
-    but each collection walks them all again, which made a hostile answer's 166,000 calls grade 40 % slower at
-    5 MB than at ten times 0.5 MB (tests/bench.py). Only a thread that found it running pauses and resumes it,
-    so that with --parallel it never stays paused."""
-    lief = gc.isenabled()
-    if lief:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if lief:
-            gc.enable()
 
 
 def passt(ist, soll):
@@ -631,30 +632,31 @@ class Note(typing.NamedTuple):
         return (w.wessen, w.grund) if w else ("modell", self.mangel)
 
 
-@ohne_zyklensammler()
 def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, grenze=None):
     """Grade one answer: its Note, from the message alone (and grenze, the max_tokens it was asked with). Only an
     answer reaches passt and bewerte (none, see mangel, never succeeds); under synonyme its calls are named back
     first. A count outweighs a label: completion_tokens at grenze is cut, a text that ends looping loops,
-    whatever finish_reason says (llama.cpp before #7198 labelled both stop)."""
-    aufrufe, form = lies_aufrufe(nachricht)
-    if umbenennung:
-        aufrufe = zurueckbenannt(aufrufe, umbenennung)
-    soll = fall.art.weise.soll(fall)
-    treffer, offen = bewertet(aufrufe, soll)
-    vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
-    still = fall.stufe in STILL
-    tokens, schleife = zahl_oder_none(usage, "completion_tokens"), schleift(nachricht)
-    gekappt_ = finish == "length" or schleife or None not in (tokens, grenze) and tokens >= grenze
-    fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or fall.art.weise.schluss, gekappt_)
-    gedacht = fehlt == "leer" and "<think>" in inhalt(nachricht)
-    return Note(aufrufe=tuple(aufrufe), form=form, treffer=treffer, offen=offen, soll=len(soll), mangel=fehlt,
-                still=still, nativ=len(native_rohe(nachricht)), protokoll=protokoll_von(nachricht, finish),
-                text=erste_zeile(nachricht), schleife=schleife, inhalt_da=inhalt(nachricht) != "", finish=finish,
-                completion_tokens=tokens, nur_gedacht=gedacht,
-                befunde=tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else [] if vollstaendig or
-                              not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
-                bfcl=fall.art.weise.urteil(fall, nachricht), grenze=grenze)
+    whatever finish_reason says (llama.cpp before #7198 labelled both stop). The cycle collector pauses meanwhile
+    (ohne_zyklensammler: a hostile answer grades 40 % faster)."""
+    with ohne_zyklensammler():
+        aufrufe, form = lies_aufrufe(nachricht)
+        if umbenennung:
+            aufrufe = zurueckbenannt(aufrufe, umbenennung)
+        soll = fall.art.weise.soll(fall)
+        treffer, offen = bewertet(aufrufe, soll)
+        vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
+        still = fall.stufe in STILL
+        tokens, schleife = zahl_oder_none(usage, "completion_tokens"), schleift(nachricht)
+        gekappt_ = finish == "length" or schleife or None not in (tokens, grenze) and tokens >= grenze
+        fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or fall.art.weise.schluss, gekappt_)
+        gedacht = fehlt == "leer" and "<think>" in inhalt(nachricht)
+        return Note(aufrufe=tuple(aufrufe), form=form, treffer=treffer, offen=offen, soll=len(soll), mangel=fehlt,
+                    still=still, nativ=len(native_rohe(nachricht)), protokoll=protokoll_von(nachricht, finish),
+                    text=erste_zeile(nachricht), schleife=schleife, inhalt_da=inhalt(nachricht) != "", finish=finish,
+                    completion_tokens=tokens, nur_gedacht=gedacht,
+                    befunde=tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else [] if vollstaendig or
+                                  not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
+                    bfcl=fall.art.weise.urteil(fall, nachricht), grenze=grenze)
 
 
 def kein_befund(fehlt, schleife, gedacht=False):
@@ -681,12 +683,6 @@ def mangel(nachricht, aufrufe, finish, vollstaendig, still, gekappt_):
         return None
     denken = (nachricht.get(f) for f in ("reasoning_content", "reasoning"))  # where a reasoning parser put it all
     return "im_denken" if any(isinstance(d, str) and d.strip() for d in denken) else "leer"
-
-
-def erste_zeile(nachricht, laenge=100):
-    """What the model wrote, its first line that says something, cut at `laenge` (for the failed-case list)."""
-    zeile = next((z.strip() for z in ohne_denken(inhalt(nachricht)).splitlines() if z.strip()), "")
-    return zeile if len(zeile) <= laenge else zeile[:laenge] + "..."
 
 
 def gelungen(b):
@@ -850,13 +846,6 @@ def stufen_figur(ausgaben, stufe, gelingt=None):
     an answer without a call); None for a run that did not ask the stage."""
     eigene = [a.note for a in ausgaben if a.stufe == stufe]
     return anteil(sum(map(gelingt or gelungen, eigene)), len(eigene)) if eigene else None
-
-
-def zahl_oder_none(usage, feld):
-    """A token count from usage, or None for anything no server measured: not a whole
-    number, 0 or less, above 10^9 (so no sum of counts can overflow)."""
-    x = usage.get(feld) if isinstance(usage, dict) else None
-    return x if type(x) is int and 0 < x <= TOKENS_HOECHSTENS else None
 
 
 def wilson_ki(paare):
@@ -1922,6 +1911,22 @@ def abgelehnte_antwort(r, latenz):
                                kurz(meldung, 300))
 
 
+@contextlib.contextmanager
+def ohne_zyklensammler():
+    """Python's cycle collector paused while one answer is read or graded: an answer's objects form no cycles,
+    but each collection walks them all again, which made a hostile answer's 166,000 calls grade 40 % slower at
+    5 MB than at ten times 0.5 MB (tests/bench.py). Only a thread that found it running pauses and resumes it,
+    so that with --parallel it never stays paused."""
+    lief = gc.isenabled()
+    if lief:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if lief:
+            gc.enable()
+
+
 @ohne_zyklensammler()
 def chat_antwort(r, latenz, strom=False):
     """The Antwort of a 2xx chat completion, or None when the response is none (fehlerbild says why).
@@ -2412,6 +2417,19 @@ def schleift(nachricht):
 SCHLEIFE_ZEICHEN = 60  # a repeated tail shorter than this is no loop (a row of dashes, an ellipsis)
 
 
+def zahl_oder_none(usage, feld):
+    """A token count from usage, or None for anything no server measured: not a whole
+    number, 0 or less, above 10^9 (so no sum of counts can overflow)."""
+    x = usage.get(feld) if isinstance(usage, dict) else None
+    return x if type(x) is int and 0 < x <= TOKENS_HOECHSTENS else None
+
+
+def erste_zeile(nachricht, laenge=100):
+    """What the model wrote, its first line that says something, cut at `laenge` (for the failed-case list)."""
+    zeile = next((z.strip() for z in ohne_denken(inhalt(nachricht)).splitlines() if z.strip()), "")
+    return zeile if len(zeile) <= laenge else zeile[:laenge] + "..."
+
+
 # ---------------------------------------------------------------------------
 # The saved run: ergebnisse/<tag>.jsonl, a settings line, then one line per output
 # ---------------------------------------------------------------------------
@@ -2639,8 +2657,6 @@ PFLICHT = object()  # a settings field every results file has had: no default fo
 
 def text_oder_nichts(x):
     return x is None or isinstance(x, str)
-
-
 
 
 Einstellung = collections.namedtuple("Einstellung", "pruefe falsch vorgabe verglichen anders",
@@ -3732,31 +3748,25 @@ def main(argv=None):
 
 
 def pruefe_danach(fall, katalog):
-    """What follows the first step, with the calls expected after it (danach): S5's reply from the
-    user (nachtrag), or S6's results of the tools (ergebnis, one per expected call, in order)."""
-    neben = DANACH_NEBEN.get(fall["stufe"])
+    """What follows the first step, with the calls expected after it (danach), as its stage's row checks it: S5's
+    reply from the user (nachtrag), S6's results of the tools (ergebnis, one per expected call, in order)."""
+    stufe = STUFE[fall["stufe"]]
+    neben = stufe.neben
     fremd = next((f for f in DANACH_NEBEN.values() if f in fall and f != neben), None)
     if fremd:
-        stufe = next(s for s, f in DANACH_NEBEN.items() if f == fremd)
-        return f"'{fremd}' belongs to {stufe} only, not to {fall['stufe']}"
+        andere = next(s for s, f in DANACH_NEBEN.items() if f == fremd)
+        return f"'{fremd}' belongs to {andere} only, not to {fall['stufe']}"
     da = [f for f in (neben, "danach") if f in fall]
-    if neben == "ergebnis" and len(da) < 2:
-        return f"stage {fall['stufe']} needs 'ergebnis' (what each call of the first step returned) and 'danach'"
+    if stufe.neben_noetig and len(da) < 2:
+        return f"stage {fall['stufe']} needs '{neben}' ({stufe.neben_noetig}) and 'danach'"
     if not da:
         return None
     if neben is None:
         return f"'danach' belongs to {' or '.join(DANACH_NEBEN)} only, not to {fall['stufe']}"
     if len(da) == 1:
         return f"'{da[0]}' needs '{({neben, 'danach'} - set(da)).pop()}' beside it"
-    if neben == "nachtrag" and (not isinstance(fall["nachtrag"], str) or not fall["nachtrag"].strip()):
-        return "'nachtrag' must be a non-empty string (the user's reply)"
-    ergebnis = fall.get("ergebnis")
-    if neben == "ergebnis" and (not isinstance(ergebnis, list) or len(ergebnis) != len(fall["erwartet"])):
-        return f"'ergebnis' must list one result per expected call ({len(fall['erwartet'])}), in their order"
-    # subtle: after a result the right answer may be text (danach []); after a reply it is always a call
-    if not isinstance(fall["danach"], list) or (neben == "nachtrag" and not fall["danach"]):
-        return f"'danach' must list the calls expected after the {'reply' if neben == 'nachtrag' else 'results'}"
-    return next(filter(None, (pruefe_aufruf(soll, katalog) for soll in fall["danach"])), None)
+    return stufe.neben_pruefe(fall) or next(filter(None, (pruefe_aufruf(soll, katalog) for soll in fall["danach"])),
+                                            None)
 
 
 def pruefe_ganz(fall, katalog):
@@ -4178,8 +4188,7 @@ def crm_cancel_event(welt, calendar, event_id):
 
 
 def attrappen_list_companies(welt, industry=None):
-    return ({"companies": sorted({k["company"] for k in welt["kontakte"]
-        if k["company"]})})
+    return {"companies": sorted({k["company"] for k in welt["kontakte"] if k["company"]})}
 
 
 def attrappen_send_sms(welt, phone, text):
@@ -5752,8 +5761,7 @@ def diagnose_hinweise_aus_text_hinweis(k):
 
 
 def diagnose_hinweise_label_umgeschrieben_hinweis(k):
-    return (sum(not b.aufrufe and bool(b.text) for b in
-        k.alle) * all(b.finish == NATIV for b in k.alle))
+    return sum(not b.aufrufe and bool(b.text) for b in k.alle) * all(b.finish == NATIV for b in k.alle)
 
 
 def diagnose_hinweise_verworfen_hinweis(k):

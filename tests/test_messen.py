@@ -322,3 +322,12 @@ def test_jede_figur_hat_ihr_feld():
     assert {f.name for f in messen.FIGUREN} - felder == set()
     assert {f.ki for f in messen.FIGUREN if f.ki} - felder == set()
     assert {f.nativ for f in messen.FIGUREN if f.nativ} - felder == set()
+
+
+def test_jede_stufe_mit_nebenfeld_prueft_es():
+    """A stage whose cases give something after the first step checks that field in its own row (neben_pruefe):
+    a stage added with a field and no check would let a wrong-typed one pass the case check."""
+    ohne = [s.name for s in messen.STUFEN_TABELLE if s.neben and s.neben_pruefe is None]
+    assert ohne == []
+    assert messen.pruefe_danach({"stufe": "S5", "nachtrag": 5, "danach": [], "erwartet": []}, messen.STANDARD) == \
+        "'nachtrag' must be a non-empty string (the user's reply)"
