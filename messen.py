@@ -247,6 +247,13 @@ def weise_urteil(fall, nachricht):
     return None
 
 
+def weise_antworten(fall, wie):
+    """What the self-test's endpoint answers for a case (wie: a text as sent): its expected calls to its question
+    from the user, S5's calls after the reply to the reply; ((role of the last message, its text), calls)."""
+    paare = [(("user", wie(fall.frage)), fall.erwartet)]
+    return paare + [(("user", wie(fall.nachtrag)), fall.danach)] if fall.nachtrag is not None else paare
+
+
 def weise_zeilen(a, fall, mehrere):
     return fall_zeilen(a, mehrere, kurz(fall.frage, 240), fall.erwartet, a.note)
 
@@ -267,6 +274,7 @@ class Weise(typing.NamedTuple):
     urteil: typing.Callable = weise_urteil  # BFCL's verdict on an answer, where its checker judges
     schluss: bool = False  # a text answer ends it as an answer (a job's step), whatever the stage
     zeilen: typing.Callable = weise_zeilen  # a failed output
+    antworten: typing.Callable = weise_antworten  # how the self-test's loopback endpoint answers it
 
 
 def nach_ergebnis_soll(fall):
@@ -277,6 +285,11 @@ def nach_ergebnis_nachrichten(fall, lauf):
     return Weise().nachrichten(fall, lauf) + ergebnis_nachrichten(fall, lauf.katalog)
 
 
+def nach_ergebnis_antworten(fall, wie):
+    """S6's, on the self-test's endpoint: after the tools' results (a tool message last), the calls after them."""
+    return weise_antworten(fall, wie) + [(("tool", wie(fall.frage)), fall.danach)]
+
+
 def nach_ergebnis_zeilen(a, f, mehrere):
     return (fall_zeilen(
         a, mehrere, f"{f.frage}  /  {aufrufe_text(f.erwartet)} returned " + kurz(" and ".join(json.dumps(
@@ -284,7 +297,10 @@ def nach_ergebnis_zeilen(a, f, mehrere):
 
 
 NACH_ERGEBNIS = Weise(  # S6: the first step sent as done, with the tools' results; graded on the calls after them
-    soll=nach_ergebnis_soll, nachrichten=nach_ergebnis_nachrichten, zeilen=nach_ergebnis_zeilen)
+    soll=nach_ergebnis_soll, nachrichten=nach_ergebnis_nachrichten, zeilen=nach_ergebnis_zeilen,
+    antworten=nach_ergebnis_antworten)
+
+
 def schleife_soll(fall):
     return []
 
@@ -327,6 +343,8 @@ SCHLEIFE = Weise(  # S7: the whole job in a loop against its world, graded on th
     nachrichten=schleife_nachrichten, schluss=True,
     anfragen=schleife_anfragen, folge=schleife_folge,
     bewerte=schleife_bewerte, zeilen=schleife_zeilen)
+
+
 def bfcl_weise_nachrichten(fall, lauf):
     return bfcl_nachrichten(fall, lauf.system)
 
@@ -362,6 +380,7 @@ class Stufe(typing.NamedTuple):
     neben_noetig: str = None  # its cases must give it, and what it is (S6: what each call of the first step returned)
     figuren: tuple = ()  # the figures it adds to the report and the tables (Figur): a later stage's own first
     liste: str = None  # the title of its failed list (the chapter's stages share "Failed")
+    hilfe: str = None  # a later stage's: what its flag asks, for --help
     weise: Weise = Weise()  # how its cases are asked, graded and listed
     pruefer: str = None  # a BFCL category's checker: simple, multiple, parallel or irrelevance
     bfcl = property(stufe_bfcl)  # its cases bring their functions, BFCL's checker judges
@@ -434,14 +453,16 @@ STUFEN_TABELLE = (
     # after the tool's result: its first step is given as done, not asked
     Stufe("S6", "after result", feld="weiter", neben="ergebnis", neben_pruefe=pruefe_ergebnis,
           neben_noetig="what each call of the first step returned", liste="After the tool's result",
-          weise=NACH_ERGEBNIS,
+          weise=NACH_ERGEBNIS, hilfe="send the tools' results after the first step and grade the calls (or the text) "
+          "that follow",
           figuren=(Figur("weiter", gemessen_in("weiter"), weiter_worte, weiter_wert),)),
     # the whole job, in a loop against its case's simulated CRM
     Stufe("S7", "whole job", feld="ganz", liste="The whole job", weise=SCHLEIFE, figuren=(
         Figur("erledigt", gemessen_in("erledigt"), erledigt_figur_worte, erledigt_wert,
               ki="erledigt_ki", nativ="erledigt_nativ", titel="S7 jobs done"),
         Figur("erledigt_nativ", anders_als("erledigt_nativ", "erledigt"), erledigt_nativ_worte,
-              erledigt_nativ_wert))),
+              erledigt_nativ_wert)),
+          hilfe="whole jobs, each in a loop against a simulated CRM, graded on the end state (erledigt)"),
     # BFCL's single-turn Python categories, read from its files (--faelle), each with its checker's kind: simple (its
     # one function), multiple (one call), parallel (calls in any order), irrelevance (no call at all)
     *(Stufe(name, f"BFCL {was}", still=art == "irrelevance", weise=BFCL_WEISE, pruefer=art) for name, was, art in (
@@ -457,6 +478,8 @@ SPAETER = {s.name: f"--{s.feld}" for s in STUFEN_TABELLE if s.feld}  # stages be
 SPAETER_FELDER = {s.name: s.feld for s in STUFEN_TABELLE if s.feld}  # and the field and settings key of each
 DANACH_NEBEN = {s.name: s.neben for s in STUFEN_TABELLE if s.neben}  # what precedes the calls after the first step
 BFCL_STUFEN = tuple(s.name for s in STUFEN_TABELLE if s.bfcl)
+
+
 def figuren_gelungen_nativ(e, k):
     return "with every call from tool_calls: what an agent on this server gets done"
 
@@ -764,6 +787,8 @@ def anteil(zaehler, nenner):
 
 Tokens = collections.namedtuple("Tokens", "prompt completion")  # a run's tokens, added up
 Anfragen = collections.namedtuple("Anfragen", "median referenz")  # the requests an S7 job took, and the reference's
+
+
 class Kennzahlen(typing.NamedTuple):
     """A run's figures, read by field; only als_json makes them keys (in this order). A stage's own figures (its
     Figur rows) have their field here too, and each headline its interval's (tests/test_messen.py holds the fields
@@ -894,13 +919,6 @@ def kopfzeile(e, k):
             f"{mal(k.faelle, 'case')}, {ausgaben}, measured {e['datum']}")
 
 
-def wie_gesendet(e):
-    """', streamed, variant synonyme, catalogue tools.json': how a run asked, beyond the chapter's way."""
-    variante, datei = e.get("variante"), e.get("katalog_datei")
-    return (", streamed" if e.get("stream") else "") + (f", variant {variante}" if variante else "") + \
-        (f", catalogue {Path(datei).name}" if datei else "")
-
-
 def vollstaendig(e, k):
     return k.ausgaben == k.faelle * e["n"]
 
@@ -913,13 +931,6 @@ def mal(zahl, wort):
 def einige(ids, hoechstens=12):
     """'S2-1, S2-2, S2-3': cases named, cut after a dozen, with how many more."""
     return ", ".join(ids[:hoechstens]) + (f" and {len(ids) - hoechstens:,} more" if len(ids) > hoechstens else "")
-
-
-def gezeigt_zeile(e, ausgaben):
-    """The header line of a run shown from its file: a pasted summary must not pass for a new one."""
-    zuletzt = datetime.datetime.fromtimestamp(max(a.ende for a in ausgaben)).strftime("%Y-%m-%d %H:%M")
-    return (f"Shown as saved: measured {e['datum']}, last answer {zuletzt}; nothing was asked now "
-            "(--neu measures anew).")
 
 
 def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
@@ -962,18 +973,6 @@ def aufruf_text(c):
         [f"{kurz(k, 40)}={eines(ws)} or left out" for k, ws in c.get("optional", {}).items()]
     mehr = [f"... {len(c['args']) - 20} more"] if len(c["args"]) > 20 else []
     return kurz(f"{kurz(c['name'])}(" + ", ".join(teile + mehr) + ")", ANDERS_HOECHSTENS)
-
-
-def aufrufe_text(liste, mangel_=None):
-    """Calls in one line, cut after whole calls at ANDERS_HOECHSTENS characters, naming how many more."""
-    if not liste:
-        return {"leer": "nothing (neither a call nor text)", "abgeschnitten": "cut off by the token limit",
-                "im_denken": "calls in a reasoning field only",
-                "angekuendigt": "no call, though finish_reason said tool_calls"}.get(mangel_, "no call")
-    return gekuerzt(list(map(aufruf_text, liste[:GEZEIGTE_AUFRUFE])), len(liste), " calls")
-
-
-GEZEIGTE_AUFRUFE = 20  # calls of one answer a line shows at most
 
 
 def figuren(*ks):
@@ -2404,6 +2403,7 @@ def json_folge(text, trenner=re.compile(r"[ \t\r\n;,]*")):
             return werte, False
         werte.append(wert)
 
+
 def schleift(nachricht):
     """Does the text end in one piece repeated three times or more (a model looping until its token limit)?
     subtle: a periodic text equals itself shifted by its period; the piece being cut, the test compares the
@@ -2661,6 +2661,8 @@ def text_oder_nichts(x):
 
 Einstellung = collections.namedtuple("Einstellung", "pruefe falsch vorgabe verglichen anders",
                                      defaults=(PFLICHT, False, None))
+
+
 def einstellungen_modell(x):
     return isinstance(x, str)
 
@@ -2789,6 +2791,8 @@ def ist_server(x):
         all(isinstance(x.get(f), (str, type(None))) for f in ("version", "beleg")) and \
         (v is None or isinstance(v, dict) and isinstance(v.get("werkzeuge"), (bool, type(None))) and
          isinstance(v.get("form"), (str, type(None))))
+
+
 def ausgabe_stufe(x):
     return x in STUFEN
 
@@ -2820,6 +2824,8 @@ AUSGABE = {"stufe": (ausgabe_stufe, "is not a stage"),
     "zuege": (ausgabe_zuege, "is not a list of turns"),
     "frueher": (ausgabe_frueher,
                 "is not a list of earlier turns")}
+
+
 def zug_zweck(x):
     return x in ANFRAGEN + (OHNE_STROM, NOCHMAL)
 
@@ -3392,10 +3398,9 @@ def parser():
                    help="with --bewerten or --vergleich: draw the run(s) as FILE.svg or FILE.png (matplotlib)")
     p.add_argument("--nachfrage", action="store_true", help="S5: after an answer that may have held still, "
                                                             "send the user's reply and grade the calls that follow")
-    p.add_argument("--weiter", action="store_true", help="also S6: send the tools' results after the first step "
-                                                         "and grade the calls (or the text) that follow")
-    p.add_argument("--ganz", action="store_true", help="also S7: whole jobs, each in a loop against a simulated CRM, "
-                                                       "graded on the end state (erledigt)")
+    for s in STUFEN_TABELLE:  # a later stage's flag, from its row: --weiter, --ganz
+        if s.feld:
+            p.add_argument(f"--{s.feld}", action="store_true", help=f"also {s.name}: {s.hilfe}")
     p.add_argument("--stufen", type=stufen_arg, metavar="S2,S6", help="ask only the cases of these stages (S6 "
                                                                      "with --weiter)")
     p.add_argument("--stichprobe", type=zahl(1, int), metavar="N", help="BFCL's cases: N of each category, drawn "
@@ -3804,11 +3809,15 @@ def _wort(x):
 
 
 WORT = (_wort, "a non-empty string without leading or trailing spaces")
+
+
 def wort_oder_null(x):
     return x is None or _wort(x)
 
 
 WORT_ODER_NULL = (wort_oder_null, "null or a non-empty string without leading or trailing spaces")
+
+
 def welt_felder_kontakte_status(x):
     return x in STATUS
 
@@ -4895,6 +4904,13 @@ BFCL_ANDERS = {"text": "written as text", "fehlerhaft": "malformed (fehlerhaft)"
 # ---------------------------------------------------------------------------
 
 
+def wie_gesendet(e):
+    """', streamed, variant synonyme, catalogue tools.json': how a run asked, beyond the chapter's way."""
+    variante, datei = e.get("variante"), e.get("katalog_datei")
+    return (", streamed" if e.get("stream") else "") + (f", variant {variante}" if variante else "") + \
+        (f", catalogue {Path(datei).name}" if datei else "")
+
+
 def variante(katalog, name):
     """The catalogue as the variant `name` sends it (None: as written)."""
     if name is None:
@@ -5413,6 +5429,8 @@ def je_grund(grund):
 
 Lage = collections.namedtuple("Lage", "alle ausgaben text eigen wessen grund server probe katalog protokoll "
                                       "wessen_je_grund")
+
+
 # what a diagnosis counts from: every answer, the outputs, well-formed text calls in a parser's form and in the model's
 # own, whose the first are (TEXT_WESSEN) and why, server, probe, katalog_befund's pair, the protocol's notes by kind,
 # and the answers of each reason of WESSEN by whose (wessen_zaehlen)
@@ -5503,6 +5521,8 @@ STROM_NOTIZEN = {  # what a stream broke of the protocol -> its kind in protokol
 
 PROBE_WIE = "asked again with tool_choice \"required\" at temperature 0"
 Beleg = collections.namedtuple("Beleg", "nativ server probe antwort")
+
+
 def text_wessen_vorlage(x):
     return parser_gezeigt(x.server)
 
@@ -5748,6 +5768,8 @@ VERWORFEN_FOLGE = "The choice graded is the model's answer as any other; nothing
 NACH_DEM_GEMEINTEN = ("The figures grade the calls as the model wrote them; gelungen_nativ is what an agent on "
                       "this server gets done.")
 Hinweis = collections.namedtuple("Hinweis", "was abhilfe wessen folge zaehle")
+
+
 def diagnose_hinweise_katalog_fehlt_hinweis(k):
     return k.katalog[0]
 
@@ -5814,6 +5836,8 @@ DIAGNOSE_HINWEISE = {
                             "and llama.cpp have each had such bugs)", None, NICHT_DAS_MODELL,
                             je_grund("strom_defekt"))}
 ZAEHLEN = {**{name: h.zaehle for name, h in DIAGNOSE_HINWEISE.items()}, **DIAGNOSE_ZAHLEN}  # every kind -> its count
+
+
 class Diagnose(collections.namedtuple("Diagnose", ZAEHLEN)):
     """What diagnose counts, a field per kind, read by field; whose each reason of WESSEN was (wessen_je_grund)
     decides its line's owner and stays out of the JSON, whose lines say it."""
@@ -6945,6 +6969,18 @@ def als_json(x):
     return [als_json(v) for v in x] if isinstance(x, (list, tuple)) else x
 
 
+def aufrufe_text(liste, mangel_=None):
+    """Calls in one line, cut after whole calls at ANDERS_HOECHSTENS characters, naming how many more."""
+    if not liste:
+        return {"leer": "nothing (neither a call nor text)", "abgeschnitten": "cut off by the token limit",
+                "im_denken": "calls in a reasoning field only",
+                "angekuendigt": "no call, though finish_reason said tool_calls"}.get(mangel_, "no call")
+    return gekuerzt(list(map(aufruf_text, liste[:GEZEIGTE_AUFRUFE])), len(liste), " calls")
+
+
+GEZEIGTE_AUFRUFE = 20  # calls of one answer a line shows at most
+
+
 FEHLSCHLAEGE_GEZEIGT = 10  # outputs a failed-case list shows unless --alle
 
 
@@ -6997,6 +7033,13 @@ def gruende_von(b):
     return gekuerzt([x.text for x in b.befunde if x.text is not None], sum(x.mal for x in b.befunde))
 
 
+def gezeigt_zeile(e, ausgaben):
+    """The header line of a run shown from its file: a pasted summary must not pass for a new one."""
+    zuletzt = datetime.datetime.fromtimestamp(max(a.ende for a in ausgaben)).strftime("%Y-%m-%d %H:%M")
+    return (f"Shown as saved: measured {e['datum']}, last answer {zuletzt}; nothing was asked now "
+            "(--neu measures anew).")
+
+
 def bericht_json(e, k, gezeigt=False):
     return {"modell": e["modell"], "tag": e["tag"], "temp": e["temp"], "n": e["n"],
             "variante": e.get("variante"), "katalog": e.get("katalog_datei"), "stream": e.get("stream", False),
@@ -7024,6 +7067,8 @@ ZEILE_HOECHSTENS = 900  # characters of what a comparison shows of one case's ou
 
 
 Form = collections.namedtuple("Form", "hilfe lauf paar reihe")
+
+
 def als_json_lauf(e, k, faelle, ausgaben, gezeigt, n):
     return json.dumps(bericht_json(e, k, gezeigt), ensure_ascii=False)
 
@@ -7439,10 +7484,8 @@ def selbsttest_server(faelle, verzoegerung=0.0, plaetze=8, katalog=STANDARD, zie
         neu = {a: neue_id(i, job_salz(welt_salz, f.id, k)) for i, a in enumerate(NEUE_IDS[:20], 1)}  # its creations'
         g = json.dumps(gezogen(f, job_salz(ziehung, f.id, k)).roh)
         jobs[wie(json.loads(g)["frage"])].append(json.loads(re.sub("|".join(neu), lambda m: neu[m.group()], g)))
-    antwort = functools.partial(selbsttest_antwort, katalog, {
-        "antworten": {wie(f.frage): f.erwartet for f in faelle if f.stufe != GANZ} |
-        {wie(f.nachtrag): f.danach for f in faelle if f.nachtrag is not None},
-        "nach_ergebnis": {wie(f.frage): f.danach for f in faelle if f.ergebnis is not None},  # S6: by its question
+    antwort = functools.partial(selbsttest_antwort, katalog, {  # each stage's row says what its cases are answered
+        "antworten": {k: soll for f in faelle if f.stufe != GANZ for k, soll in f.art.weise.antworten(f, wie)},
         "jobs": jobs})
     frei = threading.BoundedSemaphore(plaetze)
 
@@ -7494,8 +7537,8 @@ def selbsttest_antwort(katalog, bekannt, body):
         erwartet = job["loesung"][sum(m["role"] == "assistant" for m in body["messages"])]
         text = " ".join(job.get("antwort", [])) or "Done."
     else:
-        erwartet = bekannt["nach_ergebnis"].get(frage, []) if letzte["role"] == "tool" else \
-            bekannt["antworten"].get(letzte["content"], [])
+        erwartet = bekannt["antworten"].get(("tool", frage) if letzte["role"] == "tool" else
+                                            ("user", letzte["content"]), [])
     rufe = [{"id": f"call_{i}", "type": "function", "function": {
         "name": neuer_name(katalog, s["name"]), "arguments": json.dumps(umbenannte_args(katalog, s["args"]))}}
         for i, s in enumerate(erwartet)]
