@@ -1165,8 +1165,7 @@ class Lauf(typing.NamedTuple):
     neu: bool = False
     nachfrage: bool = False  # S5's second turn: the user's reply, then the calls after it
     klaeren: bool = False  # ask again the saved outputs whose grade is the server's or cannot tell
-    weiter: bool = False  # S6: the calls after the tools' results
-    ganz: bool = False  # S7: whole jobs in a loop against the simulated CRM
+    spaeter: frozenset = frozenset()  # the later stages asked, by name (their rows' flags: S6 --weiter, S7 --ganz)
     stream: bool = False  # every request streamed, as an agent asks
     system: str = None  # --system: a system message before each BFCL case's own messages
     stufen: tuple = None  # --stufen: only the cases of these stages; None: all a run asks
@@ -1402,10 +1401,10 @@ def stufen_hash(faelle, stufe):
 WELCHER_KATALOG = " (give your own tools with --katalog FILE)"
 
 
-def faelle_fuer(faelle, wie, pfad):
-    """The cases a run asks (wie: its Lauf as a dict, or its settings line): a later stage's only with its flag
-    (S6 --weiter, S7 --ganz), which then needs its cases; only the stages named by --stufen, where it names some."""
-    an, stufen = {s: bool(wie.get(f)) for s, f in SPAETER_FELDER.items()}, wie.get("stufen")
+def faelle_fuer(faelle, spaeter, stufen, pfad):
+    """The cases a run asks: a later stage's only where it is asked (spaeter: their names, by their flags, S6
+    --weiter, S7 --ganz), which then needs its cases; only the stages named by --stufen, where it names some."""
+    an = {s: s in spaeter for s in SPAETER}
     for stufe, flagge in SPAETER.items():
         if an[stufe] and not any(f.stufe == stufe for f in faelle):
             raise Eingabefehler(f"{pfad}: no {stufe} case in the file, so {flagge} has nothing to measure")
@@ -3445,8 +3444,14 @@ def lauf_aus(args):
         raise Eingabefehler(f"{args.katalog}: --variante {args.variante} needs {was} in the catalogue file")
     eigen = {"tag": tag, "faelle": args.faelle or faelle_standard(), "key": os.environ.get(args.key_env),
              "katalog": variante(katalog, args.variante),
-             "form": next((n for n in FORMEN if getattr(args, n, False)), "text")}  # the rest: each flag as given
+             "form": next((n for n in FORMEN if getattr(args, n, False)), "text"),
+             "spaeter": frozenset(st for st, f in SPAETER_FELDER.items() if getattr(args, f))}  # the rest: as given
     return Lauf(**{f: getattr(args, f) for f in Lauf._fields if hasattr(args, f) and f not in eigen}, **eigen)
+
+
+def spaeter_von(e):
+    """The later stages a saved run asked, from its settings line: a key each (weiter, ganz)."""
+    return frozenset(st for st, f in SPAETER_FELDER.items() if e.get(f))
 
 
 def einstellungen_fuer(lauf, sha, faelle):
@@ -3457,10 +3462,11 @@ def einstellungen_fuer(lauf, sha, faelle):
             "stufen": list(lauf.stufen) if lauf.stufen else None, "stichprobe": lauf.stichprobe, "tag": lauf.tag,
             "datum": datetime.date.today().isoformat(), **lauf.katalog.beschreibung(),
             "faelle_sha256": sha, "faelle_datei": str(Path(lauf.faelle).resolve()),
-            **{f: getattr(lauf, f) for f in SPAETER_FELDER.values()},
-            **{f: (getattr(lauf, f) or os.urandom(8).hex()) if lauf.ganz else None for f in ("welt_salz", "ziehung")},
-            "frageregel": FRAGEREGEL, **{f"{f}_sha256": stufen_hash(faelle, st) if getattr(lauf, f) else None
-               for st, f in SPAETER_FELDER.items()},
+            **{f: st in lauf.spaeter for st, f in SPAETER_FELDER.items()},  # a key each, as files have always had
+            **{f: (getattr(lauf, f) or os.urandom(8).hex()) if GANZ in lauf.spaeter else None
+               for f in ("welt_salz", "ziehung")},
+            "frageregel": FRAGEREGEL, **{f"{f}_sha256": stufen_hash(faelle, st) if st in lauf.spaeter else None
+                                         for st, f in SPAETER_FELDER.items()},
             "katalog_sha256": lauf.katalog.sha, "katalog_datei": lauf.katalog.datei, "server_angabe": lauf.server}
 
 
@@ -3474,7 +3480,7 @@ def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
 def lauf_messen(lauf, alle, sha):
     """Measure (or resume) the run lauf.tag on the cases it asks of `alle`, print its summary, return its figures."""
     pfad = lauf.ausgabe / f"{lauf.tag}.jsonl"
-    faelle = faelle_fuer(alle, lauf._asdict(), lauf.faelle)
+    faelle = faelle_fuer(alle, lauf.spaeter, lauf.stufen, lauf.faelle)
     with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
         einstellungen, ausgaben, start = vorgefunden(lauf, alle, len(faelle), pfad, einstellungen_fuer(lauf, sha, alle))
         lauf = lauf._replace(welt_salz=einstellungen.get("welt_salz"), ziehung=einstellungen.get("ziehung"))
@@ -3629,7 +3635,7 @@ def pruefe_gespeichert(lauf, alle, pfad, e, ausgaben):
     """A saved run as the reports take it: (its settings, the cases it asked, its outputs)."""
     if e is None or not ausgaben:
         raise Eingabefehler(f"{pfad} holds no output yet; run the command that measures it")
-    faelle = faelle_fuer(alle, e, lauf.faelle)
+    faelle = faelle_fuer(alle, spaeter_von(e), e.get("stufen"), lauf.faelle)
     if fertig(ausgaben) < len(faelle) * e["n"]:
         print(f"messen: {pfad} is incomplete ({fertig(ausgaben)} of {len(faelle) * e['n']} outputs); "
               "the command that measured it, run again, asks for the rest", file=sys.stderr)
@@ -3699,7 +3705,7 @@ def ausfuehren(args, lauf):
         raise Eingabefehler("--url and --modell are needed to measure "
                             "(or --selbsttest, --bewerten TAG, --vergleich A B)")
     if args.pruefen:
-        return pruefen(lauf, faelle_fuer(faelle, lauf._asdict(), lauf.faelle))
+        return pruefen(lauf, faelle_fuer(faelle, lauf.spaeter, lauf.stufen, lauf.faelle))
     if lauf.extra.get("parallel_tool_calls") is False:
         print(f"messen: warning: {PARALLEL_AUS}", file=sys.stderr)
     lauf_messen(lauf, faelle, sha)
@@ -6192,7 +6198,7 @@ def vergleich_gesamt(self):
 class Vergleich(collections.namedtuple("Vergleich", (
         "a b besser schlechter p test aufloesung faelle_verglichen aenderung jenseits_zufall richtung wessen "
         "serverseitig unklar modell grenze gruppen_stufen nicht_vergleichbar "
-        f"{' '.join(f'mit_{s.feld}' for s in STUFEN_TABELLE if s.feld)} "
+        "mit_weiter mit_ganz "  # a later stage's: its cases are in the test (a field per row with a flag)
         "mit_kapitel mit_nachfrage differenz gegenlauf nativ bfcl rueck ergebnis"), defaults=(None,) * 3 + ((), None))):
     """A comparison of two runs, made once by vergleiche: the test as the outputs stand, each part's both ways, the
     flips and whose, what makes the runs not comparable, the end (ergebnis) with its exit status; all read it.
@@ -7159,7 +7165,7 @@ def pruefen(lauf, faelle):
                   ((STROM_GLEICH, MEHRERE), 5, pruef_schritt_s3)]  # plain and streamed, each once more, parallel
     pruefungen += [((was,), 1, p) for was, p, ja in (  # the later turns asked
         ("a second turn (--nachfrage) is accepted", pruef_schritt_nachfrage, lauf.nachfrage),
-        ("the tools' results (--weiter) are accepted", pruef_schritt_weiter, lauf.weiter)) if ja]
+        ("the tools' results (--weiter) are accepted", pruef_schritt_weiter, "S6" in lauf.spaeter)) if ja]
     anfragen = sum(a for _, a, _ in pruefungen)
     print(f"Checking {ohne_geheimnis(lauf.url)} with model {lauf.modell}, {sum(len(z) for z, _, _ in pruefungen)} "
           f"checks, at most {anfragen} requests of up to --timeout {lauf.timeout:g} s and {SEITEN} pages of up to "
@@ -7566,7 +7572,7 @@ def selbsttest(lauf, faelle, sha):
     """Measure the built-in endpoint in a temporary folder; 0 only if every figure is 100 %."""
     import tempfile
 
-    gefragt = faelle_fuer(faelle, lauf._asdict(), lauf.faelle)  # one that asks nothing: the user's
+    gefragt = faelle_fuer(faelle, lauf.spaeter, lauf.stufen, lauf.faelle)  # one that asks nothing: the user's
     if all(STUFE[f.stufe].bfcl for f in faelle):  # BFCL's: its expected calls are no answer the endpoint could give
         je = collections.Counter(f.stufe for f in gefragt)
         print(f"Read {mal(len(gefragt), 'BFCL case')} from {lauf.faelle}: "

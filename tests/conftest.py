@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 import messen  # noqa: E402
 
 ALLE_FAELLE = [json.loads(z) for z in (ROOT / "faelle.jsonl").read_text(encoding="utf-8").splitlines() if z.strip()]
-FAELLE = [f for f in ALLE_FAELLE if f["stufe"] not in ("S6", "S7")]  # the chapter's 42: what a plain run asks
+FAELLE = [f for f in ALLE_FAELLE if f["stufe"] not in messen.SPAETER]  # the chapter's 42: what a plain run asks
 WEITER_FAELLE = [f for f in ALLE_FAELLE if f["stufe"] == "S6"]
 GANZ_FAELLE = [f for f in ALLE_FAELLE if f["stufe"] == "S7"]
 BY_ID = {f["id"]: f for f in ALLE_FAELLE}

@@ -322,6 +322,8 @@ def test_jede_figur_hat_ihr_feld():
     assert {f.name for f in messen.FIGUREN} - felder == set()
     assert {f.ki for f in messen.FIGUREN if f.ki} - felder == set()
     assert {f.nativ for f in messen.FIGUREN if f.nativ} - felder == set()
+    # and a comparison has a field for each later stage, whose cases are in its test or not
+    assert {f"mit_{s.feld}" for s in messen.STUFEN_TABELLE if s.feld} - set(messen.Vergleich._fields) == set()
 
 
 def test_jede_stufe_mit_nebenfeld_prueft_es():
