@@ -7599,24 +7599,29 @@ def selbsttest(lauf, faelle, sha):
     anteile = [x for f in figuren(k) if f.anteil and (x := getattr(k, f.name)) is not None] + \
         [x for x in k.stufen.values() if x is not None]  # None: a case file without that stage
     if any(x != 1 for x in anteile) or diagnose_befunde(k.diagnose):  # a line of the diagnosis: not all clear
-        raise Abbruch(f"the self-test did not score 100 % everywhere: {selbsttest_schuld(lauf.faelle, faelle)}")
+        raise Abbruch(f"the self-test did not score 100 % everywhere: "
+                      f"{selbsttest_schuld(lauf.faelle, faelle, k.stufen)}")
     return 0
 
 
-def selbsttest_schuld(datei, faelle):
-    """Whom a failed self-test blames: two cases that ask one question but expect different calls
-    cannot both be answered right, so the case file is at fault; otherwise this installation is."""
+def selbsttest_schuld(datei, faelle, stufen=None):
+    """Whom a failed self-test blames: two cases that ask one question but expect different calls cannot both be
+    answered right, so the case file is at fault; a stage asked another way than the chapter's whose row does not
+    say how the loopback endpoint answers it (Weise.antworten) cannot be answered, so that row is; only otherwise
+    this installation is. stufen: the run's share per stage, where it came to figures."""
     erste = {}  # question -> first case asking it
     for f in faelle:
         anderer = erste.setdefault(f.frage, f)
         if f.art.weise.alle(anderer) != f.art.weise.alle(f):
             return (f"{datei}:{anderer.zeile} ({anderer.id}) and {datei}:{f.zeile} ({f.id}) ask the "
                     "same question but expect different calls; the case file is at fault")
+    ohne = [s.name for s in STUFEN_TABELLE if (stufen or {}).get(s.name) not in (None, 1)
+            and s.weise.nachrichten is not weise_nachrichten and s.weise.antworten is weise_antworten]
+    if ohne:
+        return (f"{', '.join(ohne)} {'is' if len(ohne) == 1 else 'are'} asked another way than the chapter's, and "
+                "the row does not say how the self-test's endpoint answers it (Weise.antworten): the stage's row "
+                "is at fault, not this installation")
     return "this installation is broken"
-
-# ---------------------------------------------------------------------------
-# A picture of one run or a series: --bild (matplotlib, the optional extra 'bild')
-# ---------------------------------------------------------------------------
 
 
 def pyplot():

@@ -333,3 +333,15 @@ def test_jede_stufe_mit_nebenfeld_prueft_es():
     assert ohne == []
     assert messen.pruefe_danach({"stufe": "S5", "nachtrag": 5, "danach": [], "erwartet": []}, messen.STANDARD) == \
         "'nachtrag' must be a non-empty string (the user's reply)"
+
+
+@pytest.mark.parametrize("stufen, schuld", [
+    (None, "this installation is broken"),
+    ({"S2": 0.5, "S6": 0.5}, "this installation is broken"),  # S6's row says how the endpoint answers it
+    ({"S2": 1.0, "simple_python": 0.5}, "simple_python is asked another way than the chapter's, and the row does not "
+     "say how the self-test's endpoint answers it (Weise.antworten): the stage's row is at fault, not this "
+     "installation"),
+])
+def test_der_selbsttest_beschuldigt_die_installation_nur_wo_sie_schuld_ist(stufen, schuld):
+    faelle = [messen.als_fall(f) for f in FAELLE]
+    assert messen.selbsttest_schuld("faelle.jsonl", faelle, stufen) == schuld
