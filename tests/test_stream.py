@@ -73,7 +73,7 @@ def test_ein_gesunder_strom_wie_ohne(cli, endpunkt, tmp_path):
     gespeichert = {a["id"]: a for a in zeilen(tmp_path / "ergebnisse" / "s.jsonl")[1:]}
     [s32, zwilling] = gespeichert["S3-2"]["zuege"]
     assert (zwilling["zweck"], "strom" in zwilling, zwilling["nachricht"]) == ("ohne_strom", False, s32["nachricht"])
-    assert zeilen(tmp_path / "ergebnisse" / "s.jsonl")[0]["einstellungen"]["frageregel"] == messen.FRAGEREGEL == 1
+    assert zeilen(tmp_path / "ergebnisse" / "s.jsonl")[0]["einstellungen"]["frageregel"] == 1
     stuecke = [math.ceil(len(json.dumps(c["args"])) / 5) for c in BY_ID["S3-2"]["erwartet"]]
     assert s32["strom"] == {"chunks": 1 + sum(1 + n for n in stuecke) + 2, "defekte": []}  # role, calls, end
     assert [c["function"]["arguments"] for c in s32["nachricht"]["tool_calls"]] == \
