@@ -2662,7 +2662,7 @@ Einstellung = collections.namedtuple("Einstellung", "pruefe falsch vorgabe vergl
                                      defaults=(PFLICHT, False, None))
 
 
-def einstellungen_modell(x):
+def ist_text(x):
     return isinstance(x, str)
 
 
@@ -2670,7 +2670,7 @@ def einstellungen_n(x):
     return zahl_ist(x, True) and x >= 1
 
 
-def einstellungen_extra(x):
+def ist_objekt(x):
     return isinstance(x, dict)
 
 
@@ -2686,14 +2686,6 @@ def einstellungen_stichprobe(x):
     return x is None or zahl_ist(x, True) and x >= 1
 
 
-def einstellungen_faelle_sha256(x):
-    return isinstance(x, str)
-
-
-def einstellungen_katalog_sha256(x):
-    return isinstance(x, str)
-
-
 def einstellungen_umbenennung(x):
     return (x is None or isinstance(x, dict) and all(
         isinstance(x.get(t), dict) and all(isinstance(v, str) for v in x[t].values())
@@ -2704,32 +2696,16 @@ def einstellungen_ablenkung(x):
     return x is None or isinstance(x, list) and all(isinstance(n, str) for n in x)
 
 
-def einstellungen_seed(x):
+def ganze_zahl_oder_nichts(x):
     return x is None or zahl_ist(x, True)
-
-
-def einstellungen_tag(x):
-    return isinstance(x, str)
-
-
-def einstellungen_datum(x):
-    return isinstance(x, str)
 
 
 def einstellungen_probe(x):
     return x is None or ist_probe(x)
 
 
-def einstellungen_server(x):
+def server_oder_nichts(x):
     return x is None or ist_server(x)
-
-
-def einstellungen_server_danach(x):
-    return x is None or ist_server(x)
-
-
-def einstellungen_frageregel(x):
-    return x is None or zahl_ist(x, True)
 
 
 def einstellungen_2(x):
@@ -2740,11 +2716,11 @@ def einstellungen_2(x):
 # run saved before the field was (PFLICHT: every file has it); verglichen: a run is resumed only under the same
 # value (what makes two runs not comparable is nicht_vergleichbar's); anders: how the refusal names another value
 # ("another case file"), else by the values
-EINSTELLUNGEN = {"modell": Einstellung(einstellungen_modell, "is not a string", verglichen=True),
+EINSTELLUNGEN = {"modell": Einstellung(ist_text, "is not a string", verglichen=True),
     "url": Einstellung(text_oder_nichts, "is not a string", None),  # which server: nicht_vergleichbar reads it
     "temp": Einstellung(zahl_ist, "is not a number of at least 0", verglichen=True),
     "n": Einstellung(einstellungen_n, "is not a whole number of at least 1", verglichen=True),
-    "extra": Einstellung(einstellungen_extra, "is not an object", verglichen=True),
+    "extra": Einstellung(ist_objekt, "is not an object", verglichen=True),
     **{f: Einstellung(einstellungen_2, "is not true or false", False, True)
        for f in ("nachfrage", *SPAETER_FELDER.values(), "stream")},
     "system": Einstellung(text_oder_nichts, "is not a string", None, True, "another system message (--system)"),
@@ -2754,32 +2730,32 @@ EINSTELLUNGEN = {"modell": Einstellung(einstellungen_modell, "is not a string", 
                           "is not a list of stages", None, True),
     "stichprobe": Einstellung(einstellungen_stichprobe, "is not a whole number of at "
                               "least 1", None, True),
-    "faelle_sha256": Einstellung(einstellungen_faelle_sha256, "is not a string", verglichen=True,
+    "faelle_sha256": Einstellung(ist_text, "is not a string", verglichen=True,
                                  anders="another case file"),
     **{f"{s.feld}_sha256": Einstellung(text_oder_nichts, "is not a string", None, True, f"other {s.name} cases")
        for s in STUFEN_TABELLE if s.feld},
-    "katalog_sha256": Einstellung(einstellungen_katalog_sha256, "is not a string", verglichen=True,
+    "katalog_sha256": Einstellung(ist_text, "is not a string", verglichen=True,
                                   anders="another catalogue or opening"),
     "umbenennung": Einstellung(einstellungen_umbenennung,
                                "is not {\"werkzeuge\": {old: new}, \"argumente\": {old: new}}",
                                None, True, "another renaming map (synonyme)"),
     "ablenkung": Einstellung(einstellungen_ablenkung,
                              "is not a list of tool names", None, True, "other decoys"),
-    "seed": Einstellung(einstellungen_seed, "is not a whole number", None, True),
+    "seed": Einstellung(ganze_zahl_oder_nichts, "is not a whole number", None, True),
     # compared only where a run saved it: before, a variant's map and decoys were compared by name
     "gesendet_sha256": Einstellung(text_oder_nichts, "is not a string", None, True,
                                    "other tools or opening as sent (the renaming map or the decoys changed)"),
     "faelle_datei": Einstellung(text_oder_nichts, "is not a path", None),
     "katalog_datei": Einstellung(text_oder_nichts, "is not a path", None),
-    "tag": Einstellung(einstellungen_tag, "is not a string"),
-    "datum": Einstellung(einstellungen_datum, "is not a string"),
+    "tag": Einstellung(ist_text, "is not a string"),
+    "datum": Einstellung(ist_text, "is not a string"),
     "probe": Einstellung(einstellungen_probe, "is not a probe's record", None),
     "welt_salz": Einstellung(text_oder_nichts, "is not a string", None),  # S7's created ids; none before it was
     "ziehung": Einstellung(text_oder_nichts, "is not a string", None),  # S7's world values; none before they were
-    "server": Einstellung(einstellungen_server, "is not a server's record", None),
-    "server_danach": Einstellung(einstellungen_server_danach, "is not a server's record", None),  # changed
+    "server": Einstellung(server_oder_nichts, "is not a server's record", None),
+    "server_danach": Einstellung(server_oder_nichts, "is not a server's record", None),  # changed
     "server_angabe": Einstellung(text_oder_nichts, "is not a string", None),  # --server
-    "frageregel": Einstellung(einstellungen_frageregel, "is not a whole number", None),  # FRAGEREGEL
+    "frageregel": Einstellung(ganze_zahl_oder_nichts, "is not a whole number", None),  # FRAGEREGEL
 }
 
 
@@ -2796,11 +2772,7 @@ def ausgabe_stufe(x):
     return x in STUFEN
 
 
-def ausgabe_lauf(x):
-    return zahl_ist(x, True)
-
-
-def ausgabe_sitzung(x):
+def ganze_zahl(x):
     return zahl_ist(x, True)
 
 
@@ -2817,8 +2789,8 @@ def ausgabe_frueher(x):
 
 
 AUSGABE = {"stufe": (ausgabe_stufe, "is not a stage"),
-    "lauf": (ausgabe_lauf, "is not a whole number of at least 0"),
-    "sitzung": (ausgabe_sitzung, "is not a whole number of at least 0"),
+    "lauf": (ganze_zahl, "is not a whole number of at least 0"),
+    "sitzung": (ganze_zahl, "is not a whole number of at least 0"),
     "ende": (ausgabe_ende, "is not a time"),  # 1e11 s: the year 5138
     "zuege": (ausgabe_zuege, "is not a list of turns"),
     "frueher": (ausgabe_frueher,
@@ -2829,24 +2801,12 @@ def zug_zweck(x):
     return x in ANFRAGEN + (OHNE_STROM, NOCHMAL)
 
 
-def zug_nachricht(x):
-    return isinstance(x, dict)
-
-
-def zug_usage(x):
-    return isinstance(x, dict)
-
-
 def zug_latenz_s(x):
     return zahl_ist(x, bis=1e7)
 
 
 def zug_finish_reason(x):
     return isinstance(x, (str, type(None)))
-
-
-def zug_verworfen(x):
-    return zahl_ist(x, True)
 
 
 def zug_strom(x):
@@ -2858,19 +2818,15 @@ def zug_ergebnisse(x):
     return x is None or isinstance(x, list)
 
 
-def zug_abgelehnt(x):
-    return x is None or isinstance(x, str)
-
-
 ZUG = {"zweck": (zug_zweck, "is not what a turn is for"),
-    "nachricht": (zug_nachricht, "is not an object"),
-    "usage": (zug_usage, "is not an object"),
+    "nachricht": (ist_objekt, "is not an object"),
+    "usage": (ist_objekt, "is not an object"),
     "latenz_s": (zug_latenz_s, "is not a number of seconds"),
     "finish_reason": (zug_finish_reason, "is not a string or null"),
-    "verworfen": (zug_verworfen, "is not a whole number of at least 0"),
+    "verworfen": (ganze_zahl, "is not a whole number of at least 0"),
     "strom": (zug_strom, "is not a stream's record"),
     "ergebnisse": (zug_ergebnisse, "is not a list of results"),
-    "abgelehnt": (zug_abgelehnt, "is not the server's words")}
+    "abgelehnt": (text_oder_nichts, "is not the server's words")}
 
 
 def zug_fehler(z, i, letzter=False):
@@ -3840,16 +3796,8 @@ def welt_felder_termine_date(x):
     return isinstance(x, str) and bool(DATUM_MUSTER.fullmatch(x))
 
 
-def welt_felder_termine_start(x):
+def ist_uhrzeit(x):
     return isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x))
-
-
-def welt_felder_termine_end(x):
-    return isinstance(x, str) and bool(ZEIT_MUSTER.fullmatch(x))
-
-
-def welt_felder_ausgang(x):
-    return isinstance(x, str)
 
 
 WELT_FELDER = {  # part of a world -> {field: (check, what it must be)}; fields without a default are needed
@@ -3859,9 +3807,9 @@ WELT_FELDER = {  # part of a world -> {field: (check, what it must be)}; fields 
                              "a list of strings")},
     "termine": {"calendar": (welt_felder_termine_calendar, f"one of {', '.join(KALENDER)}"), "title": WORT,
                 "date": (welt_felder_termine_date, "a date YYYY-MM-DD"),
-                "start": (welt_felder_termine_start, "a time HH:MM"),
-                "end": (welt_felder_termine_end, "a time HH:MM")},
-    "ausgang": {f: (welt_felder_ausgang, "a string") for f in ("to", "subject", "body")}}
+                "start": (ist_uhrzeit, "a time HH:MM"),
+                "end": (ist_uhrzeit, "a time HH:MM")},
+    "ausgang": {f: (ist_text, "a string") for f in ("to", "subject", "body")}}
 WELT_VORGABEN = {"email", "company", "status", "notizen"}  # a contact's fields that welt_von fills in
 
 
