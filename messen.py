@@ -2708,7 +2708,7 @@ def server_oder_nichts(x):
     return x is None or ist_server(x)
 
 
-def einstellungen_2(x):
+def ja_oder_nein(x):
     return isinstance(x, bool)
 
 
@@ -2721,7 +2721,7 @@ EINSTELLUNGEN = {"modell": Einstellung(ist_text, "is not a string", verglichen=T
     "temp": Einstellung(zahl_ist, "is not a number of at least 0", verglichen=True),
     "n": Einstellung(einstellungen_n, "is not a whole number of at least 1", verglichen=True),
     "extra": Einstellung(ist_objekt, "is not an object", verglichen=True),
-    **{f: Einstellung(einstellungen_2, "is not true or false", False, True)
+    **{f: Einstellung(ja_oder_nein, "is not true or false", False, True)
        for f in ("nachfrage", *SPAETER_FELDER.values(), "stream")},
     "system": Einstellung(text_oder_nichts, "is not a string", None, True, "another system message (--system)"),
     "variante": Einstellung(einstellungen_variante,
