@@ -1887,10 +1887,11 @@ def proxy_hinweis(url, session):
            f"NO_PROXY={urlsplit(url).hostname})" if proxy else ""
 
 
-Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere strom abgelehnt",
-                                 defaults=(None, None))
+Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere strom abgelehnt wer",
+                                 defaults=(None, None, None))
 # weitere: choices beyond the one graded (a server or proxy that set n); strom: with --stream, {"chunks": n, "defekte":
-# [what broke the protocol]}; abgelehnt: the server's words where it refused the model's own output (abgelehnte_antwort)
+# [what broke the protocol]}; abgelehnt: the server's words where it refused the model's own output (abgelehnte_antwort);
+# wer: what the answer says answered it (wer_antwortete), or None
 ABGELEHNT = re.compile(r"Failed to parse input at pos \d+: (.*)", re.S)
 
 
@@ -1948,7 +1949,22 @@ def ganze_antwort(r, latenz):
         return None
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     finish = erste.get("finish_reason") if isinstance(erste.get("finish_reason"), str) else None
-    return Antwort(nachricht, usage, latenz, finish, len(wahl) - 1)
+    return Antwort(nachricht, usage, latenz, finish, len(wahl) - 1, wer=wer_antwortete(body))
+
+
+WER_FELDER = {"model": "modell", "system_fingerprint": "build"}  # a completion's words on what answered it
+
+
+def wer_antwortete(body, bisher=None):
+    """What a completion (or a stream's chunk) says answered it: the model it names and the build (system_fingerprint,
+    llama.cpp's build_info, TGI's version), each a string cut at 200 characters; None where it names neither. In a
+    stream the first chunk that names one counts (bisher: what earlier chunks named)."""
+    wer = dict(bisher or {})
+    for feld, name in WER_FELDER.items():
+        x = body.get(feld) if isinstance(body, dict) else None
+        if name not in wer and isinstance(x, str) and x.strip():
+            wer[name] = x[:200]
+    return wer or None
 
 
 def koerper_text(r):
@@ -2814,6 +2830,11 @@ def zug_strom(x):
         x.get("defekte"), list) and all(isinstance(d, str) for d in x["defekte"]))
 
 
+def zug_wer(x):
+    return x is None or isinstance(x, dict) and set(x) <= set(WER_FELDER.values()) and all(
+        isinstance(v, str) for v in x.values())
+
+
 def zug_ergebnisse(x):
     return x is None or isinstance(x, list)
 
@@ -2826,7 +2847,8 @@ ZUG = {"zweck": (zug_zweck, "is not what a turn is for"),
     "verworfen": (ganze_zahl, "is not a whole number of at least 0"),
     "strom": (zug_strom, "is not a stream's record"),
     "ergebnisse": (zug_ergebnisse, "is not a list of results"),
-    "abgelehnt": (text_oder_nichts, "is not the server's words")}
+    "abgelehnt": (text_oder_nichts, "is not the server's words"),
+    "wer": (zug_wer, "is not what answered ({\"modell\", \"build\"}: strings)")}
 
 
 def zug_fehler(z, i, letzter=False):
@@ -2840,8 +2862,8 @@ def zug_fehler(z, i, letzter=False):
             f"turn {i}: a failed {z['zweck']}, which a run never saves"
     if not isinstance(z, dict):
         return f"turn {i} is not an object"
-    fehlt = [f for f in ZUG if f not in z and (f not in ("strom", "ergebnisse", "abgelehnt") or f == "ergebnisse" and
-                                                z.get("zweck") == SCHRITT)]  # a step holds what the world sent
+    kann_fehlen = ("strom", "abgelehnt", "wer") + (() if z.get("zweck") == SCHRITT else ("ergebnisse",))
+    fehlt = [f for f in ZUG if f not in z and f not in kann_fehlen]  # a step holds what the world sent
     return f"turn {i} has no {fehlt[0]}" if fehlt else next(
         (f"turn {i} {feld} {was}" for feld, (pruefe, was) in ZUG.items() if not pruefe(z.get(feld))), None)
 
@@ -3012,7 +3034,8 @@ def zug(zweck, antwort, **mehr):
     z = {"zweck": zweck, "nachricht": antwort.nachricht, "finish_reason": antwort.finish, "usage": antwort.usage,
          "latenz_s": round(antwort.latenz, 4), "verworfen": antwort.weitere}
     return dict(z, **({"strom": antwort.strom} if antwort.strom is not None else {}),
-                **({"abgelehnt": antwort.abgelehnt} if antwort.abgelehnt else {}), **mehr)
+                **({"abgelehnt": antwort.abgelehnt} if antwort.abgelehnt else {}),
+                **({"wer": antwort.wer} if antwort.wer else {}), **mehr)
 
 
 def fertig(ausgaben, klaeren=False):
@@ -4979,7 +5002,7 @@ def strom_antwort(text, latenz):
     error event (vLLM sends {"error": ...} when its tool parser raises mid-stream): no answer."""
     teile = {"content": [], "reasoning_content": [], "refusal": []}
     rufe, defekte, weitere = {}, {}, set()  # rufe: index -> call; defekte: an ordered set
-    finish, usage, chunks, fertig, gewaehlt = None, {}, 0, False, False
+    finish, usage, chunks, fertig, gewaehlt, wer = None, {}, 0, False, False, None
     for daten in sse_daten(text):
         if fertig:
             defekte["data after [DONE]"] = 1
@@ -4996,6 +5019,7 @@ def strom_antwort(text, latenz):
         if chunk.get("error") is not None:
             return None  # fehlerbild names the server's words
         chunks += 1
+        wer = wer_antwortete(chunk, wer)
         usage = chunk["usage"] if isinstance(chunk.get("usage"), dict) else usage
         for wahl in chunk.get("choices") if isinstance(chunk.get("choices"), list) else []:
             if not isinstance(wahl, dict) or wahl.get("index", 0) != 0:
@@ -5015,7 +5039,8 @@ def strom_antwort(text, latenz):
     if rufe:
         nachricht["tool_calls"] = [{"id": c["id"], "type": c["type"] or "function", "function": {
             "name": c["name"], "arguments": "".join(c["arguments"])}} for _, c in sorted(rufe.items())]
-    return Antwort(nachricht, usage, latenz, finish, len(weitere), {"chunks": chunks, "defekte": list(defekte)})
+    return Antwort(nachricht, usage, latenz, finish, len(weitere), {"chunks": chunks, "defekte": list(defekte)},
+                   wer=wer)
 
 
 def nimm_delta(delta, teile, rufe, defekte, nach_ende):
@@ -5425,6 +5450,10 @@ def diagnose_zahlen_katalog_unklar(k):
     return k.katalog[1]
 
 
+def diagnose_zahlen_gemischt(k):
+    return gemischt(k.ausgaben)
+
+
 def diagnose_zahlen_wessen_je_grund(k):
     return k.wessen_je_grund
 
@@ -5440,6 +5469,7 @@ DIAGNOSE_ZAHLEN = {  # the kinds a diagnosis counts beside DIAGNOSE_HINWEISE's, 
     "leer_ungezaehlt": diagnose_zahlen_leer_ungezaehlt,  # of leer: no count tells whose
     "katalog_unklar": diagnose_zahlen_katalog_unklar,
     "strom_ungeprueft": je_grund("strom_ungeprueft"),
+    "gemischt": diagnose_zahlen_gemischt,  # {modell or build: {name: answers}} where the answers name two or more
     "wessen_je_grund": diagnose_zahlen_wessen_je_grund}
 # each a count but katalog_fehlt (bool or None), words (probe, text_form, katalog_unklar), protokoll, unlesbar by kind
 
@@ -5911,6 +5941,11 @@ def laufzeilen(d, server, probe):
     if d.eigenes_format:
         zeilen.append(Diagnosezeile("eigenes_format", ("modell",), d.eigenes_format,
                                     f"{EIGENES_FORMAT}{eigen_beleg(d, server, probe)}.", "outputs"))
+    for feld, namen in d.gemischt.items():
+        zeilen.append(Diagnosezeile(f"gemischt.{feld}", ("server",), sum(namen.values()), (
+            f"answers that name {len(namen)} {WER_WORT[feld]}s ({namen_text(namen)}): a router or a pool answered "
+            f"the run with several, or one was restarted during it; its outputs mix them, so no comparison holds "
+            f"them to one {WER_WORT[feld]}; measure it anew (--neu) where one {WER_WORT[feld]} answers."), "outputs"))
     if d.unlesbar:
         zeilen.append(Diagnosezeile("unlesbar", ("modell",) * bool(set(d.unlesbar) - {VERSUCH}) + ("unklar",) * versuch,
                                     sum(d.unlesbar.values()), unlesbar_text(d.unlesbar),
@@ -6416,7 +6451,7 @@ def nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam):
         return f"{ea['tag']} was measured at {ea.get('url')}, {eb['tag']} at {eb.get('url')}, and the server of " \
                f"{wer} was not identified: whether both are one server cannot be told; measure both on one " \
                "identified server, or at one URL, or state the one behind both with --server"
-    kopie = nicht_gefragt(ea, aa, eb, ab)
+    kopie = nicht_gefragt(ea, aa, eb, ab) or anders_beantwortet(ea, aa, eb, ab)
     if kopie:
         return kopie
     for e, k, anderer in ((ea, ka, kb), (eb, kb, ka)):
@@ -6428,21 +6463,136 @@ def nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam):
 
 
 def nicht_gefragt(ea, aa, eb, ab):
-    """Why one run's model was not asked, or None: answers identical to the other run's, tool-call ids included (a
-    response cache keyed on the messages, not on the model). A server draws an id of eight characters or more afresh
-    for each call, so one such id twice is no chance; the later of the two runs holds the copies."""
-    def ids(aus):
-        return {(a.id, a.lauf, k): i for a in aus for k, z in enumerate(a.zeile["zuege"]) if "nachricht" in z
-                for i in [tuple(c.get("id") for c in native_rohe(z["nachricht"]) if isinstance(c, dict))]
-                if i and all(isinstance(x, str) and len(x) >= 8 for x in i)}
-    xa, xb = ids(aa), ids(ab)
-    gleich = list(dict.fromkeys(k[0] for k in xa if xb.get(k) == xa[k]))  # in case order
+    """Why one run's model was not asked, or None: one run compared with itself; answers identical to the other
+    run's, messages and drawn tool-call ids alike (a response cache keyed on the messages, not on the model); at a
+    temperature above 0, long answers identical to the letter whatever their ids (a cache that draws new ids). The
+    later of the two runs holds the copies."""
+    eins = ein_lauf(ea, aa, eb, ab)
+    if eins:
+        return eins
+    xa, xb = abdruecke(aa), abdruecke(ab)
+    gleich = [k for k in xa if k in xb and xa[k][0] == xb[k][0]]  # in case order
+    gezogen_ = gezogene_ids(aa) & gezogene_ids(ab)
+    mit_ids = list(dict.fromkeys(k[0] for k in gleich if xa[k][1] and xa[k][1] == xb[k][1]
+                                 and set(xa[k][1]) <= gezogen_))
+    (alt, _), (neu, _) = sorted([(ea, aa), (eb, ab)], key=lambda x: max(a.ende for a in x[1]))
+    if mit_ids:
+        return f"{neu['tag']}'s model was not asked: the answers to {mal(len(mit_ids), 'case')} ({einige(mit_ids)}) " \
+               f"are {alt['tag']}'s, tool-call ids included, as a response cache that keys on the messages and not " \
+               f"on the model gives them; measure {neu['tag']} again with that cache off (--neu)"
+    lang = [k for k in xa if k in xb and min(xa[k][2], xb[k][2]) >= WIEDERGABE_ZEICHEN]
+    wieder = list(dict.fromkeys(k[0] for k in lang if xa[k][0] == xb[k][0]))
+    if ea.get("temp", 0) > 0 and len(wieder) >= WIEDERGABE_MINDESTENS and len(wieder) >= WIEDERGABE_ANTEIL * len(
+            dict.fromkeys(k[0] for k in lang)):
+        return f"{neu['tag']}'s model was not asked: at temperature {ea['temp']:g}, where a model draws each answer " \
+               f"afresh, its answers to {mal(len(wieder), 'case')} ({einige(wieder)}) equal {alt['tag']}'s to the " \
+               f"letter, each of {WIEDERGABE_ZEICHEN} characters or more: a replay (a response cache), whatever " \
+               f"their tool-call ids; measure {neu['tag']} again with that cache off (--neu)"
+    return None
+
+
+def anders_beantwortet(ea, aa, eb, ab):
+    """Why the runs' answers were not the asked models', by what they name, or None: a run whose answers name two
+    models or builds (a router, a pool); answers of B, which asked for another model than A, under the name A asked
+    for and was answered by; a run answered under another name than it asked for, where the other run's answers name
+    the model it asked for (so the server names what answers). One name in both runs whatever is asked (a single-model
+    server's alias, TGI's model id) is no evidence."""
+    for e, aus in ((ea, aa), (eb, ab)):
+        for feld, namen in gemischt(aus).items():
+            return f"{e['tag']}'s answers name {len(namen)} {WER_WORT[feld]}s ({namen_text(namen)}): a router or a " \
+                   f"pool answered it with several; measure {e['tag']} anew (--neu) where one {WER_WORT[feld]} answers"
+    (na, ga), (nb, gb) = ((einziger(genannt_je(aus, "modell")), e.get("modell")) for e, aus in ((ea, aa), (eb, ab)))
+    if None in (na, nb) or ein_name(ga, gb):
+        return None
+    nennt = [e for e, n, g in ((ea, na, ga), (eb, nb, gb)) if ein_name(n, g)]  # runs answered as asked
+    if len(nennt) != 1:
+        return None  # both as asked, or neither: a constant name, or the names of the files two servers loaded
+    x, (y, ny) = nennt[0], next((e, n) for e, n in ((ea, na), (eb, nb)) if e is not nennt[0])
+    wie = f"the model {x['tag']} asked for: a router answered {y['tag']} with {x['tag']}'s model" if ein_name(na, nb) \
+        else f"not {json.dumps(y.get('modell'))}, where {x['tag']}'s answers name the model it asked for: another " \
+             f"model answered {y['tag']}"
+    return f"{y['tag']} asked for {json.dumps(y.get('modell'))}, but its answers name {json.dumps(ny)}, {wie}; " \
+           f"send {y['tag']}'s requests to its model and measure it anew (--neu)"
+
+
+WER_WORT = {"modell": "model", "build": "build"}
+
+
+def zuege_von(aus):
+    """Every answered turn of a run's outputs, every draw's."""
+    return (z for a in aus for x in (a,) + a.frueher for z in x.zeile["zuege"] if "nachricht" in z)
+
+
+def genannt_je(aus, feld):
+    """What a run's answers name as feld of wer (modell, build), with how many answers name it."""
+    return collections.Counter(z["wer"][feld] for z in zuege_von(aus) if feld in (z.get("wer") or {}))
+
+
+def gemischt(aus):
+    """{feld: {name: answers}} for each of modell and build that a run's answers name two or more of; {} else."""
+    return {feld: dict(n.most_common()) for feld in WER_FELDER.values() for n in [genannt_je(aus, feld)] if len(n) > 1}
+
+
+def einziger(zahl):
+    return next(iter(zahl)) if len(zahl) == 1 else None
+
+
+def ein_name(x, y):
+    """Do two model names name one model, as servers write it: case, an owner or path before the last '/', Ollama's
+    ':latest' and a file's '.gguf' aside."""
+    def kern(n):
+        n = str(n).strip().lower().rsplit("/", 1)[-1]
+        return n.removesuffix(":latest").removesuffix(".gguf")
+    return None not in (x, y) and kern(x) == kern(y)
+
+
+def namen_text(namen):
+    return ", ".join(f"{json.dumps(n, ensure_ascii=False)} in {zahl}" for n, zahl in list(namen.items())[:4]) + \
+        (f" and {len(namen) - 4} more" if len(namen) > 4 else "")
+
+
+WIEDERGABE_ZEICHEN = 200  # an answer this long, the same to the letter in two runs at a temperature above 0, was
+WIEDERGABE_MINDESTENS = 5  # replayed where at least this many cases, and WIEDERGABE_ANTEIL of those with answers
+WIEDERGABE_ANTEIL = 3 / 4  # this long in both runs, are so: a peaked model repeats a short answer, not five long ones
+DETERMINISTISCH = re.compile(r"functions\.[^\s:]+:\d+|(?:call|tool_call|tool|fc)?[_-]?\d{1,6}")  # vLLM's and SGLang's Kimi-K2 ids
+# (functions.get_contact:0), call_0, tool_1, 3: ids counted, not drawn, which recur in every run
+
+
+def ohne_ids(nachricht):
+    """A message as JSON text without its calls' ids: what the model wrote and the server made of it."""
+    rohe = [{k: v for k, v in c.items() if k != "id"} if isinstance(c, dict) else c for c in native_rohe(nachricht)]
+    return json.dumps({**nachricht, "tool_calls": rohe}, sort_keys=True, ensure_ascii=False)
+
+
+def abdruecke(aus):
+    """(id, lauf, turn) -> (its message without call ids, the call ids, how many characters it holds) for each
+    answered turn of each output as it stands (its last draw)."""
+    return {(a.id, a.lauf, k): (ohne_ids(z["nachricht"]), tuple(c.get("id") for c in native_rohe(z["nachricht"])
+                                                                if isinstance(c, dict)), len(ohne_ids(z["nachricht"])))
+            for a in aus for k, z in enumerate(a.zeile["zuege"]) if "nachricht" in z}
+
+
+def gezogene_ids(aus):
+    """The tool-call ids a run's server drew: eight characters or more, of no counting scheme (DETERMINISTISCH),
+    each seen once over all the run's answers; an id that recurs within one run is counted, not drawn."""
+    zahl = collections.Counter(c.get("id") for a in aus for x in (a,) + a.frueher for z in x.zeile["zuege"]
+                               if "nachricht" in z for c in native_rohe(z["nachricht"]) if isinstance(c, dict))
+    return {i for i, n in zahl.items() if n == 1 and isinstance(i, str) and len(i) >= 8
+            and not DETERMINISTISCH.fullmatch(i)}
+
+
+def ein_lauf(ea, aa, eb, ab):
+    """Why two runs are one, or None: outputs saved line for line alike, to the moment each was saved (--vergleich a a,
+    or one file under two tags)."""
+    za = {(a.id, a.lauf): a.zeile for a in aa}
+    gleich = [a.id for a in ab if za.get((a.id, a.lauf)) == a.zeile]
     if not gleich:
         return None
-    (alt, _), (neu, aus) = sorted([(ea, aa), (eb, ab)], key=lambda x: max(a.ende for a in x[1]))
-    return f"{neu['tag']}'s model was not asked: the answers to {mal(len(gleich), 'case')} ({einige(gleich)}) " \
-           f"are {alt['tag']}'s, tool-call ids included, as a response cache that keys on the messages and not on " \
-           f"the model gives them; measure {neu['tag']} again with that cache off (--neu)"
+    if len(gleich) == len(aa) == len(ab):
+        return f"{ea['tag']} and {eb['tag']} are one run (each output saved alike, to the moment): compared with " \
+               "itself it tells nothing of a model; compare it with another model's run"
+    return f"{eb['tag']} holds {mal(len(gleich), 'output')} of {ea['tag']}'s run, saved alike to the moment " \
+           f"({einige(list(dict.fromkeys(gleich)))}): copied, not asked; measure {eb['tag']} anew (--neu)"
 
 
 def prompt_anders(ea, aa, eb, ab, gemeinsam):
