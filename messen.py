@@ -65,7 +65,7 @@ import time
 import typing
 import unicodedata
 from pathlib import Path
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit, urlunsplit
 
 try:  # the OS lock on a results file
     import fcntl
@@ -603,11 +603,27 @@ def eines(werte):
 
 def wert_passt(ist, soll, typ=None):
     """One value as the chapter compares it: as text, the answer's stripped, so that "1.5" is not "15".
-    Where the parameter's schema types it (typ: number, integer, boolean), as that type: 21.0 is 21,
-    the string "21" is not, and "true" is not true."""
+    Where the parameter's schema types it (typ: number, integer, boolean, array, object), as that type: 21.0 is 21,
+    the string "21" is not, "true" is not true, and neither "['B-1']" nor '["B-1"]' is the list ["B-1"]."""
     if typ in ("number", "integer"):
         return ist_zahl(ist) and ist_zahl(soll) and ist == soll
+    if typ in ("array", "object"):
+        return gleich_getypt(ist, soll)
     return isinstance(ist, bool) and ist is soll if typ == "boolean" else str(ist).strip() == str(soll)
+
+
+def gleich_getypt(ist, soll):
+    """Two JSON values alike in type and value all the way down: a list item by item, an object key by key, a
+    number as a number (never a bool), a string as the chapter compares one (the answer's stripped)."""
+    if isinstance(soll, list):
+        return isinstance(ist, list) and len(ist) == len(soll) and all(map(gleich_getypt, ist, soll))
+    if isinstance(soll, dict):
+        return isinstance(ist, dict) and ist.keys() == soll.keys() and all(gleich_getypt(ist[k], soll[k]) for k in soll)
+    if isinstance(soll, str):
+        return isinstance(ist, str) and ist.strip() == soll
+    if isinstance(soll, bool) or soll is None:
+        return ist is soll
+    return ist_zahl(ist) and ist == soll
 
 
 def ist_zahl(x):
@@ -640,6 +656,8 @@ class Note(typing.NamedTuple):
     job: "Job" = None  # an S7 job's steps
     bfcl: bool = None  # a BFCL case's: BFCL's own verdict (its FC mode: tool_calls only; see bfcl_urteil)
     grenze: int = None  # the max_tokens the user set for it, without which a cut answer is no evidence on the model
+    wer: dict = None  # what the answer says answered it: {"modell", "build"} (wer_antwortete)
+    abdruck: tuple = None  # (its digest without call ids, the call ids, its characters): see abdruck
 
     @property
     def fehlerhaft(self):
@@ -658,9 +676,8 @@ class Note(typing.NamedTuple):
 def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, grenze=None):
     """Grade one answer: its Note, from the message alone (and grenze, the max_tokens it was asked with). Only an
     answer reaches passt and bewerte (none, see mangel, never succeeds); under synonyme its calls are named back
-    first. A count outweighs a label: completion_tokens at grenze is cut, a text that ends looping loops,
-    whatever finish_reason says (llama.cpp before #7198 labelled both stop). The cycle collector pauses meanwhile
-    (ohne_zyklensammler: a hostile answer grades 40 % faster)."""
+    first. A count outweighs a label (llama.cpp before #7198 labelled a cut stop). The cycle collector pauses
+    meanwhile (ohne_zyklensammler: a hostile answer grades 40 % faster)."""
     with ohne_zyklensammler():
         aufrufe, form = lies_aufrufe(nachricht)
         if umbenennung:
@@ -669,7 +686,12 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, 
         treffer, offen = bewertet(aufrufe, soll)
         vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
         still = fall.stufe in STILL
-        tokens, schleife = zahl_oder_none(usage, "completion_tokens"), schleift(nachricht)
+        tokens = zahl_oder_none(usage, "completion_tokens")
+        # a count outweighs a label both ways: at the cap an answer is cut whatever finish_reason says, and one that
+        # stopped below it by its own count is no loop, however its text ends; only where no count or cap tells,
+        # a text ending in a loop is one
+        unter = None not in (tokens, grenze) and tokens < grenze and finish != "length"
+        schleife = not unter and schleift(nachricht)
         gekappt_ = finish == "length" or schleife or None not in (tokens, grenze) and tokens >= grenze
         fehlt = mangel(nachricht, aufrufe, finish, vollstaendig, still or fall.art.weise.schluss, gekappt_)
         gedacht = fehlt == "leer" and "<think>" in inhalt(nachricht)
@@ -1351,7 +1373,7 @@ def json_zeile(pfad, nr, zeile, tief=", where a case nests a few"):
     return wert
 
 
-TYPEN = ("number", "integer", "boolean")  # schema types whose values are compared as that type, not as text
+TYPEN = ("number", "integer", "boolean", "array", "object")  # schema types compared as that type, not as text
 
 
 def mit_typen(fall, katalog):
@@ -1361,6 +1383,9 @@ def mit_typen(fall, katalog):
     for soll in fall.art.weise.alle(fall):
         typen = {k: p.get("type") for k, p in katalog.schema[soll["name"]].get("properties", {}).items()
                  if isinstance(p, dict) and p.get("type") in TYPEN}
+        # a list or an object expected where the schema names no type: compared as what it is, never as its text
+        typen.update({k: {list: "array", dict: "object"}[type(v)] for k, v in soll["args"].items()
+                      if isinstance(v, (list, dict)) and k not in typen})
         if typen:
             soll["_typen"] = typen
     return fall
@@ -1624,6 +1649,7 @@ class Endpunkt:
                 s.auth = requests.utils.get_netrc_auth(self.lauf.url)
             s.mount("http://", FristAdapter(max_retries=0))
             s.mount("https://", FristAdapter(max_retries=0))
+            s.hooks["response"].append(nicht_woandershin)
         return s
 
     def frage(self, fall, body=None):
@@ -1647,6 +1673,11 @@ class Endpunkt:
                 r, latenz = self.versuch(body)
             except LocationValueError as e:  # urllib3 could not parse the URL: no attempt can send it
                 raise Anfragefehler(f"{fall.id}: the request cannot be sent ({e}); check --url") from None
+            except Woandershin as e:
+                raise Anfragefehler(f"{fall.id}: the server redirected the request ({e.status} to {e.ziel}), to "
+                                    "another host than --url; messen does not follow it, since the answers would be "
+                                    "credited to the server asked (and the key is never sent there): give that "
+                                    "address as --url if it is the server you mean") from None
             except requests.RequestException as e:
                 aussichtslos(fall, e, self.lauf.url)
                 if frei and verbindung_verloren(e):
@@ -1721,6 +1752,24 @@ class Endpunkt:
             return wert if isinstance(wert, dict) else None
         except (requests.RequestException, LocationValueError, ValueError, OSError, RecursionError):
             return None  # RecursionError: JSON nested deeper than the parser goes
+
+
+class Woandershin(requests.RequestException):
+    """A redirect to another scheme, host or port than the one asked: not followed."""
+
+    def __init__(self, ziel, status):
+        super().__init__(ziel)
+        self.ziel, self.status = ziel, status
+
+
+def nicht_woandershin(r, *args, **kwargs):
+    """requests' response hook, before it follows a redirect: one to another host is refused (Woandershin), so that
+    no answer from elsewhere is credited to the server asked; one within the server is followed as before."""
+    ziel = r.headers.get("Location") if r.is_redirect else None
+    if ziel and eine_url(urljoin(r.url, ziel))[:3] != eine_url(r.url)[:3]:
+        r.close()
+        raise Woandershin(ohne_geheimnis(urljoin(r.url, ziel)), r.status_code)
+    return r
 
 
 LESEN = 1 << 16  # bytes a read of a body takes at most; it returns what has arrived
@@ -2420,16 +2469,19 @@ def json_folge(text, trenner=re.compile(r"[ \t\r\n;,]*")):
 
 
 def schleift(nachricht):
-    """Does the text end in one piece repeated three times or more (a model looping until its token limit)?
-    subtle: a periodic text equals itself shifted by its period; the piece being cut, the test compares the
-    last two periods with the two before them."""
+    """Does the text end in one piece of SCHLEIFE_ZEICHEN characters or more repeated three times or more, a piece
+    that says something (a model looping until its token limit)? Blank form lines, rulers and a table's empty rows
+    are no piece. subtle: a periodic text equals itself shifted by its period; the piece being cut, the test
+    compares the last two periods with the two before them, and a short period repeats as its multiples."""
     text = next((t for t in (inhalt(nachricht), nachricht.get("reasoning_content"), nachricht.get("reasoning"))
                  if isinstance(t, str) and t), "")[-1200:]  # whatever the model wrote, in any field, a string
-    return any(text[-3 * p:-p] == text[-2 * p:] for p in range(1, min(400, len(text) // 3) + 1)
-               if 3 * p >= SCHLEIFE_ZEICHEN)
+    return any(text[-3 * p:-p] == text[-2 * p:] and len(WORTLOS.sub("", text[-p:])) >= SCHLEIFE_WORTZEICHEN
+               for p in range(SCHLEIFE_ZEICHEN, min(400, len(text) // 3) + 1))
 
 
-SCHLEIFE_ZEICHEN = 60  # a repeated tail shorter than this is no loop (a row of dashes, an ellipsis)
+SCHLEIFE_ZEICHEN = 60  # a repeated piece shorter than this is no loop (an ellipsis; a short one repeats as its multiples)
+SCHLEIFE_WORTZEICHEN = 20  # letters and digits a piece holds at least: whitespace, rulers and table borders say nothing
+WORTLOS = re.compile(r"[\W_]+")
 
 
 def zahl_oder_none(usage, feld):
@@ -2508,11 +2560,30 @@ def bewerte_frage(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenz
 
 def bewerte_zug(fall, z, pruefungen, umbenennung, grenze=None):
     """One turn graded against what fall expects, with its stream's cross-checks."""
-    b = mit_gegenprobe(bewerte_ausgabe(fall, z["nachricht"], z["finish_reason"], umbenennung, z["usage"], grenze),
-                       z.get("strom"), pruefungen, umbenennung)
+    b = mit_gegenprobe(bewerte_ausgabe(fall, z["nachricht"], z["finish_reason"], umbenennung, z["usage"], grenze)
+                       ._replace(**kennung_von(z)), z.get("strom"), pruefungen, umbenennung)
     if z.get("abgelehnt"):  # what the server refused to parse: graded as the text it was, an agent got an error
         b = b._replace(protokoll=dict(b.protokoll, geparst_abgelehnt=1))
     return b
+
+
+def kennung_von(z):
+    """A turn's Note fields of what answered it and of its print (for comparing two runs' answers)."""
+    return {"wer": z.get("wer"), "abdruck": abdruck(z["nachricht"])}
+
+
+def abdruck(nachricht):
+    """(digest, call ids, characters) of a message: the digest of all it holds but its calls' ids, Python's hash of
+    its strings (cheap on a 5 MB answer; compared within one process only), what tells answers the same to the
+    letter, ids aside; the ids, which tell a cache that keeps them; and how much text it holds."""
+    rohe = [c if isinstance(c, dict) else {} for c in native_rohe(nachricht)]
+    teile = tuple((k, v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str))
+                  for k, v in sorted(nachricht.items()) if k not in ("tool_calls", "function_call")) + tuple(
+        (str(f.get("name")), f.get("arguments") if isinstance(f.get("arguments"), str) else json.dumps(
+            f.get("arguments"), sort_keys=True, default=str)) for c in rohe for f in [c.get("function") or {}]
+        if isinstance(f, dict))
+    return hash(teile), tuple(c.get("id") for c in rohe), sum(len(x) for t in teile for x in t)
+
 
 SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "ende", "zuege")  # what came, never a grade: a reader grades it
 # A turn is one request's answer and what it was for (zweck): the question, S5's reply to the user's answer, an S7
@@ -3282,6 +3353,11 @@ def extra_arg(text):
         raise argparse.ArgumentTypeError(f"not JSON ({e.msg}); give a JSON object such as '{beispiel}'")
     if not isinstance(x, dict):
         raise argparse.ArgumentTypeError('must be a JSON object, such as {"top_p": 0.9}')
+    falsch = next((k for k in TOKEN_GRENZEN if k in x and (type(x[k]) is not int or x[k] == 0)), None)
+    if falsch:
+        raise argparse.ArgumentTypeError(
+            f"'{falsch}' is {json.dumps(x[falsch])}: give a whole number of tokens, such as {{\"{falsch}\": 256}}, "
+            "or -1 for no limit (as llama-server and Ollama take it)")
     verboten = [k for k in x if k in VOM_BENCH]
     if verboten:
         raise argparse.ArgumentTypeError(
@@ -3699,6 +3775,45 @@ def main(argv=None):
     for strom in (sys.stdout, sys.stderr):  # whatever a server sent prints, on any terminal
         if hasattr(strom, "reconfigure"):
             strom.reconfigure(errors="backslashreplace")
+    vorher_ = sys.stdout, sys.stderr
+    sys.stderr = Sichtbar(sys.stderr)  # what a model or a server wrote never reaches a terminal as a command
+    try:
+        return haupt(argv)
+    finally:
+        sys.stdout, sys.stderr = vorher_
+
+
+STEUERZEICHEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 but tab and newline, DEL, C1, and the bidirectional overrides that reorder what a terminal shows
+
+
+def als_escape(m):
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def sichtbar(text):
+    """Text with each control character shown as its escape (\\x1b, \\u202e): an OSC 52 that writes the clipboard, a
+    cursor move that overwrites the line above, a reordering of a line, each shows as the text it is."""
+    return STEUERZEICHEN.sub(als_escape, text)
+
+
+class Sichtbar:
+    """A text stream whose writes show control characters (sichtbar): every human output, the terminal's and
+    Markdown's; --json's stays raw (JSON escapes them itself). roh is the stream beneath, for the status line's
+    own carriage return and erase."""
+
+    def __init__(self, roh):
+        self.roh = roh
+
+    def write(self, text):
+        return self.roh.write(sichtbar(text))
+
+    def __getattr__(self, name):
+        return getattr(self.roh, name)
+
+
+def haupt(argv):
     geheim = []  # never printed: the API key and a password inside the URL
     vorher = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     if vorher is not None:
@@ -3706,6 +3821,8 @@ def main(argv=None):
     try:
         args = parser().parse_args(argv)
         lauf = lauf_aus(args)
+        if lauf.form != "json":
+            sys.stdout = Sichtbar(sys.stdout)
         geheim = [g for g in (lauf.key, lauf.url and urlsplit(lauf.url).password) if g]
         geheim += [v for k, v in parse_qsl(urlsplit(lauf.url or "").query) if GEHEIM_NAME.search(k) and v]
         geheim += [quote(g) for g in geheim]  # as it stands in a URL a message quotes
@@ -4274,7 +4391,8 @@ def bewerte_ganz(fall, verlauf, umbenennung=None, voll=False, salz=None, grenze=
     lists and none of their alternatives (genannt). Its Note is an answer's, its steps in job. voll: the request
     after the last step was refused for its length, which ended the job."""
     schritte = [bewerte_ausgabe(fall, s["nachricht"], s["finish_reason"], umbenennung, s["usage"],
-                                grenze)._replace(defekte=tuple((s.get("strom") or {}).get("defekte", [])))
+                                grenze)._replace(defekte=tuple((s.get("strom") or {}).get("defekte", [])),
+                                                 **kennung_von(s))
                 for s in verlauf]  # each step as its stage grades one (a text ends the job), with what its stream broke
     gelaufen = gelaufene_aufrufe([b.aufrufe for b in schritte])
     welt, weg, ergebnisse = im_job(fall, gelaufen, salz)
@@ -4832,11 +4950,14 @@ def bfcl_urteil(fall, nachricht):
         return trifft(ist[0], fall.erwartet[0])
     treffer, offen = bewertet(ist, fall.erwartet)
     return treffer == len(fall.erwartet) and offen == 0
-BfclZahlen = collections.namedtuple("BfclZahlen", "gesamt fehlgeschlagen stufen nicht_live live still_anders")
-# BFCL's verdict: pooled over all its cases (messen's pooling), failed ids, by category, BFCL's own overalls (None
-# unless each of their categories was asked), and why BFCL counted restraint where messen did not ({why: count})
+BfclZahlen = collections.namedtuple("BfclZahlen", "gesamt fehlgeschlagen stufen nicht_live live still_anders fehlt")
+# BFCL's verdict: pooled over all its cases (messen's pooling), failed ids, by category, BFCL's own overalls over the
+# categories asked (None where none of theirs was), why BFCL counted restraint where messen did not ({why: count}),
+# and what each overall lacks of BFCL's formula ({overall: [categories]}: partial where any)
 BFCL_GESAMT = {"nicht_live": ("simple_python", "multiple", "parallel", "parallel_multiple"),  # unweighted mean
                "live": ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")}  # by cases
+BFCL_NIE = {"nicht_live": ("simple_java", "simple_javascript")}  # in BFCL's simple (a mean of the three languages),
+# which messen never runs: its simple is simple_python's alone, so its non-live overall is always partial
 
 
 def bfcl_figuren(ausgaben):
@@ -4846,22 +4967,26 @@ def bfcl_figuren(ausgaben):
     if not eigene:
         return None
     je = {s: [a.note.bfcl for a in eigene if a.stufe == s] for s in BFCL_STUFEN}
-    alle = {g: all(je[s] for s in kategorien) for g, kategorien in BFCL_GESAMT.items()}  # each category asked
+    da = {g: [s for s in kategorien if je[s]] for g, kategorien in BFCL_GESAMT.items()}  # the categories asked
     return BfclZahlen(gesamt=statistics.fmean(a.note.bfcl for a in eigene),
                       fehlgeschlagen=list(dict.fromkeys(a.id for a in eigene if not a.note.bfcl)),
                       stufen={s: statistics.fmean(x) for s, x in je.items() if x},  # as eval_runner_helper's:
-                      nicht_live=statistics.fmean(statistics.fmean(je[s]) for s in BFCL_GESAMT["nicht_live"])
-                      if alle["nicht_live"] else None,  # a mean of categories, and live a mean of cases
-                      live=statistics.fmean(b for s in BFCL_GESAMT["live"] for b in je[s]) if alle["live"] else None,
+                      nicht_live=statistics.fmean(statistics.fmean(je[s]) for s in da["nicht_live"])
+                      if da["nicht_live"] else None,  # a mean of categories, and live a mean of cases
+                      live=statistics.fmean(b for s in da["live"] for b in je[s]) if da["live"] else None,
                       still_anders=dict(collections.Counter(
                           a.note.mangel or ("fehlerhaft" if a.note.fehlerhaft else "text") for a in eigene
-                          if a.note.still and a.note.bfcl and not gelungen(a.note)).most_common()))
+                          if a.note.still and a.note.bfcl and not gelungen(a.note)).most_common()),
+                      fehlt={g: [*BFCL_NIE.get(g, ()), *(s for s in kategorien if not je[s])]
+                             for g, kategorien in BFCL_GESAMT.items() if da[g]})
 
 
 def bfcl_zeilen(bfcl):
-    """BFCL's verdict by category, its own overalls, messen's pooling, and why BFCL's restraint is not messen's."""
-    gesamt = [f"{w} {prozent(getattr(bfcl, g))}" for g, w in (("nicht_live", "non-live"), ("live", "live"))
-              if any(s in bfcl.stufen for s in BFCL_GESAMT[g])]
+    """BFCL's verdict by category, its own overalls (each partial where a category of BFCL's formula is missing,
+    and named so), messen's pooling, and why BFCL's restraint is not messen's."""
+    gesamt = [f"{w} {prozent(getattr(bfcl, g))}" + (f" (partial: without {', '.join(bfcl.fehlt[g])})"
+                                                    if bfcl.fehlt.get(g) else "")
+              for g, w in (("nicht_live", "non-live"), ("live", "live")) if getattr(bfcl, g) is not None]
     zeilen = [stufenzeile(bfcl.stufen, BFCL_WORT)[:-1] + (f"; BFCL's overall {', '.join(gesamt)}" if gesamt else "")
               + f"; pooled by messen over all {prozent(bfcl.gesamt)}."]
     anders = bfcl.still_anders
@@ -5637,14 +5762,18 @@ KLAERT = {  # what would settle each cannot-tell reason of WESSEN (and of a comp
     "nachfrage_fehlt": "the second turns, asked again by the same command"}
 
 
-def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False, nativ=None):
+def ausgaenge_je_fall(faelle, ausgaben, mit_nachfrage=False, nativ=None, temp=None):
     """id -> per draw (each output's, in lauf order), (kind, reason, turn) where it failed, else None: what the
     verdict reads. mit_nachfrage: S5's second turn counts (turn 2); nativ: the run's (diagnosis, server), by which
-    an output done as meant whose calls an agent does not receive fails too (NICHT_NATIV)."""
+    an output done as meant whose calls an agent does not receive fails too (NICHT_NATIV). An earlier draw the server
+    spoiled is replaced by the later; at temperature 0 (temp) so is one that cannot be told, where the later draw is
+    evidence on the model: at temperature 0 a model answers one way, so the draw that shows it settles the one
+    that could not (a server fixed between them, asked again with --klaeren)."""
     je_fall = {f.id: {} for f in faelle}
     for a in ausgaben:
         x = [ausgang(b, mit_nachfrage, nativ) for b in (a,) + a.frueher]
-        je_fall[a.id][a.lauf] = x[:1] + [y for y in x[1:] if not y or y[0] != "server"]  # a spoiled draw is replaced
+        weg = ("server", "unklar") if temp == 0 and (x[0] is None or x[0][0] == "modell") else ("server",)
+        je_fall[a.id][a.lauf] = x[:1] + [y for y in x[1:] if not y or y[0] not in weg]
     return {i: [x for k in sorted(v) for x in v[k]] for i, v in je_fall.items() if v}
 
 
@@ -6182,14 +6311,16 @@ class Vergleich(collections.namedtuple("Vergleich", (
         "a b besser schlechter p test aufloesung faelle_verglichen aenderung jenseits_zufall richtung wessen "
         "serverseitig unklar modell grenze gruppen_stufen nicht_vergleichbar "
         "mit_weiter mit_ganz "  # a later stage's: its cases are in the test (a field per row with a flag)
-        "mit_kapitel mit_nachfrage differenz gegenlauf nativ bfcl rueck ergebnis"), defaults=(None,) * 3 + ((), None))):
+        "mit_kapitel mit_nachfrage differenz gegenlauf nativ bfcl rueck ergebnis gleich"),
+        defaults=(None,) * 3 + ((), None, None))):
     """A comparison of two runs, made once by vergleiche: the test as the outputs stand, each part's both ways, the
     flips and whose, what makes the runs not comparable, the end (ergebnis) with its exit status; all read it.
     aufloesung: (cases, p), the least the test can call beyond chance, or None; wessen: id -> Flip; modell: part
     (TEILE) -> Teil; grenze: the token limit both runs were asked with, or None; mit_weiter, mit_ganz and
     mit_nachfrage: S6's cases, S7's, S5's second turns are in the test; differenz: figure -> B minus A; nativ (a
     Teil): gelungen_nativ paired, where text calls changed what an agent gets done; bfcl (a Test): BFCL's verdict
-    paired, for BFCL runs; rueck: kinds that moved the other way in either count; gegenlauf: a Gegenlauf or None."""
+    paired, for BFCL runs; rueck: kinds that moved the other way in either count; gegenlauf: a Gegenlauf or None;
+    gleich: at temperature 0, (answers the same to the letter, call ids aside, answers both runs have), else None."""
     __slots__ = ()
 
     @property
@@ -6212,7 +6343,7 @@ def vergleiche(a, b):
     against B, over all cases and, Holm-corrected, calling and holding still apart; only what both say stands."""
     ea, ka, eb, kb = a.einstellungen, a.kennzahlen, b.einstellungen, b.kennzahlen
     nachfrage = bool(ea.get("nachfrage") and eb.get("nachfrage"))
-    xa, xb = (ausgaenge_je_fall(r.faelle, r.ausgaben, nachfrage) for r in (a, b))
+    xa, xb = (ausgaenge_je_fall(r.faelle, r.ausgaben, nachfrage, temp=r.einstellungen.get("temp")) for r in (a, b))
     gemeinsam = [i for i in xa if i in xb]  # an incomplete run: only cases both have answered are compared
     einzeln = all(len(xa[i]) == len(xb[i]) == 1 for i in gemeinsam)
     stufe = {f.id: f.stufe for f in a.faelle}
@@ -6244,8 +6375,26 @@ def vergleiche(a, b):
         gegenlauf=gegenlauf(a, b), nativ=nativ_test(a, b, nachfrage, gemeinsam, einzeln),
         bfcl=bfcl_test(a.ausgaben, b.ausgaben, gemeinsam, einzeln),
         # a kind that moved the other way (in either count): a gain in one kind never reads as "better" alone
-        rueck=[g for g in GRUPPEN if "schlechter" in (teile[g].fuer_b.richtung, teile[g].gegen_b.richtung)])
+        rueck=[g for g in GRUPPEN if "schlechter" in (teile[g].fuer_b.richtung, teile[g].gegen_b.richtung)],
+        gleich=gleiche_antworten(a.ausgaben, b.ausgaben) if ea.get("temp") == 0 else None)
     return v._replace(ergebnis=ergebnis(v))
+
+
+def gleiche_antworten(aa, ab):
+    """(answers the same to the letter but for call ids, answers both runs have), each output as it stands."""
+    xa, xb = abdruecke(aa), abdruecke(ab)
+    beide = [k for k in xa if k in xb]
+    return sum(xa[k][0] == xb[k][0] for k in beide), len(beide)
+
+
+def gleich_satz(v):
+    """At temperature 0, what answers the same to the letter prove: nothing either way (one model answers so, and a
+    cache would too); said where every one is, never a reason to stop."""
+    if not v.gleich or v.gleich[0] < v.gleich[1] or v.nicht_vergleichbar:
+        return ""
+    return (f"\nAll {v.gleich[1]} answers of {v.b} are {v.a}'s to the letter (call ids aside): at "
+            "temperature 0 one model answers so, and a response cache would too; that is no evidence either way "
+            "(at --temp 0.7 a replay shows, long answers equal to the letter).")
 
 
 # The calls as meant and the calls an agent gets moved different ways from A to B: the two figures' names, each
@@ -6407,9 +6556,14 @@ def paartest(differenzen, einzeln):
 
 
 def token_grenze(e):
-    """The completion-token limit a run was asked with, or None (the server's own)."""
+    """The completion-token limit a run was asked with, or None (the server's own, or none: -1 is llama-server's and
+    Ollama's "no limit"). A value of another type, saved before --extra refused it, is no limit messen can count."""
     extra = e.get("extra") or {}
-    return next((extra[f] for f in ("max_tokens", "max_completion_tokens") if f in extra), None)
+    x = next((extra[f] for f in TOKEN_GRENZEN if f in extra), None)
+    return x if type(x) is int and x > 0 else None
+
+
+TOKEN_GRENZEN = ("max_tokens", "max_completion_tokens")  # what --extra may cap an answer's tokens by
 
 
 PROMPT_FAKTOR = 2  # the same cases' prompts cost this many times more in one run: not the same prompt
@@ -6518,14 +6672,14 @@ def anders_beantwortet(ea, aa, eb, ab):
 WER_WORT = {"modell": "model", "build": "build"}
 
 
-def zuege_von(aus):
-    """Every answered turn of a run's outputs, every draw's."""
-    return (z for a in aus for x in (a,) + a.frueher for z in x.zeile["zuege"] if "nachricht" in z)
+def noten_von(aus):
+    """Every answer of a run's outputs graded, every draw's."""
+    return (b for a in aus for x in (a,) + a.frueher for b in antworten(x))
 
 
 def genannt_je(aus, feld):
     """What a run's answers name as feld of wer (modell, build), with how many answers name it."""
-    return collections.Counter(z["wer"][feld] for z in zuege_von(aus) if feld in (z.get("wer") or {}))
+    return collections.Counter(b.wer[feld] for b in noten_von(aus) if feld in (b.wer or {}))
 
 
 def gemischt(aus):
@@ -6558,25 +6712,15 @@ DETERMINISTISCH = re.compile(r"functions\.[^\s:]+:\d+|(?:call|tool_call|tool|fc)
 # (functions.get_contact:0), call_0, tool_1, 3: ids counted, not drawn, which recur in every run
 
 
-def ohne_ids(nachricht):
-    """A message as JSON text without its calls' ids: what the model wrote and the server made of it."""
-    rohe = [{k: v for k, v in c.items() if k != "id"} if isinstance(c, dict) else c for c in native_rohe(nachricht)]
-    return json.dumps({**nachricht, "tool_calls": rohe}, sort_keys=True, ensure_ascii=False)
-
-
 def abdruecke(aus):
-    """(id, lauf, turn) -> (its message without call ids, the call ids, how many characters it holds) for each
-    answered turn of each output as it stands (its last draw)."""
-    return {(a.id, a.lauf, k): (ohne_ids(z["nachricht"]), tuple(c.get("id") for c in native_rohe(z["nachricht"])
-                                                                if isinstance(c, dict)), len(ohne_ids(z["nachricht"])))
-            for a in aus for k, z in enumerate(a.zeile["zuege"]) if "nachricht" in z}
+    """(id, lauf, answer) -> its abdruck, for each answer of each output as it stands (its last draw)."""
+    return {(a.id, a.lauf, k): b.abdruck for a in aus for k, b in enumerate(antworten(a)) if b.abdruck}
 
 
 def gezogene_ids(aus):
     """The tool-call ids a run's server drew: eight characters or more, of no counting scheme (DETERMINISTISCH),
     each seen once over all the run's answers; an id that recurs within one run is counted, not drawn."""
-    zahl = collections.Counter(c.get("id") for a in aus for x in (a,) + a.frueher for z in x.zeile["zuege"]
-                               if "nachricht" in z for c in native_rohe(z["nachricht"]) if isinstance(c, dict))
+    zahl = collections.Counter(i for b in noten_von(aus) if b.abdruck for i in b.abdruck[1])
     return {i for i, n in zahl.items() if n == 1 and isinstance(i, str) and len(i) >= 8
             and not DETERMINISTISCH.fullmatch(i)}
 
@@ -6584,8 +6728,10 @@ def gezogene_ids(aus):
 def ein_lauf(ea, aa, eb, ab):
     """Why two runs are one, or None: outputs saved line for line alike, to the moment each was saved (--vergleich a a,
     or one file under two tags)."""
-    za = {(a.id, a.lauf): a.zeile for a in aa}
-    gleich = [a.id for a in ab if za.get((a.id, a.lauf)) == a.zeile]
+    def gespeichert_(a):
+        return a.sitzung, a.ende, tuple(b.abdruck for b in antworten(a))
+    za = {(a.id, a.lauf): gespeichert_(a) for a in aa}
+    gleich = [a.id for a in ab if za.get((a.id, a.lauf)) == gespeichert_(a)]
     if not gleich:
         return None
     if len(gleich) == len(aa) == len(ab):
@@ -6635,7 +6781,7 @@ def urteil(v):
     ganz = " as a whole, not in every kind (below)" if m.urteil == "besser" and v.rueck else ""
     satz += ": " + schluss(m, v.b, ganz) + "\nBy kind, Holm-corrected for the two: " + "; ".join(
         gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v) + "".join(
-        r.satz(v, t) for r in TEILARTEN if r.satz for t in [r.nimm(v)] if t) + bfcl_satz(v)
+        r.satz(v, t) for r in TEILARTEN if r.satz for t in [r.nimm(v)] if t) + bfcl_satz(v) + gleich_satz(v)
     return satz.split("\n")
 
 
@@ -6644,8 +6790,8 @@ def nativ_test(a, b, nachfrage, gemeinsam, einzeln):
     test is, counted for B and against B (NICHT_NATIV says whose each such output is); else None."""
     if not (nativ_anders(a.kennzahlen) or nativ_anders(b.kennzahlen)):
         return None
-    xa, xb = (ausgaenge_je_fall(r.faelle, r.ausgaben, nachfrage,
-                                (r.kennzahlen.diagnose, r.einstellungen.get("server"))) for r in (a, b))
+    xa, xb = (ausgaenge_je_fall(r.faelle, r.ausgaben, nachfrage, (r.kennzahlen.diagnose, r.einstellungen.get(
+        "server")), r.einstellungen.get("temp")) for r in (a, b))
     fuer, gegen = (urteil_von(paartest({i: differenz_je_fall(xa[i], xb[i], s) for i in gemeinsam}, einzeln))
                    for s in ("fuer_b", "gegen_b"))
     gruende = dict.fromkeys(x[1] for r in (xa, xb) for i in gemeinsam for x in r[i] if x and x[0] == "unklar")
@@ -6902,8 +7048,13 @@ def zahlen_zeilen(laeufe, differenz_spalte=False):
 def bfcl_zellen(k):
     """A run's BFCL figures by row: each category's, BFCL's overalls, then messen's pooling; {} for a run of none."""
     b = k.bfcl
-    return {n: x for n, x in {**{f"BFCL {s}": x for s, x in b.stufen.items()}, "BFCL non-live": b.nicht_live,
-                              "BFCL live": b.live, "BFCL pooled": b.gesamt}.items() if x is not None} if b else {}
+    if not b:
+        return {}
+    def teil(g):
+        return " (partial)" if b.fehlt.get(g) else ""
+    return {n: x for n, x in {**{f"BFCL {s}": x for s, x in b.stufen.items()},
+                              f"BFCL non-live{teil('nicht_live')}": b.nicht_live, f"BFCL live{teil('live')}": b.live,
+                              "BFCL pooled": b.gesamt}.items() if x is not None}
 
 
 def tabelle_markdown(zeilen, kopf):
@@ -7049,6 +7200,8 @@ def streng_satz(v, laeufe):
         f"the server's {', '.join(gruende['server'])}: fix the server (the diagnosis says how)"
     ] * bool(gruende["server"])
     nochmal = [t for t in laeufe_von(v, ids) if gruende["server"] or set(gruende["unklar"]) - NEU_GEMESSEN]
+    gezogen_ = [t for t in nochmal if e[t].get("temp") != 0 and not klaeren_fragt(laeufe, t, ids)]
+    nochmal = [t for t in nochmal if klaeren_fragt(laeufe, t, ids)]  # never a command that would ask nothing
     wo = {"A": a, "B": b}  # with --n, the outputs that decide too: 'S2-1 (b #2 of 3, b #3 of 3)'
     namen = [i + " (" * bool(w.ziehungen) + ", ".join(wo[z[0]] + z[1:] for z in w.ziehungen) + ")" * bool(w.ziehungen)
              for i in ids for w in [v.wessen[i]]]
@@ -7056,7 +7209,15 @@ def streng_satz(v, laeufe):
             f"either way by outputs of {' and '.join(laeufe_von(v, ids))} that are no evidence on the model, worse "
             f"beyond chance counted against B only; what would settle it: "
             f"{'; '.join(klaert) or 'the diagnosis names what is unclear'}" +
-            "".join(f"; then ask {t}'s outputs again: {befehl(e[t], '--klaeren')}" for t in nochmal))
+            "".join(f"; then ask {t}'s outputs again: {befehl(e[t], '--klaeren')}" for t in nochmal) +
+            "".join(f"; {t}'s were asked again already: at temperature {e[t]['temp']:g} each answer is another draw, "
+                    f"which settles none before it, so fix what spoiled them and measure {t} anew (--neu)"
+                    for t in gezogen_))
+
+
+def klaeren_fragt(laeufe, tag, ids):
+    """Would --klaeren ask anything of run tag's outputs in these cases: is the last draw of one still no evidence?"""
+    return any(ungeklaert(a) for r in laeufe if r.einstellungen["tag"] == tag for a in r.ausgaben if a.id in ids)
 
 # ---------------------------------------------------------------------------
 # Output forms: the failed-case lists, JSON and Markdown, for a run, a series and a comparison
@@ -7210,6 +7371,11 @@ def ohne_id(e):
     """A Serverfehler of the check's own requests, without the id its message begins with."""
     return str(e).removeprefix(f"{PRUEF_ID}: ")
 PRUEF_TOKENS = 512  # per answer in the call check; --extra max_tokens overrides it
+
+
+def pruef_grenze(lauf):
+    """The token limit --pruefen's answers are asked with: PRUEF_TOKENS, or --extra's (None: no limit, -1)."""
+    return token_grenze({"extra": {"max_tokens": PRUEF_TOKENS, **lauf.extra}})
 SEITEN = 1 + sum(bool(f.erkennt) for f in FAMILIEN.values())  # the GETs erkenne_server sends at most
 STROM_GLEICH, MEHRERE = "streamed and plain answers give the same calls", "several calls come in one answer"
 
@@ -7355,7 +7521,7 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
     auswahl = [f for f in faelle if f.stufe == "S1"][:versuche]
     ersatz = "" if auswahl else " (the case file has no S1 case; tried the first cases that expect a call)"
     auswahl = auswahl or [f for f in faelle if f.erwartet][:versuche]
-    grenze = lauf.extra.get("max_tokens", PRUEF_TOKENS)
+    grenze = pruef_grenze(lauf)
     gruende = []
     for fall in auswahl:
         try:
@@ -7383,7 +7549,7 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
         gruende.append(grund)
     if not auswahl:
         return None, f"{was}: cannot tell, the case file has no case that expects a call"
-    if gruende and all(g == "abgeschnitten" for g in gruende) and "max_tokens" in lauf.extra:
+    if gruende and all(g == "abgeschnitten" for g in gruende) and token_grenze({"extra": lauf.extra}):
         return None, (f"{was}: cannot tell, every answer of {len(gruende)} ran past the cap you chose "
                       f"(max_tokens {grenze}) before a call came: the model rambles or loops at this budget; a "
                       "measurement under the same cap counts that as the model's")
@@ -7441,9 +7607,10 @@ def pruef_takt(lauf, faelle, anfragen):
         return None
     anzahl = sum(f.art.weise.anfragen(f, lauf) for f in faelle) * lauf.n
     mitte, laengste = statistics.median(dauern), max(dauern)
-    grenze = lauf.extra.get("max_tokens", PRUEF_TOKENS)
+    grenze = pruef_grenze(lauf)
     satz = (f"Pace: a request of a case took {mitte:.1f} s here (median of {len(dauern)}, the slowest "
-            f"{laengste:.1f} s, answers cut at {grenze} tokens); the run these settings plan, "
+            f"{laengste:.1f} s, answers {f'cut at {grenze} tokens' if grenze else 'without a token limit'}); the "
+            f"run these settings plan, "
             f"{mal(anzahl, 'request')} at --parallel {lauf.parallel}, takes about "
             f"{uhrzeit(anzahl * mitte / lauf.parallel)} at that pace.")
     genug = math.ceil(3 * laengste / 10) * 10  # three times the slowest: a full answer runs longer than a cut one
@@ -7731,7 +7898,8 @@ def pyplot():
     except ImportError:
         raise Eingabefehler("--bild needs matplotlib: pip install matplotlib (or pip install 'messen[bild]')") \
             from None
-    plt.rcParams.update({"svg.fonttype": "none", "font.size": 9})  # text in an SVG stays text
+    # text in an SVG stays text; a name with $ in it is drawn as written, never as mathtext
+    plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "text.parse_math": False})
     return plt
 
 
@@ -7764,7 +7932,7 @@ def zeichne(pfad, laeufe):
         versatz = (i - (len(laeufe) - 1) / 2) * breite
         gemessen = [(j, s) for j, s in enumerate(gezeigte_stufen) if k.stufen.get(s) is not None]  # no bar at 0
         balken = stufen.bar([j + versatz for j, _ in gemessen], [100 * k.stufen[s] for _, s in gemessen], breite,
-                            label=e["tag"])
+                            label=sichtbar(e["tag"]))
         stufen.bar_label(balken, fmt="%.0f", fontsize=7)
         bfcl_balken(stufen, k, gezeigte_stufen, versatz, breite, "BFCL's verdict (hatched)" if i == 0 else None)
         _, kopfwert, ki, kopfwert_nativ = kopfzahl(k)
@@ -7787,14 +7955,14 @@ def zeichne(pfad, laeufe):
                            **({"rotation": 30, "ha": "right"} if bfcl else {}))
     stufen.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 0.1 * bfcl), ncol=len(laeufe), frameon=False)
     zahl = kopfzahl(ks[0])[0] if len({kopfzahl(k)[0] for k in ks}) == 1 else KOPF_FIGUREN[0]  # the one all show
-    kopf.set(xticks=range(len(laeufe)), xticklabels=[r.tag for r in laeufe], ylim=(0, 112), ylabel="%",
+    kopf.set(xticks=range(len(laeufe)), xticklabels=[sichtbar(r.tag) for r in laeufe], ylim=(0, 112), ylabel="%",
              title=f"{zahl.titel}, 95 % interval" + f"\nhatched: {zahl.nativ}, every call from tool_calls" * nativ)
     arten.set(xticks=range(len(gezeigt)), ylabel="per 100 outputs", title="Failure classes")
     arten.set_xticklabels(gezeigt, rotation=30, ha="right")
-    fig.suptitle(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" + ("" if vollstaendig(e, r.kennzahlen) else
-                                                                          f", incomplete ({komplett([r])[0]})")
-                            for r in laeufe for e in [r.einstellungen]), fontsize=10)
-    notizen = [f"{r.tag}: diagnosis: {diagnose_kurz(r.kennzahlen.diagnose)}" for r in laeufe
+    fig.suptitle(sichtbar(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" + (
+        "" if vollstaendig(e, r.kennzahlen) else f", incomplete ({komplett([r])[0]})")
+        for r in laeufe for e in [r.einstellungen])), fontsize=10)
+    notizen = [sichtbar(f"{r.tag}: diagnosis: {diagnose_kurz(r.kennzahlen.diagnose)}") for r in laeufe
                if diagnose_kurz(r.kennzahlen.diagnose)]
     if notizen:  # what the server did stands beside the bars, so that a fixed template never reads as a regression
         fig.text(0.01, 0.005, "\n".join(notizen), fontsize=7, va="bottom")
@@ -7849,9 +8017,13 @@ class Anzeige:
         self.schreibe(f"messen: {wer}: {grund}; asking again (attempt {versuch} of {versuche})\n", neu=True)
 
     def schreibe(self, text, neu=False):
+        """Write a status line: its own carriage return and erase as they are, what it shows made visible."""
+        kopf, fuss = "\r" * text.startswith("\r"), "\033[K" * text.endswith("\033[K")
+        text = ("\r\033[K" if neu and self.terminal else "") + kopf + sichtbar(text[len(kopf):len(text) - len(fuss)])
         with self.sperre:
-            sys.stderr.write(("\r\033[K" if neu and self.terminal else "") + text)
-            sys.stderr.flush()
+            roh = getattr(sys.stderr, "roh", sys.stderr)
+            roh.write(text + fuss)
+            roh.flush()
 
     def in_flug(self, jetzt):
         """', in flight: S2-5 for 0:45 and 2 more', or ''."""

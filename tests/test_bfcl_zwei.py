@@ -157,7 +157,8 @@ def test_bfcls_overalls_are_bfcls_a_model_that_never_calls_reads_0_percent(cli, 
     out = vorbereitet(cli, "--url", nie.url, "--modell", "m", "--tag", "nie", "--faelle", str(ordner))[1]
     assert ("BFCL's verdict (tool_calls only, as its FC mode): simple_python 0 %, multiple 0 %, parallel 0 %, "
             "parallel_multiple 0 %, irrelevance 100 %, live_simple 0 %, live_multiple 0 %, live_parallel 0 %, "
-            "live_parallel_multiple 0 %, live_irrelevance 100 %; BFCL's overall non-live 0 %, live 0 %; pooled by "
+            "live_parallel_multiple 0 %, live_irrelevance 100 %; BFCL's overall non-live 0 % (partial: without "
+            "simple_java, simple_javascript), live 0 %; pooled by "
             f"messen over all {80 / 440 * 100:.1f} %.") in out.splitlines()
     assert not any(z.startswith("BFCL counts") for z in out.splitlines())  # "No." is restraint to both
 
@@ -173,18 +174,23 @@ def test_bfcls_non_live_overall_is_a_mean_of_categories_and_its_live_one_a_mean_
                                                          (2 * 60 + 2 * 40) / 440)
     vorbereitet(cli, "--url", e.url, "--modell", "m", "--tag", "zwei", "--faelle", str(ordner))
     tabelle = cli("--vergleich", "einfach", "zwei")[1].splitlines()
-    assert tabelle[-2] == ("BFCL's verdict (tool_calls only), paired: 0 (0 better, 0 worse): exact sign test p = 1: "
+    assert tabelle[-3] == ("BFCL's verdict (tool_calls only), paired: 0 (0 better, 0 worse): exact sign test p = 1: "
                            "the difference is not beyond chance at 5 %; --streng stops on messen's test above, never "
                            "on this alone.")  # the server broke nothing: no word of what it broke
-    assert [z.split()[:3] for z in tabelle if z.startswith(("BFCL non-live", "BFCL live ", "BFCL pooled"))] == [
-        ["BFCL", "non-live", "25"], ["BFCL", "live", f"{60 / 180 * 100:.1f}"], ["BFCL", "pooled", f"{200 / 440 * 100:.1f}"]]
-    # a folder without a live file: BFCL's live overall is not shown, and non-live is "-" until all four are asked
+    # BFCL's simple is a mean of simple_python, simple_java and simple_javascript, which messen never runs: its
+    # non-live overall is partial, and named so; live has all four of its categories here
+    assert [z.split()[:4] for z in tabelle if z.startswith(("BFCL non-live", "BFCL live ", "BFCL pooled"))] == [
+        ["BFCL", "non-live", "(partial)", "25"], ["BFCL", "live", f"{60 / 180 * 100:.1f}", "%"],
+        ["BFCL", "pooled", f"{200 / 440 * 100:.1f}", "%"]]
+    assert k["fehlt"] == {"nicht_live": ["simple_java", "simple_javascript"], "live": []}
+    # a folder without a live file: BFCL's live overall is not shown, and non-live is partial over what was asked
     teil = tmp_path / "teil"
     teil.mkdir()
     kopie(teil, "simple_python"), kopie(teil, "irrelevance")
     out = vorbereitet(cli, "--url", e.url, "--modell", "m", "--tag", "teil", "--faelle", str(teil))[1]
     assert ("BFCL's verdict (tool_calls only, as its FC mode): simple_python 100 %, irrelevance 100 %; BFCL's "
-            "overall non-live -; pooled by messen over all 100 %.") in out.splitlines()
+            "overall non-live 100 % (partial: without simple_java, simple_javascript, multiple, parallel, "
+            "parallel_multiple); pooled by messen over all 100 %.") in out.splitlines()
 
 
 def test_a_line_counts_the_irrelevance_answers_bfcl_takes_for_restraint_and_messen_does_not(cli, endpunkt):

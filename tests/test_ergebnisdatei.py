@@ -235,10 +235,12 @@ def seit_2026_12(k):
     (was stream_defekt), and sofort_beendet counted (answers that ended at once, none in these runs); and the
     failure class kontextgrenze (an S7 job whose conversation outgrew the server's context, none here),
     erledigt_nativ beside erledigt, leer_ungezaehlt (empty answers without a token count), and bfcl (BFCL's own verdict, for runs of its cases: none here);
-    and label_umgeschrieben (text alone labelled tool_calls where every answer is: none here)."""
+    and label_umgeschrieben (text alone labelled tool_calls where every answer is: none here), and gemischt
+    (answers that name two models or builds: none here)."""
     d = dict(k["diagnose"])
     d["strom_defekt"] = d.pop("stream_defekt")
-    return dict(k, diagnose=dict(d, sofort_beendet=0, leer_ungezaehlt=0, label_umgeschrieben=0), fehlerarten=dict(k["fehlerarten"], kontextgrenze=0),
+    return dict(k, diagnose=dict(d, sofort_beendet=0, leer_ungezaehlt=0, label_umgeschrieben=0,
+                                                          gemischt={}), fehlerarten=dict(k["fehlerarten"], kontextgrenze=0),
                 erledigt_nativ=k["erledigt"], bfcl=None)  # S7's jobs done natively: here, where none wrote text, all
 
 
@@ -263,6 +265,7 @@ def test_alte_dateien_ergeben_dieselben_zahlen(cli, tmp_path, tag, format):
         assert neu.pop("mit_kapitel") is True  # since 2026-12: whether the chapter's cases are in the test
         assert neu.pop("bfcl") is None  # since 2026-12: BFCL's own verdict paired, for runs of its cases
         assert neu.pop("gegenlauf") is None  # since 2026-12: as meant and native point the same way here
+        assert neu.pop("gleich") == [42, 42]  # since 2026-12-07: at temperature 0, answers the same to the letter
         alt = json.loads(alt)
         alt["a_kennzahlen"], alt["b_kennzahlen"] = map(seit_2026_12, (alt["a_kennzahlen"], alt["b_kennzahlen"]))
         # since 2026-12 the server's outputs count for B and against B (S3-2's empty one in alles): the model's

@@ -97,7 +97,8 @@ def test_gespeicherter_lauf(cli, endpunkt, tmp_path):
     s27 = z[1:][[f["id"] for f in FAELLE].index("S2-7")]
     assert {f for a in z[1:] for f in a} == {"id", "stufe", "lauf", "sitzung", "ende", "zuege"}  # what came, no grade
     [zug] = s27["zuege"]  # one turn: the question's answer
-    assert set(zug) == {"zweck", "nachricht", "finish_reason", "usage", "latenz_s", "verworfen"}  # no empty stream
+    assert set(zug) == {"zweck", "nachricht", "finish_reason", "usage", "latenz_s", "verworfen", "wer"}  # no stream
+    assert zug["wer"] == {"modell": "m"}  # what the answer says answered it (its "model"; no system_fingerprint)
     assert zug["zweck"] == "frage" and zug["nachricht"] == openai_nachricht(BY_ID["S2-7"]["erwartet"])
     assert zug["usage"]["prompt_tokens"] == 300 + len(json.dumps(KATALOG)) // 4 and zug["latenz_s"] >= 0
     assert zug["finish_reason"] == "tool_calls" and zug["verworfen"] == 0

@@ -285,7 +285,11 @@ def test_markdown_eines_unvollstaendigen_laufs(cli, endpunkt, tmp_path):
     # the verdict stands beside what it is of, in the Markdown and the text alike
     halb = ("Incomplete: a holds 30 of 42 outputs; the test compares only the cases the runs share, and the figures "
             "are those of the outputs saved.")
-    assert out.splitlines()[-4] == halb and halb in cli("--vergleich", "a", "b")[1].splitlines()
+    assert out.splitlines()[-5] == halb and halb in cli("--vergleich", "a", "b")[1].splitlines()
+    # every answer both runs have the same to the letter at temperature 0: said to prove nothing either way
+    assert out.splitlines()[-2] == ("All 30 answers of b are a's to the letter (call ids aside): at temperature 0 one "
+                                    "model answers so, and a response cache would too; that is no evidence either way "
+                                    "(at --temp 0.7 a replay shows, long answers equal to the letter).")
 
 
 def test_eine_reihe_behaelt_die_hinweise_jedes_paars(cli, endpunkt):
@@ -300,7 +304,10 @@ def test_eine_reihe_behaelt_die_hinweise_jedes_paars(cli, endpunkt):
     assert z[i + 2].startswith("  0 cases better and 0 worse in b than in a")
     assert z[i + 3] == "  By kind, Holm-corrected for the two: calling (S1-S3) 0 better, 0 worse, p = 1; holding still " \
         "(S4, S5) 0 better, 0 worse, p = 1."
-    assert z[i + 4].startswith("  0 cases better and 0 worse in c than in a")
+    assert z[i + 4] == ("  All 42 answers of b are a's to the letter (call ids aside): at temperature 0 one model "
+                        "answers so, and a response cache would too; that is no evidence either way (at --temp 0.7 a "
+                        "replay shows, long answers equal to the letter).")
+    assert z[i + 5].startswith("  0 cases better and 0 worse in c than in a")
     # each pair's resolution: the permutation test's for a-b, the sign test's for a-c
     assert [x.split(" calls ")[0] for x in z[-2:]] == [
         "Resolution: with 42 cases compared, the least the permutation test",
