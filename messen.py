@@ -945,16 +945,6 @@ def vollstaendig(e, k):
     return k.ausgaben == k.faelle * e["n"]
 
 
-def mal(zahl, wort):
-    """'1 case', '2 cases'."""
-    return f"{zahl} {wort}{'s' * (zahl != 1)}"
-
-
-def einige(ids, hoechstens=12):
-    """'S2-1, S2-2, S2-3': cases named, cut after a dozen, with how many more."""
-    return ", ".join(ids[:hoechstens]) + (f" and {len(ids) - hoechstens:,} more" if len(ids) > hoechstens else "")
-
-
 def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     zeilen = [kopfzeile(e, k)] + ([gezeigt_zeile(e, ausgaben)] if gezeigt else []) + \
         ([f"Server: {server_wort(e['server'], e.get('server_angabe'))}"] if "server" in e else []) + \
@@ -981,22 +971,6 @@ def bericht_text(e, k, faelle, ausgaben, gezeigt=False, hoechstens=None):
     return "\n".join(zeilen)
 
 
-def kurz(text, laenge=120):
-    """A value as shown in the failed-case list: a 5 MB argument is cut, not printed."""
-    return text if len(text) <= laenge else f"{text[:laenge]}... ({len(text)} characters)"
-
-
-def aufruf_text(c):
-    """One call as the lists show it, at most ANDERS_HOECHSTENS characters however many arguments it has."""
-    if c["args"] is None:
-        return f"{kurz(c['name'] or '?')}(<malformed arguments>)"
-    oder = c.get("oder", {})  # an expected call's alternatives and optional arguments (pruefe_aufruf)
-    teile = [f"{kurz(k, 40)}={eines([v, *oder.get(k, ())])}" for k, v in list(c["args"].items())[:20]] + \
-        [f"{kurz(k, 40)}={eines(ws)} or left out" for k, ws in c.get("optional", {}).items()]
-    mehr = [f"... {len(c['args']) - 20} more"] if len(c["args"]) > 20 else []
-    return kurz(f"{kurz(c['name'])}(" + ", ".join(teile + mehr) + ")", ANDERS_HOECHSTENS)
-
-
 def figuren(*ks):
     """The figures the runs show (FIGUREN): the chapter's five, and each other where it tells something."""
     return [f for f in FIGUREN if f.gezeigt(ks)]
@@ -1014,6 +988,37 @@ def stufen_von(*ks):
 # ===========================================================================
 # Part two: running it. The catalogue sent, settings, cases, the request, the call reader, saving, measuring.
 # ===========================================================================
+
+
+# ---------------------------------------------------------------------------
+# Words: a count, a list of cases, a value and a call as a line shows them
+# ---------------------------------------------------------------------------
+
+
+def mal(zahl, wort):
+    """'1 case', '2 cases'."""
+    return f"{zahl} {wort}{'s' * (zahl != 1)}"
+
+
+def einige(ids, hoechstens=12):
+    """'S2-1, S2-2, S2-3': cases named, cut after a dozen, with how many more."""
+    return ", ".join(ids[:hoechstens]) + (f" and {len(ids) - hoechstens:,} more" if len(ids) > hoechstens else "")
+
+
+def kurz(text, laenge=120):
+    """A value as shown in the failed-case list: a 5 MB argument is cut, not printed."""
+    return text if len(text) <= laenge else f"{text[:laenge]}... ({len(text)} characters)"
+
+
+def aufruf_text(c):
+    """One call as the lists show it, at most ANDERS_HOECHSTENS characters however many arguments it has."""
+    if c["args"] is None:
+        return f"{kurz(c['name'] or '?')}(<malformed arguments>)"
+    oder = c.get("oder", {})  # an expected call's alternatives and optional arguments (pruefe_aufruf)
+    teile = [f"{kurz(k, 40)}={eines([v, *oder.get(k, ())])}" for k, v in list(c["args"].items())[:20]] + \
+        [f"{kurz(k, 40)}={eines(ws)} or left out" for k, ws in c.get("optional", {}).items()]
+    mehr = [f"... {len(c['args']) - 20} more"] if len(c["args"]) > 20 else []
+    return kurz(f"{kurz(c['name'])}(" + ", ".join(teile + mehr) + ")", ANDERS_HOECHSTENS)
 
 
 # ---------------------------------------------------------------------------
@@ -1939,8 +1944,8 @@ def proxy_hinweis(url, session):
 Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weitere strom abgelehnt wer",
                                  defaults=(None, None, None))
 # weitere: choices beyond the one graded (a server or proxy that set n); strom: with --stream, {"chunks": n, "defekte":
-# [what broke the protocol]}; abgelehnt: the server's words where it refused the model's own output (abgelehnte_antwort);
-# wer: what the answer says answered it (wer_antwortete), or None
+# [what broke the protocol]}; abgelehnt: the server's words where it refused the model's own output
+# (abgelehnte_antwort); wer: what the answer says answered it (wer_antwortete), or None
 ABGELEHNT = re.compile(r"Failed to parse input at pos \d+: (.*)", re.S)
 
 
@@ -2479,7 +2484,7 @@ def schleift(nachricht):
                for p in range(SCHLEIFE_ZEICHEN, min(400, len(text) // 3) + 1))
 
 
-SCHLEIFE_ZEICHEN = 60  # a repeated piece shorter than this is no loop (an ellipsis; a short one repeats as its multiples)
+SCHLEIFE_ZEICHEN = 60  # a repeated piece shorter than this is no loop; a short one repeats as its multiples
 SCHLEIFE_WORTZEICHEN = 20  # letters and digits a piece holds at least: whitespace, rulers and table borders say nothing
 WORTLOS = re.compile(r"[\W_]+")
 
@@ -6708,8 +6713,8 @@ def namen_text(namen):
 WIEDERGABE_ZEICHEN = 200  # an answer this long, the same to the letter in two runs at a temperature above 0, was
 WIEDERGABE_MINDESTENS = 5  # replayed where at least this many cases, and WIEDERGABE_ANTEIL of those with answers
 WIEDERGABE_ANTEIL = 3 / 4  # this long in both runs, are so: a peaked model repeats a short answer, not five long ones
-DETERMINISTISCH = re.compile(r"functions\.[^\s:]+:\d+|(?:call|tool_call|tool|fc)?[_-]?\d{1,6}")  # vLLM's and SGLang's Kimi-K2 ids
-# (functions.get_contact:0), call_0, tool_1, 3: ids counted, not drawn, which recur in every run
+DETERMINISTISCH = re.compile(r"functions\.[^\s:]+:\d+|(?:call|tool_call|tool|fc)?[_-]?\d{1,6}")
+# ids counted, not drawn, which recur in every run: vLLM's and SGLang's Kimi-K2 ids (functions.get_contact:0), call_0
 
 
 def abdruecke(aus):
