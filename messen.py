@@ -2580,14 +2580,16 @@ def kennung_von(z):
 def abdruck(nachricht):
     """(digest, call ids, characters) of a message: the digest of all it holds but its calls' ids, Python's hash of
     its strings (cheap on a 5 MB answer; compared within one process only), what tells answers the same to the
-    letter, ids aside; the ids, which tell a cache that keeps them; and how much text it holds."""
+    letter, ids aside; the ids, which tell a cache that keeps them; and how much free text (content, reasoning) it
+    holds, which a model at a temperature above 0 does not write twice alike, as it may its calls."""
     rohe = [c if isinstance(c, dict) else {} for c in native_rohe(nachricht)]
     teile = tuple((k, v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str))
                   for k, v in sorted(nachricht.items()) if k not in ("tool_calls", "function_call")) + tuple(
         (str(f.get("name")), f.get("arguments") if isinstance(f.get("arguments"), str) else json.dumps(
             f.get("arguments"), sort_keys=True, default=str)) for c in rohe for f in [c.get("function") or {}]
         if isinstance(f, dict))
-    return hash(teile), tuple(c.get("id") for c in rohe), sum(len(x) for t in teile for x in t)
+    text = sum(len(v) for k, v in nachricht.items() if isinstance(v, str) and k != "role")
+    return hash(teile), tuple(c.get("id") for c in rohe), text
 
 
 SPEICHERFELDER = ("id", "stufe", "lauf", "sitzung", "ende", "zuege")  # what came, never a grade: a reader grades it

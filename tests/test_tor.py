@@ -327,7 +327,7 @@ def gezogener_lauf(zufall, p, n, tag):
             nachricht = {"role": "assistant", "content": "No tool fits."} if richtig_ and not f["erwartet"] else \
                 openai_nachricht(f["erwartet"] or [{"name": "list_contacts", "args": {}}]) if richtig_ or not \
                 f["erwartet"] else {"role": "assistant", "content": "I cannot do that."}
-            a = {"id": f["id"], "stufe": f["stufe"], "lauf": k, "sitzung": 0, "ende": 1.0, "zuege": [{
+            a = {"id": f["id"], "stufe": f["stufe"], "lauf": k, "sitzung": 0, "ende": zufall.random(), "zuege": [{
                 "zweck": "frage", "nachricht": nachricht, "finish_reason": "stop", "latenz_s": 0.1, "verworfen": 0,
                 "usage": {"prompt_tokens": 10, "completion_tokens": 20}}]}
             ausgaben.append(messen.bewerte_gespeichert(messen.als_fall(f), a))
@@ -342,5 +342,6 @@ def test_ein_modell_gegen_sich_selbst_ist_selten_schlechter(n):
     for _ in range(paare):
         p = {f["id"]: zufall.choice([0.2, 0.5, 0.8, 0.95]) for f in FAELLE}  # cases easy and hard alike
         v = messen.vergleiche(gezogener_lauf(zufall, p, n, "a"), gezogener_lauf(zufall, p, n, "b"))
+        assert v.nicht_vergleichbar is None  # one honest model, its answers alike: neither "not asked" nor "mixed"
         schlechter += v.ergebnis == "schlechter"
     assert schlechter <= 0.05 * paare  # measured: 1 of 200 at n 1, 4 of 200 at n 3

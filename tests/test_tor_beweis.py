@@ -172,6 +172,7 @@ def test_ein_wackeliges_modell_gegen_sich_selbst(na, nb):
     for _ in range(paare):
         p = {f["id"]: zufall.choice([0.2, 0.5, 0.8, 0.95]) for f in FAELLE}
         v = messen.vergleiche(gezogener_lauf(zufall, p, na, "a"), gezogener_lauf(zufall, p, nb, "b"))
+        assert v.nicht_vergleichbar is None  # no rule of evidence fires on one honest model against itself
         schlechter += v.ergebnis == "schlechter"
     assert schlechter <= 0.05 * paare
 
