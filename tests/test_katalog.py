@@ -435,3 +435,47 @@ def test_werte_nach_ihrem_schema(cli, endpunkt, tmp_path, argumente, gelungen):
 def test_ein_erwarteter_wert_den_kein_modell_treffen_kann(cli, tmp_path, args, warum):
     argv = heizung(tmp_path, dict(HEIZ_FALL, erwartet=[{"name": "set_heating", "args": args}]))
     assert cli("--selbsttest", *argv) == (2, "", f"messen: {tmp_path / 'h.jsonl'}:1: {warum}\n")
+
+
+BUECHER = {"werkzeuge": [{"type": "function", "function": {
+    "name": "lend_books", "description": "Lend books.", "parameters": {"type": "object", "properties": {
+        "book_ids": {"type": "array", "items": {"type": "string"}}, "member": {"type": "object"}},
+        "required": ["book_ids"]}}}], "eroeffnung": "You run the library."}
+BUCH_FALL = {"id": "S2-1", "stufe": "S2", "frage": "Lend B-1 and B-2 to member 7.",
+             "erwartet": [{"name": "lend_books", "args": {"book_ids": ["B-1", "B-2"], "member": {"id": 7}}}]}
+
+
+@pytest.mark.parametrize("argumente, gelungen", [
+    ({"book_ids": ["B-1", "B-2"], "member": {"id": 7}}, 1.0),
+    ({"book_ids": [" B-1", "B-2 "], "member": {"id": 7.0}}, 1.0),  # strings stripped, 7.0 is 7, as for a scalar
+    ({"book_ids": "['B-1', 'B-2']", "member": {"id": 7}}, 0.0),  # the Python repr of the list, as a string
+    ({"book_ids": '["B-1", "B-2"]', "member": {"id": 7}}, 0.0),  # the list as JSON text: a string, not a list
+    ({"book_ids": ["B-2", "B-1"], "member": {"id": 7}}, 0.0),  # another order is another list
+    ({"book_ids": ["B-1", "B-2"], "member": "{'id': 7}"}, 0.0),  # an object's repr
+    ({"book_ids": ["B-1", "B-2"], "member": {"id": True}}, 0.0),  # true is no 7, nor 1
+])
+def test_listen_und_objekte_nach_ihrem_typ(cli, endpunkt, tmp_path, argumente, gelungen):
+    """An array or an object is compared as what its schema says, all the way down: a string is not a list."""
+    (tmp_path / "b.json").write_text(json.dumps(BUECHER))
+    (tmp_path / "b.jsonl").write_text(json.dumps(BUCH_FALL) + "\n")
+    server = endpunkt(lambda fall, body, nummer: completion({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c0", "type": "function", "function": {"name": "lend_books", "arguments": json.dumps(argumente)}}]},
+        "tool_calls"))
+    k = json_lauf(cli, *messung(server.url, "--katalog", str(tmp_path / "b.json"), "--faelle",
+                                str(tmp_path / "b.jsonl")))
+    assert (k["auftraege_gelungen"], k["fehlerarten"]["falscher_wert"]) == (gelungen, 1 - gelungen)
+
+
+def test_eine_liste_ohne_typ_im_schema_ist_eine_liste(cli, endpunkt, tmp_path):
+    """Where the schema names no type, an expected list is compared as a list, never as its text."""
+    katalog = json.loads(json.dumps(BUECHER))
+    katalog["werkzeuge"][0]["function"]["parameters"]["properties"]["book_ids"] = {"description": "The books."}
+    (tmp_path / "b.json").write_text(json.dumps(katalog))
+    (tmp_path / "b.jsonl").write_text(json.dumps(BUCH_FALL) + "\n")
+    for ids, gelungen in ((["B-1", "B-2"], 1.0), ("['B-1', 'B-2']", 0.0)):
+        server = endpunkt(lambda fall, body, nummer, ids=ids: completion({"role": "assistant", "content": None,
+            "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "lend_books", "arguments": json.dumps(
+                {"book_ids": ids, "member": {"id": 7}})}}]}, "tool_calls"))
+        k = json_lauf(cli, *messung(server.url, "--katalog", str(tmp_path / "b.json"), "--faelle",
+                                    str(tmp_path / "b.jsonl"), "--tag", f"t{gelungen}"))
+        assert k["auftraege_gelungen"] == gelungen
