@@ -320,3 +320,29 @@ def test_ein_antwort_zu_bewerten_laesst_den_zyklensammler_wie_er_war(lief):
         assert (len(b.aufrufe), gc.isenabled()) == (50, lief)
     finally:
         gc.enable()
+
+
+@EINSTELLUNG
+@given(model=JSON_WERT, fingerprint=JSON_WERT, bisher=st.one_of(st.none(), st.just({"modell": "vorher"})))
+def test_was_eine_antwort_ueber_sich_sagt_wird_gelesen(model, fingerprint, bisher):
+    """A completion's model and system_fingerprint, whatever a server put there: a string kept (cut at 200), the
+    rest left out; in a stream the first chunk that names one counts."""
+    wer = messen.wer_antwortete({"model": model, "system_fingerprint": fingerprint}, bisher)
+    soll = dict(bisher or {})
+    for name, x in (("modell", model), ("build", fingerprint)):
+        if name not in soll and isinstance(x, str) and x.strip():
+            soll[name] = x[:200]
+    assert wer == (soll or None)
+
+
+@EINSTELLUNG
+@given(nachricht=NACHRICHT, ids=st.lists(TEXT, min_size=4, max_size=4))
+def test_ein_abdruck_sieht_von_den_ids_ab(nachricht, ids):
+    """Two messages alike but for their calls' ids leave one digest; the ids are what differs."""
+    def mit_ids(n, neue):
+        if not isinstance(n.get("tool_calls"), list):
+            return n
+        return dict(n, tool_calls=[dict(c, id=i) if isinstance(c, dict) else c
+                                   for c, i in zip(n["tool_calls"], neue)])
+    x, y = messen.abdruck(mit_ids(nachricht, ids)), messen.abdruck(mit_ids(nachricht, ids[::-1]))
+    assert (x[0], x[2]) == (y[0], y[2]) and isinstance(x[0], int) and x[2] >= 0

@@ -3,6 +3,7 @@ only where a server drew them, answers the same to the letter only where a model
 against itself. Each over loopback HTTP, with servers shaped as the real ones: what vLLM, llama.cpp, Ollama, SGLang,
 LM Studio and TGI put in a completion's "model", "system_fingerprint" and call ids."""
 
+import collections
 import itertools
 import json
 import random
@@ -13,8 +14,7 @@ import pytest
 
 import messen
 
-from conftest import (BY_ID, FAELLE, TEXT_ANTWORT, completion, messung, openai_nachricht, richtig, vorbereitet,
-                      zeilen)
+from conftest import FAELLE, completion, messung, richtig, vorbereitet, zeilen
 from test_tor import RUFEN, STILL, erfunden, sonst_richtig, tor
 
 
@@ -77,7 +77,7 @@ def test_ein_router_der_zwei_modelle_mischt(cli, endpunkt):
     mischer = gesagt(richtig, model=lambda fall, body, nummer: "ft" if int(fall["id"].split("-")[1]) % 2 else "base")
     vorbereitet(cli, *messung(endpunkt(gesagt(richtig, model=echo)).url, "--tag", "a", "--modell", "ft"))
     rc, out, err = cli(*messung(endpunkt(mischer).url, "--tag", "b", "--modell", "ft"))
-    namen = collections_zahl(zeilen(cli.ausgabe / "b.jsonl")[1:], "modell")
+    namen = genannt(zeilen(cli.ausgabe / "b.jsonl")[1:], "modell")
     assert rc == 0 and sorted(namen.values()) == sorted([sum(int(f["id"].split("-")[1]) % 2 == w for f in FAELLE)
                                                          for w in (0, 1)])
     erster, zweiter = namen.most_common()
@@ -93,8 +93,8 @@ def test_ein_router_der_zwei_modelle_mischt(cli, endpunkt):
         "exits 2\n"))
 
 
-def collections_zahl(ausgaben, feld):
-    import collections
+def genannt(ausgaben, feld):
+    """What the saved outputs' answers name as feld of wer, counted."""
     return collections.Counter(a["zuege"][0]["wer"][feld] for a in ausgaben)
 
 
@@ -378,8 +378,23 @@ def test_eine_umleitung_zu_einem_anderen_host_wird_abgelehnt(cli, endpunkt):
 
 
 def test_ein_name_mit_dollar_wird_als_text_gezeichnet(cli, endpunkt, bild, tmp_path):
-    vorbereitet(cli, *messung(endpunkt().url, "--modell", "a$b$c", "--tag", "dollar"))
+    vorbereitet(cli, *messung(endpunkt().url, "--modell", "a$b$c\x1b[2K", "--tag", "dollar"))
     pfad = tmp_path / "d.svg"
     rc, out, err = cli("--bewerten", "dollar", "--bild", str(pfad))
     assert (rc, err) == (0, "")
-    assert "dollar: a$b$c" in pfad.read_text(encoding="utf-8")  # drawn as written, its dollars kept
+    # drawn as written, its dollars kept, its control character shown
+    assert "dollar: a$b$c\\x1b[2K" in pfad.read_text(encoding="utf-8")
+
+
+def test_ein_stream_sagt_was_antwortete(cli, endpunkt):
+    """With --stream, what the chunks say answered (llama-server names its build in every chunk) is saved too."""
+    from conftest import gestreamt
+
+    def strom(fall, body, nummer):
+        text = gestreamt(dict(richtig(fall, body, nummer), usage={"prompt_tokens": 900, "completion_tokens": 20}))
+        teile = [z.replace('{"choices"', '{"model": "qwen", "system_fingerprint": "b6800-1a2b3c4", "choices"', 1)
+                 for z in text.split("\n\n")]
+        return 200, "\n\n".join(teile), {"Content-Type": "text/event-stream"}
+    vorbereitet(cli, *messung(endpunkt(strom).url, "--stream"))
+    assert {json.dumps(a["zuege"][0]["wer"]) for a in zeilen(cli.ausgabe / "m.jsonl")[1:]} == {
+        json.dumps({"modell": "qwen", "build": "b6800-1a2b3c4"})}
