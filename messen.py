@@ -2156,7 +2156,7 @@ AUFRUF_IN_PROSA = re.compile(r'\[\s*\{\s*"name"|\{\s*"name"')
 NATIV = "tool_calls"  # the source of a call the server sent in tool_calls; a text call's is the form it was written in
 
 
-def lies_aufrufe(nachricht):
+def lies_aufrufe(nachricht, typen=None):
     """Return (calls, form); a call is {"name": str|None, "args": dict|None, "quelle": NATIV or the text form it was
     written in (schreibform)}, a malformed one with what was written (geschrieben, 80 characters at most). form: None
     (no call), 'nativ', 'parser' (text in a form a server's parser reads when on), 'eigen' (a ``` fence or JSON in
@@ -2170,7 +2170,7 @@ def lies_aufrufe(nachricht):
             f = r.get("function") if isinstance(r, dict) else r
             c["geschrieben"] = kurz(str(f.get("arguments") if isinstance(f, dict) else f), 80)
     denkfrei = ohne_denken(inhalt(nachricht)).strip()
-    text, form = text_aufrufe(denkfrei)
+    text, form = text_aufrufe(denkfrei, typen)
     text = weitere(text, nativ)
     if not text:
         return nativ, "nativ" if nativ else None
@@ -2186,6 +2186,9 @@ def schreibform(text, form):
     """The form text calls were written in, as the diagnosis names it (text: without reasoning, stripped)."""
     if HANDLER.match(text):
         return "functions.NAME:" if form != "versuch" else "functions.NAME: with nothing after it"
+    familie = familienform(text)
+    if familie:
+        return familie.zeichen
     tag = next((t for t in TAG_FORMEN if t in text), None)
     if tag:
         return tag
@@ -2318,18 +2321,33 @@ def inhalt(nachricht):
 
 
 def ohne_denken(text):
-    """The text without <think>...</think> blocks (Qwen3, DeepSeek-R1), an unclosed one cut off."""
-    text = re.sub(r"<think>.*?(?:</think>|\Z)", "", text, flags=re.S)
+    """The text without its reasoning, as each family delimits it (DENKEN: <think> of Qwen3 and DeepSeek-R1,
+    Harmony's analysis channel, Gemma 4's thought channel, Magistral's [THINK]), an unclosed block cut off."""
+    text = DENKEN.sub("", text) if DENKEN_ANFANG.search(text) else text
     return text.rsplit("</think>", 1)[1] if "</think>" in text else text  # the template opened <think> itself
 
 
-def text_aufrufe(text):
+DENKEN = re.compile(r"<think>.*?(?:</think>|\Z)|(?:<\|start\|>assistant)?<\|channel\|>analysis<\|message\|>.*?"
+                    r"(?:<\|end\|>|\Z)|<\|channel>.*?(?:<channel\|>|\Z)|\[THINK\].*?(?:\[/THINK\]|\Z)", re.S)
+DENKEN_ANFANG = re.compile(r"<think>|</think>|<\|channel\|>analysis|<\|channel>|\[THINK\]")  # reasoning left in
+# the content: the server's reasoning parser is off (denken_im_text)
+
+
+def denken_im_text(nachricht):
+    """Does the content hold a family's reasoning delimiters: the server's reasoning parser was not applied?"""
+    return bool(DENKEN_ANFANG.search(inhalt(nachricht)))
+
+
+def text_aufrufe(text, typen=None):
     """Calls written as text, and their form: 'parser' for the forms a server's tool-call
     parser reads (it was off), 'eigen' for those no parser reads (the model's own), 'versuch'
     for a handler's call syntax whose arguments are missing (functions.NAME: and nothing after:
     a call attempt, never an answer in words; whose the lost arguments are cannot be told)."""
     text = SONDERTOKEN.sub("", text).strip()
     handler = HANDLER.match(text)
+    familie = None if handler else familienform(text)
+    if familie:  # a family's own form, its calls read as its parser reads them
+        return familie.lies(text, typen), "parser"
     if handler:  # llama-cpp-python's functionary handler, and the harmony format's to=functions.NAME
         rest = text[handler.end():].strip()
         if not rest:
@@ -2342,9 +2360,6 @@ def text_aufrufe(text):
     pythonisch = pythonische_aufrufe(text) if PYTHONISCH.match(text) else []
     if pythonisch:
         return pythonisch, "parser"
-    if "<tool_call>" in text:  # Hermes, Qwen: one block per call
-        bloecke = [b.split("</tool_call>", 1)[0] for b in text.split("<tool_call>")[1:]]
-        return [a for block in bloecke for a in json_aufrufe(block, True)], "parser"
     if "[TOOL_CALLS]" in text:  # Mistral
         return mistral_aufrufe(text.split("[TOOL_CALLS]", 1)[1]), "parser"
     if "<|python_tag|>" in text:  # Llama 3.x, several joined by "; "
@@ -2354,6 +2369,238 @@ def text_aufrufe(text):
         if aufrufe or sieht_aus_wie_aufruf(text):
             return aufrufe, "parser"
     return eigene_aufrufe(text), "eigen"
+
+
+# ---------------------------------------------------------------------------
+# Each family's own call form, as its chat template writes it and its engines' tool parsers read it
+# ---------------------------------------------------------------------------
+
+
+class Aufrufform(typing.NamedTuple):
+    """One model family's call form, one row of AUFRUFFORMEN: its mark in a text (the special tokens kept, as a
+    server whose parser is off returns them) and how schreibform names the form, the name --lesen gives it, how its
+    complete calls are read (text, typen: tool -> parameter -> schema type; a malformed or cut call is {"name",
+    "args": None}), and the tool-call parser that reads it in vLLM and in SGLang."""
+    zeichen: str
+    name: str
+    lies: typing.Callable
+    vllm: str = None
+    sglang: str = None
+
+
+def roher_wert(text, typ=None):
+    """A value a family writes as raw text (Qwen3-Coder's parameters, GLM's arg_value): typed by the tool's schema
+    where it says a type other than string, as vLLM's parsers type it; a list or an object also without one."""
+    if typ == "string" or typ is None and not text.lstrip().startswith(("[", "{")):
+        return text
+    try:
+        return json_laden(text)
+    except ValueError:
+        return text
+
+
+def mit_args(name, text):
+    """A call of name whose arguments are the JSON object text is, whole; malformed (args None) otherwise."""
+    try:
+        args = json_laden(text) if text.strip() else {}
+    except ValueError:
+        args = None
+    return {"name": name, "args": kappe(args) if isinstance(args, dict) else None}
+
+
+def zwischen(text, anfang, ende):
+    """The pieces of text that stand after each `anfang`, each up to its `ende`: (piece, whether ende came)."""
+    for teil in text.split(anfang)[1:]:
+        stueck, da, _ = teil.partition(ende)
+        yield stueck, bool(da)
+
+
+def xml_aufrufe(text, typen=None):
+    """Qwen3-Coder: <function=N><parameter=K>V</parameter>...</function>, each value raw text typed by its schema;
+    and Llama 3.1's <function=N>{JSON}</function>."""
+    aufrufe = []
+    for block, ganz in zwischen(text, "<function=", "</function>"):
+        name, da, rumpf = block.partition(">")
+        name = name.strip()
+        if not (ganz and da and name):
+            aufrufe.append({"name": name or None, "args": None})
+        elif rumpf.strip().startswith("{"):
+            aufrufe.append(mit_args(name, rumpf))
+        else:
+            args, typ = {}, (typen or {}).get(name, {})
+            for p, p_ganz in zwischen(rumpf, "<parameter=", "</parameter>"):
+                k, p_da, v = p.partition(">")
+                if not (p_ganz and p_da):
+                    args = None
+                    break
+                args[k.strip()] = roher_wert(v.removeprefix("\n").removesuffix("\n"), typ.get(k.strip()))
+            aufrufe.append({"name": name, "args": args})
+    return aufrufe
+
+
+def glm_aufrufe(text, typen=None):
+    """GLM 4.5-4.7: <tool_call>N<arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call>, strings raw and other
+    values JSON; a call without arguments is its name alone."""
+    aufrufe = []
+    for block, ganz in zwischen(text, "<tool_call>", "</tool_call>"):
+        name, *paare = block.split("<arg_key>")
+        name, args = name.strip(), {}
+        typ = (typen or {}).get(name, {})
+        for paar in paare:
+            k, da, rest = paar.partition("</arg_key>")
+            v, zu, danach = rest.strip().removeprefix("<arg_value>").partition("</arg_value>")
+            if not (da and zu and rest.strip().startswith("<arg_value>")) or danach.strip():
+                args = None
+                break
+            args[k.strip()] = roher_wert(v, typ.get(k.strip()))
+        ok = ganz and args is not None and re.fullmatch(r"[A-Za-z_][\w.-]*", name)
+        aufrufe.append({"name": name or None, "args": args if ok else None})
+    return aufrufe
+
+
+def tool_call_aufrufe(text, typen=None):
+    """<tool_call> blocks: Hermes' JSON (Qwen3, Qwen2.5), or GLM's <arg_key> form, or Qwen3-Coder's <function=>."""
+    if "<function=" in text:
+        return xml_aufrufe(text, typen)
+    bloecke = [b for b, _ in zwischen(text, "<tool_call>", "</tool_call>")]
+    if "<arg_key>" in text or bloecke and all(re.fullmatch(r"\s*[A-Za-z_][\w.-]*\s*", b) for b in bloecke):
+        return glm_aufrufe(text, typen)
+    return [a for block in bloecke for a in json_aufrufe(block, True)]
+
+
+DEEPSEEK = ("<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>")  # U+FF5C and U+2581, as its tokens are
+
+
+def deepseek_aufrufe(text, typen=None):
+    """DeepSeek V3: <｜tool▁call▁begin｜>function<｜tool▁sep｜>N then a ```json fence; V3.1: N<｜tool▁sep｜>{JSON};
+    each up to <｜tool▁call▁end｜>."""
+    anfang, sep, ende = DEEPSEEK
+    aufrufe = []
+    for block, ganz in zwischen(text, anfang, ende):
+        links, da, rechts = block.partition(sep)
+        if links.strip() == "function":  # V3: the name on the line after the separator, then a fence
+            links, _, rechts = rechts.partition("\n")
+            rechts = re.sub(r"^\s*```(?:json)?|```\s*$", "", rechts.strip())
+        name = links.strip() or None
+        aufrufe.append(mit_args(name, rechts) if ganz and da and name else {"name": name, "args": None})
+    return aufrufe
+
+
+DSML = re.compile(r"[｜|]{1,2}DSML[｜|]{1,2}")  # some servers write its bars as ASCII, doubled
+
+
+def dsml_aufrufe(text, typen=None):
+    """DeepSeek V3.2 and V4's DSML: <｜DSML｜invoke name="N"><｜DSML｜parameter name="K" string="true">V
+    </｜DSML｜parameter>...</｜DSML｜invoke>; string="false" values are JSON."""
+    aufrufe = []
+    for block, ganz in zwischen(DSML.sub("｜DSML｜", text), '<｜DSML｜invoke name="', "</｜DSML｜invoke>"):
+        name, da, rumpf = block.partition('">')
+        args = {} if ganz and da else None
+        for p, p_ganz in zwischen(rumpf, '<｜DSML｜parameter name="', "</｜DSML｜parameter>"):
+            m = re.match(r'([^"]*)"(?:\s+string="(true|false)")?\s*>', p)
+            if args is None or not (m and p_ganz):
+                args = None
+                break
+            args[m.group(1)] = roher_wert(p[m.end():], "json" if m.group(2) == "false" else "string")
+        aufrufe.append({"name": name or None, "args": args})
+    return aufrufe
+
+
+def kimi_aufrufe(text, typen=None):
+    """Kimi K2: <|tool_call_begin|>functions.N:0<|tool_call_argument_begin|>{JSON}<|tool_call_end|>."""
+    aufrufe = []
+    for block, ganz in zwischen(text, "<|tool_call_begin|>", "<|tool_call_end|>"):
+        kopf, da, args = block.partition("<|tool_call_argument_begin|>")
+        name = re.sub(r"^functions\.|:\d+$", "", kopf.strip()) or None
+        aufrufe.append(mit_args(name, args) if ganz and da and name else {"name": name, "args": None})
+    return aufrufe
+
+
+def kimi3_aufrufe(text, typen=None):
+    """Kimi's successor: <|open|>call tool="N"<|sep|><|open|>argument key="K" type="string"<|sep|>V
+    <|close|>argument<|sep|>...<|close|>call<|sep|>; a value of another type than string is JSON."""
+    aufrufe = []
+    for block, ganz in zwischen(text, "<|open|>call", "<|close|>call"):
+        m = re.match(r'[^<]*?tool="([^"]*)"[^<]*<\|sep\|>', block)
+        args = {} if ganz and m else None
+        for k, typ, v in re.findall(r'<\|open\|>argument key="([^"]*)"(?: type="([^"]*)")?[^<]*<\|sep\|>(.*?)'
+                                    r'<\|close\|>argument', block, re.S) if args is not None else []:
+            args[k] = roher_wert(v, "string" if typ in ("", "string") else "json")
+        aufrufe.append({"name": m.group(1) if m else None, "args": args})
+    return aufrufe
+
+
+HARMONY_KOPF = re.compile(r"to=functions\.([\w.\-]+)((?:\s|<\|(?:channel|constrain|message)\|>|commentary|json)*)")
+
+
+def harmony_aufrufe(text, typen=None):
+    """gpt-oss (Harmony): ... to=functions.N<|channel|>commentary <|constrain|>json<|message|>{JSON}, the recipient
+    before or after the channel, <|constrain|> perhaps missing, calls joined by <|call|>; stripped of its tokens,
+    'commentary to=functions.N json{JSON}'."""
+    aufrufe = []
+    for m in HARMONY_KOPF.finditer(text):
+        try:
+            args, _ = json_wert(text, m.end())
+        except ValueError:
+            args = None
+        aufrufe.append({"name": m.group(1), "args": kappe(args) if isinstance(args, dict) else None})
+    return aufrufe
+
+
+GEMMA_TEXT = '<|"|>'  # Gemma 4's string quote, a token of its own
+
+
+def gemma_aufrufe(text, typen=None):
+    """Gemma 4: <|tool_call>call:N{key:<|"|>text<|"|>,n:1.5e-05}<tool_call|>: keys bare, strings between <|"|>,
+    the rest JSON's numbers, true, false, objects and lists; read by writing it as JSON."""
+    aufrufe = []
+    for block, ganz in zwischen(text, "<|tool_call>", "<tool_call|>"):
+        m = re.match(r"\s*call:([\w.\-]+)\s*(\{.*\})\s*$", block, re.S) if ganz else None
+        try:
+            args = json_laden(gemma_als_json(m.group(2))) if m else None
+        except ValueError:
+            args = None
+        aufrufe.append({"name": m.group(1) if m else (re.findall(r"call:([\w.\-]+)", block) or [None])[0],
+                        "args": kappe(args) if isinstance(args, dict) else None})
+    return aufrufe
+
+
+def gemma_als_json(text):
+    """Gemma 4's arguments as JSON text: each <|"|>...<|"|> a JSON string, each bare key quoted."""
+    teile, rest = [], text
+    while GEMMA_TEXT in rest:
+        vorher, _, rest = rest.partition(GEMMA_TEXT)
+        inhalt_, da, rest = rest.partition(GEMMA_TEXT)
+        if not da:
+            raise ValueError("an open string")
+        teile += [re.sub(r"([{,]\s*)([A-Za-z_][\w.\-]*)\s*:", r'\1"\2":', vorher), json.dumps(inhalt_)]
+    return "".join(teile) + re.sub(r"([{,]\s*)([A-Za-z_][\w.\-]*)\s*:", r'\1"\2":', rest)
+
+
+def llama4_aufrufe(text, typen=None):
+    """Llama 4: [f(a=1), g(b='x')] inside <|python_start|>...<|python_end|>."""
+    rumpf = text.split("<|python_start|>", 1)[1].split("<|python_end|>", 1)[0].strip()
+    return pythonische_aufrufe(rumpf) if PYTHONISCH.match(rumpf) else [{"name": None, "args": None}]
+
+
+AUFRUFFORMEN = (  # each family's form, weighed in this order: the first whose mark a text holds reads it
+    Aufrufform("<function=", "qwen3_xml", xml_aufrufe, "qwen3_xml", "qwen3_coder"),
+    Aufrufform("<arg_key>", "glm", glm_aufrufe, "glm45", "glm45"),
+    Aufrufform("<tool_call>", "hermes", tool_call_aufrufe, "hermes", "qwen25"),
+    Aufrufform("<|tool_call_begin|>", "kimi", kimi_aufrufe, "kimi_k2", "kimi_k2"),
+    Aufrufform("<|open|>call", "kimi", kimi3_aufrufe, "kimi_k3"),
+    Aufrufform(DEEPSEEK[0], "deepseek", deepseek_aufrufe, "deepseek_v3 or deepseek_v31", "deepseekv3 or deepseekv31"),
+    Aufrufform("DSML", "deepseek", dsml_aufrufe, "deepseek_v32", "deepseekv32"),
+    Aufrufform("<|tool_call>", "gemma4", gemma_aufrufe, "gemma4"),
+    Aufrufform("<|python_start|>", "llama", llama4_aufrufe, "llama4_pythonic", "pythonic"),
+    Aufrufform("to=functions.", "harmony", harmony_aufrufe, "openai", "gpt-oss"))
+
+
+def familienform(text):
+    """The row of AUFRUFFORMEN whose mark the text holds first in that order, or None. A Harmony recipient opening
+    the text alone is the handler's form (HANDLER), read before."""
+    return next((f for f in AUFRUFFORMEN if f.zeichen in text and not (f.name == "harmony" and HANDLER.match(text))),
+                None)
 
 
 def unlesbar_von(b):
@@ -2367,7 +2614,8 @@ def textform(aufrufe):
     return next((c["quelle"] for c in aufrufe if c["quelle"] != NATIV), None)
 
 
-HANDLER = re.compile(r"(?:to=)?functions\.([A-Za-z_][\w-]*)(?:\s*<\|[a-z]+\|>)?\s*:?")
+HANDLER = re.compile(r"(?:to=)?functions\.([A-Za-z_][\w-]*)(?::\d+(?=\s*\{))?(?:\s*<\|[a-z]+\|>)?\s*:?")
+# Kimi K2's functions.NAME:0{...} with its tokens stripped, too
 PYTHONISCH = re.compile(r"\[?\s*[A-Za-z_]\w*\(")  # [get_contact(contact_id="...")]: vLLM's pythonic parser
 PYTHONISCH_HOECHSTENS = 20_000  # characters: a longer text is no pythonic call list a parser would take
 
@@ -5341,8 +5589,8 @@ FAMILIEN = {f.name: f for f in (Familie("vLLM", owned_by=("vllm",), seite="/vers
             parser="--enable-auto-tool-choice with the --tool-call-parser that reads the form the model writes{parser}",
             vorlage="--chat-template with a template that renders tools",
             denken="--reasoning-parser paired with --tool-call-parser",
-            parser_namen=(("<tool_call>", "hermes"), ("[TOOL_CALLS]", "mistral"), ("<|python_tag|>", "llama3_json"),
-                          ("bare JSON", "llama3_json"), ("[f(a=1)]", "pythonic"))),
+            parser_namen=(("[TOOL_CALLS]", "mistral"), ("<|python_tag|>", "llama3_json"), ("bare JSON", "llama3_json"),
+                          ("[f(a=1)]", "pythonic")) + tuple((f.zeichen, f.vllm) for f in AUFRUFFORMEN if f.vllm)),
     Familie("llama.cpp", owned_by=("llamacpp",), seite="/props", version_feld="build_info", zeigt_vorlage=True,
             probe="grammatik", doppelt_kodiert=True,  # llama.cpp #19520
             parser="--jinja (the default in current builds) with a chat template whose call form the model writes "
@@ -5353,8 +5601,8 @@ FAMILIEN = {f.name: f for f in (Familie("vLLM", owned_by=("vllm",), seite="/vers
     Familie("SGLang", owned_by=("sglang",), probe="grammatik",
             parser="--tool-call-parser for the form the model writes{parser}",
             vorlage="--chat-template with a template that renders tools", denken="--reasoning-parser",
-            parser_namen=(("<tool_call>", "qwen25"), ("[TOOL_CALLS]", "mistral"), ("<|python_tag|>", "llama3"),
-                          ("[f(a=1)]", "pythonic"))),
+            parser_namen=(("[TOOL_CALLS]", "mistral"), ("<|python_tag|>", "llama3"), ("[f(a=1)]", "pythonic")) +
+            tuple((f.zeichen, f.sglang) for f in AUFRUFFORMEN if f.sglang)),
     # owned_by is "library", or a namespaced model's namespace (hf.co/me/..., me/ft): its page alone tells it
     Familie("Ollama", owned_by=("library",), seite="/api/version", erkennt=ollama_version, probe="keine",
             probe_grund="ignores tool_choice (ollama/ollama #8421, #11171)",
@@ -5389,7 +5637,8 @@ def abhilfe(was, server, form=None):
     return text.replace("{parser}", f" ({parser} for {form})" if parser else "")
 
 
-TAG_FORMEN = ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<function=", "<|tool_call_begin|>")
+TAG_FORMEN = tuple(dict.fromkeys(("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>") + tuple(
+    f.zeichen for f in AUFRUFFORMEN)))  # the call marks a chat template may ask for
 
 
 def vorlage_von(props):
