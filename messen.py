@@ -679,10 +679,10 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, 
     first. A count outweighs a label (llama.cpp before #7198 labelled a cut stop). The cycle collector pauses
     meanwhile (ohne_zyklensammler: a hostile answer grades 40 % faster)."""
     with ohne_zyklensammler():
-        aufrufe, form = lies_aufrufe(nachricht)
+        soll = fall.art.weise.soll(fall)  # values a family writes as raw text are typed by its schema (_typen)
+        aufrufe, form = lies_aufrufe(nachricht, {s["name"]: s["_typen"] for s in soll if "_typen" in s})
         if umbenennung:
             aufrufe = zurueckbenannt(aufrufe, umbenennung)
-        soll = fall.art.weise.soll(fall)
         treffer, offen = bewertet(aufrufe, soll)
         vollstaendig = bool(aufrufe) and treffer == len(soll) and offen == 0
         still = fall.stufe in STILL
@@ -2659,8 +2659,9 @@ def mistral_aufrufe(rest):
     rest = rest.strip()
     if rest.startswith(("[", "{")):
         return json_aufrufe(rest, True)
-    aufrufe = []  # the newer form: name[ARGS]{...}name[ARGS]{...}
+    aufrufe = []  # the newer form: name[ARGS]{...}, each call after a [TOOL_CALLS] of its own (v11) or not
     while rest:
+        rest = rest.removeprefix("[TOOL_CALLS]")
         m = MISTRAL_ARGS.match(rest)
         if not m:
             break
@@ -3720,6 +3721,8 @@ def parser():
                    "before vLLM 0.11, say): saved with the run; runs stated alike are one server to --vergleich")
     p.add_argument("--pruefen", action="store_true", help="check the server's set-up with a few requests")
     p.add_argument("--selbsttest", action="store_true", help="measure the built-in loopback endpoint")
+    p.add_argument("--lesen", action="store_true", help="read answers (JSON lines on stdin: chat completions or "
+                   "assistant messages) and write what messen reads from each: its calls, their form, whose")
     return p
 
 
@@ -3985,7 +3988,9 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
 
 
 def ausfuehren(args, lauf):
-    for namen, was in ((("selbsttest", "pruefen", "bewerten", "vergleich"), "two modes of their own"),
+    if args.lesen and not any(getattr(args, n) for n in ("selbsttest", "pruefen", "bewerten", "vergleich")):
+        return lesen(sys.stdin, sys.stdout)
+    for namen, was in ((("selbsttest", "pruefen", "bewerten", "vergleich", "lesen"), "two modes of their own"),
                        (FORMEN, "two forms of one summary")):
         if len(gegeben := [f"--{n}" for n in namen if getattr(args, n, False)]) > 1:
             raise Eingabefehler(f"{' and '.join(gegeben)} are {was}; give one of them")
@@ -4076,7 +4081,7 @@ def haupt(argv):
     try:
         args = parser().parse_args(argv)
         lauf = lauf_aus(args)
-        if lauf.form != "json":
+        if lauf.form != "json" and not args.lesen:  # JSON escapes what it holds itself
             sys.stdout = Sichtbar(sys.stdout)
         geheim = [g for g in (lauf.key, lauf.url and urlsplit(lauf.url).password) if g]
         geheim += [v for k, v in parse_qsl(urlsplit(lauf.url or "").query) if GEHEIM_NAME.search(k) and v]
@@ -5728,6 +5733,11 @@ def argumente_fehlen(a):
     return a.form == "versuch" and not a.still
 
 
+def markiert_ungelesen(a):
+    return a.form == "parser" and not a.still and all(c["args"] is None for c in a.aufrufe if c["quelle"] != NATIV) \
+        and any(c["quelle"] in TAG_FORMEN for c in a.aufrufe)
+
+
 def leer_gezaehlt(a):
     return a.mangel == "leer" and not a.inhalt_da and a.completion_tokens is not None
 
@@ -5753,6 +5763,9 @@ WESSEN = (  # whose a failed answer is, by the evidence its Note holds, weighed 
     # functions.NAME: and nothing after: the model's, or a handler's that lost the arguments (in S4/S5 it is a
     # spare call all the same)
     Wessen("argumente_fehlen", "unklar", argumente_fehlen),
+    # a family's call marks in the content, no call among them complete: the server's parser was not applied, and
+    # whether it would have read them (or the model wrote them wrongly, or a limit cut them) cannot be told
+    Wessen("markiert", "unklar", markiert_ungelesen),
     # nothing at all: whose by the completion tokens the server counted (whitespace or a stop token written as
     # text is something the model wrote): none or one, the end of the turn alone, is a model that ends at once
     # (a fine-tune whose end-of-turn token was trained everywhere); more, tokens the server never sent
@@ -6011,6 +6024,8 @@ KLAERT = {  # what would settle each cannot-tell reason of WESSEN (and of a comp
     "angekuendigt": "the server's tool-call parser, checked with --pruefen: the calls it announced are lost there",
     "im_denken": "the server's reasoning parser paired with its tool-call parser (--pruefen)",
     "argumente_fehlen": "what the model wrote, in the server's log: the arguments, or a handler that lost them",
+    "markiert": "the server's tool-call parser for the form the model writes turned on (the diagnosis names it), "
+                "measured again",
     "leer": "a server that reports usage: an empty answer for counted tokens is the server's",
     "abgeschnitten": "a token limit set for both runs (--extra '{\"max_tokens\": 512}'), measured again",
     "text_ungeklaert": "a server that says who it is, or a probe where it tells (--pruefen)",
@@ -6198,6 +6213,11 @@ DIAGNOSE_HINWEISE = {
     "verworfen": Hinweis("outputs held several choices: the one with index 0 was graded, the others dropped",
                          "the server or a proxy set n", (), VERWORFEN_FOLGE,
                          diagnose_hinweise_verworfen_hinweis),
+    "markiert": Hinweis("outputs whose content holds a model family's call marks with no complete call among "
+                        "them (cut, malformed, or a variant of the form messen does not read)",
+                        "the server's tool-call parser was not applied: set {parser}", None,
+                        "Whose they are cannot be told: the parser would have read them, or the model wrote them "
+                        "wrongly.", je_grund("markiert")),
     "strom_defekt": Hinweis("failed outputs whose same request without stream, at temperature 0, gave other calls "
                             "(both stand in the failed-case list)",
                             "the server's streamed tool-call parser is at fault, not the model: measure without "
@@ -7613,6 +7633,76 @@ FORMEN = {"text": Form(None, bericht_text, vergleich_text, reihe_text),
                  als_json_vergleich,
                  als_json_reihe),
     "markdown": Form("print the summary as a Markdown table", bericht_markdown, vergleich_markdown, reihe_markdown)}
+
+# ---------------------------------------------------------------------------
+# What messen reads from one answer: --lesen
+# ---------------------------------------------------------------------------
+
+
+LESEN_FORM = {**{f.zeichen: f.name for f in AUFRUFFORMEN}, "[TOOL_CALLS]": "mistral", "<|python_tag|>": "llama",
+              "bare JSON": "json", "[f(a=1)]": "pythonic", "a ``` fence": "fence", "JSON in prose": "json",
+              "functions.NAME:": "handler", "functions.NAME: with nothing after it": "handler"}  # schreibform -> name
+
+
+def lesen(eingabe, ausgabe):
+    """--lesen: each JSON line of eingabe, a chat completion or an assistant message (with "tools", the tools
+    offered, beside it where their schema types the values), read as a run reads it: one JSON line each on ausgabe,
+    a line that cannot be read an object naming why, and the rest go on."""
+    for nr, zeile in enumerate(eingabe, 1):
+        if not zeile.strip():
+            continue
+        try:
+            x = json_laden(zeile, DECODER)
+        except ValueError as e:
+            gelesen = {"zeile": nr, "fehler": f"not JSON ({e})"}
+        else:
+            try:
+                gelesen = gelesen_von(x)
+            except Lesefehler as e:
+                gelesen = {"zeile": nr, "fehler": str(e)}
+        ausgabe.write(json.dumps(gelesen, ensure_ascii=False) + "\n")
+    return 0
+
+
+class Lesefehler(ValueError):
+    """A line --lesen cannot read: no completion and no message."""
+
+
+def gelesen_von(x):
+    """What messen reads from one answer: its calls, the form they came in, whose that form is, and whether its
+    content holds reasoning a server's reasoning parser should have taken."""
+    if not isinstance(x, dict):
+        raise Lesefehler("not a JSON object")
+    wahl = x.get("choices")
+    nachricht = wahl[0].get("message") if isinstance(wahl, list) and wahl and isinstance(wahl[0], dict) else x
+    if not isinstance(nachricht, dict) or not {"content", "tool_calls", "function_call"} & set(nachricht):
+        raise Lesefehler("neither a chat completion nor an assistant message (content or tool_calls)")
+    typen = {w["function"]["name"]: {k: p.get("type") for k, p in w["function"].get("parameters", {}).get(
+        "properties", {}).items() if isinstance(p, dict)} for w in x.get("tools") or [] if isinstance(w, dict) and
+        isinstance(w.get("function"), dict) and isinstance(w["function"].get("name"), str)}
+    aufrufe, form = lies_aufrufe(nachricht, typen)
+    return {"aufrufe": [aufruf_kern(c) for c in aufrufe], "form": lesen_form(aufrufe, form),
+            "wessen": lesen_wessen(nachricht, aufrufe, form), "denken_im_text": denken_im_text(nachricht)}
+
+
+def lesen_form(aufrufe, form):
+    """The form the calls came in, as --lesen names it: nativ, a family's (hermes, qwen3_xml, ...), or none."""
+    if not aufrufe:
+        return "none"
+    return "nativ" if form == "nativ" else LESEN_FORM.get(textform(aufrufe), textform(aufrufe))
+
+
+def lesen_wessen(nachricht, aufrufe, form):
+    """Whose the form of one answer is, without the run around it: calls the server sent, text and the model's own
+    forms are the model's; a family's form left as text, a handler's call without arguments, an empty answer and one
+    standing only in a reasoning field are open (the server's parser not applied, a form it does not read, or what
+    only the run's counts can tell)."""
+    if form in ("parser", "teilweise", "versuch"):
+        return "offen"
+    if aufrufe or SONDERTOKEN.sub("", ohne_denken(inhalt(nachricht))).strip():
+        return "modell"
+    return "offen"
+
 
 # ---------------------------------------------------------------------------
 # Checking a server before a long run: --pruefen
