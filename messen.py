@@ -7748,7 +7748,56 @@ def pruef_schritt_felder(endpunkt, lauf, faelle, antworten, server):
 
 
 def pruef_schritt_s3(endpunkt, lauf, faelle, antworten, server):
-    return pruef_s3(endpunkt, lauf, faelle)
+    return pruef_s3(endpunkt, lauf, faelle, antworten)
+
+
+def pruef_schritt_protokoll(endpunkt, lauf, faelle, antworten, server):
+    return [pruef_protokoll(endpunkt, lauf, faelle, antworten, server[0] if server else None)]
+
+
+PROTOKOLL_GEPRUEFT = "the answers keep the protocol a run checks"
+
+
+def pruef_protokoll(endpunkt, lauf, faelle, antworten, server):
+    """Every answer --pruefen received, and one to a case where no call is due (S4), through the checks a run
+    applies: arguments as objects or encoded twice, ids missing or shared, calls announced and lost, a parser
+    that stopped after the first call, nothing sent for tokens counted. Whose each is, as a run's diagnosis says."""
+    still = next((f for f in faelle if f.stufe in STILL), None)
+    if still is not None:
+        try:
+            antworten.append(endpunkt.frage(still, anfrage(still, lauf, {"max_tokens": PRUEF_TOKENS, **lauf.extra})))
+        except Serverfehler as e:
+            return False, f"{PROTOKOLL_GEPRUEFT}: {still.id}, where no call is due, fails: {e}"
+    befunde = collections.Counter(art for a in antworten for art in protokoll_befunde(a))
+    nicht_klar = {"geparst_abgelehnt", "aufrufe_verloren"} | (set() if familie_von(server).doppelt_kodiert else
+                                                             {"argumente_doppelt"})  # as the run's diagnosis
+    worte = [f"{PROTOKOLL_WORTE.get(art, PROTOKOLL_HINWEISE.get(art, (art,))[0])} in {zahl} of "
+             f"{len(antworten)} answers" for art, zahl in befunde.items()]
+    wer = f"{len(antworten)} answers, {f'one of them {still.id}, where no call is due' if still else 'no S4 case'}"
+    if any(art not in nicht_klar for art in befunde):
+        return False, f"{PROTOKOLL_GEPRUEFT}: {'; '.join(worte)}: the server's, as a run would name it; " \
+                      f"{protokoll_abhilfe(befunde, server)}"
+    if befunde:
+        return None, f"{PROTOKOLL_GEPRUEFT}: cannot tell; {'; '.join(worte)}: {protokoll_abhilfe(befunde, server)}"
+    return True, f"{PROTOKOLL_GEPRUEFT} ({wer})"
+
+
+PROTOKOLL_WORTE = {"teilweise_geparst": "calls in tool_calls with more left as text beside them",
+                   "leer": "answers with neither a call nor text for the tokens the server counted"}
+
+
+def protokoll_befunde(antwort):
+    """What of one answer a run names as the protocol's or the server's: PROTOKOLL's kinds, a parser that stopped
+    after the first call (teilweise_geparst), nothing sent for two or more tokens counted (leer)."""
+    b = bewerte_ausgabe(Fall("pruefen"), antwort.nachricht, antwort.finish, usage=antwort.usage)
+    return list(b.protokoll) + ["geparst_abgelehnt"] * bool(antwort.abgelehnt) + \
+        ["teilweise_geparst"] * (b.form == "teilweise") + ["leer"] * (b.wessen == ("server", "leer"))
+
+
+def protokoll_abhilfe(befunde, server):
+    """What a run's diagnosis says of each kind found, in the server's words."""
+    return "; ".join(protokoll_hinweis(art, server) if art in PROTOKOLL_HINWEISE else hinweis(art, server)
+                     for art in befunde)
 
 
 def pruef_schritt_nachfrage(endpunkt, lauf, faelle, antworten, server):
@@ -7772,7 +7821,8 @@ def pruefen(lauf, faelle):
                   (("the catalogue reaches the prompt",), 1, pruef_schritt_katalog),
                   (("a call comes back as tool_calls",), 6, pruef_schritt_aufruf),  # up to five S1 cases, the probe
                   (("usage and finish_reason are present",), 0, pruef_schritt_felder),
-                  ((STROM_GLEICH, MEHRERE), 5, pruef_schritt_s3)]  # plain and streamed, each once more, parallel
+                  ((STROM_GLEICH, MEHRERE), 5, pruef_schritt_s3),  # plain and streamed, each once more, parallel
+                  ((PROTOKOLL_GEPRUEFT,), 1, pruef_schritt_protokoll)]  # every answer, and one where none is due
     pruefungen += [((was,), 1, p) for was, p, ja in (  # the later turns asked
         ("a second turn (--nachfrage) is accepted", pruef_schritt_nachfrage, lauf.nachfrage),
         ("the tools' results (--weiter) are accepted", pruef_schritt_weiter, "S6" in lauf.spaeter)) if ja]
@@ -7919,7 +7969,12 @@ def pruef_keine_antwort(was, fall, b, server):
         return None, (f"{was}: cannot tell; in {fall.id} {DIAGNOSE_HINWEISE[grund].was}: the model answered inside "
                       f"its reasoning, or the server's reasoning parser took its answer; {hinweis(grund, server)}")
     return None, (f"{was}: cannot tell; in {fall.id} came {aufrufe_text([], b.mangel)}, and whose that is "
-                  f"cannot be told: {KLAERT[grund]}")
+                  f"cannot be told: {KLAERT_IM_PRUEFEN.get(grund, KLAERT[grund])}")
+
+
+KLAERT_IM_PRUEFEN = {  # what settles a reason where KLAERT's words would send --pruefen to itself
+    "angekuendigt": "what the model wrote, in the server's log: calls in a form its tool-call parser does not read, "
+                    "or to a tool it does not know; the calls it announced are lost there"}
 
 
 def pruef_probe(endpunkt, lauf, fall, was, server, antwort):
@@ -8001,7 +8056,7 @@ def pruef_angenommen(endpunkt, was, wer, body, fall_id, wonach):
     return True, f"{was} ({fall_id}: {kam} after the {wonach})"
 
 
-def pruef_s3(endpunkt, lauf, faelle):
+def pruef_s3(endpunkt, lauf, faelle, antworten=None):
     """Two checks on the first S3 case at temperature 0: streamed and plain give the same calls; and
     several calls come without asking for them (llama.cpp takes parallel_tool_calls from the template)."""
     fall = next((f for f in faelle if f.stufe == "S3"), None)
@@ -8011,7 +8066,10 @@ def pruef_s3(endpunkt, lauf, faelle):
     def frage(stream=False, **mehr):
         lauf_ = lauf._replace(temp=0.0, stream=stream)
         body = anfrage(fall, lauf_, {"max_tokens": PRUEF_TOKENS, **lauf.extra, **mehr})
-        return lies_aufrufe(endpunkt.frage(fall, body).nachricht)[0]
+        antwort = endpunkt.frage(fall, body)
+        if antworten is not None and not stream:  # a stream's own defects are its line's
+            antworten.append(antwort)
+        return lies_aufrufe(antwort.nachricht)[0]
     try:
         schlicht = frage()
     except Serverfehler as e:

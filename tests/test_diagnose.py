@@ -11,7 +11,7 @@ import re
 import pytest
 
 from conftest import (meldungen, vorbereitet, BY_ID, KAPITEL_FEHLER, LM_STUDIO, UNBEKANNT, UNERKANNT, completion, messung, mit_fehlern, openai_nachricht,
-                      prompt_tokens, richtig)
+                      fall_von, prompt_tokens, richtig)
 import messen
 from messen import KATALOG
 
@@ -210,8 +210,8 @@ def test_pruefen_auf_einem_gesunden_server(cli, endpunkt):
     assert (status, meldungen(err)) == (0, [])
     ohne, mit = prompt_tokens({}), prompt_tokens({"tools": KATALOG})
     assert out.splitlines() == [
-        f"Checking {server.url} with model m, 7 checks, at most 13 requests of up to --timeout 120 s and 3 pages of "
-        "up to 10 s (26:30 at most; longer only where a request the server fails is asked again):",
+        f"Checking {server.url} with model m, 8 checks, at most 14 requests of up to --timeout 120 s and 3 pages of "
+        "up to 10 s (28:30 at most; longer only where a request the server fails is asked again):",
         "  ok    the endpoint answers and accepts the model name",
         UNERKANNT,
         f"  ok    the catalogue reaches the prompt (prompt_tokens {mit} with all eleven tools, {ohne} without)",
@@ -219,20 +219,22 @@ def test_pruefen_auf_einem_gesunden_server(cli, endpunkt):
         "  ok    usage and finish_reason are present",
         "  ok    streamed and plain answers give the same calls (S3-1: 2 calls)",
         "  ok    several calls come in one answer (S3-1: 2 calls)",
+        "  ok    the answers keep the protocol a run checks (5 answers, one of them S4-1, where no call is due)",
         out.splitlines()[-2],
         "The server is set up for a measurement."]
-    # the pace of the three requests of cases, what the planned run takes at it; --timeout 120 s is enough here
-    assert re.fullmatch(r"Pace: a request of a case took \d+\.\d s here \(median of 3, the slowest \d+\.\d s, "
+    # the pace of the four requests of cases, what the planned run takes at it; --timeout 120 s is enough here
+    assert re.fullmatch(r"Pace: a request of a case took \d+\.\d s here \(median of 4, the slowest \d+\.\d s, "
                         r"answers cut at 512 tokens\); the run these settings plan, 42 requests at --parallel 1, "
                         r"takes about 0:0\d at that pace\. " + LAST, out.splitlines()[-2])
     koerper = [b for _, b in server.anfragen]
-    assert len(koerper) == 3 + 2
-    assert [b.get("max_tokens") for b in koerper] == [1, 1, 512, 512, 512]
-    assert ["tools" in b for b in koerper] == [False, True, True, True, True]
+    assert len(koerper) == 3 + 2 + 1
+    assert [b.get("max_tokens") for b in koerper] == [1, 1, 512, 512, 512, 512]
+    assert ["tools" in b for b in koerper] == [False, True, True, True, True, True]
     # S3-1 plain and streamed (with usage asked for), at temperature 0; several calls came unasked, so
     # parallel_tool_calls is never sent
     assert [(b.get("stream"), b.get("stream_options"), b.get("parallel_tool_calls"), b["temperature"])
-            for b in koerper[3:]] == [(None, None, None, 0.0), (True, {"include_usage": True}, None, 0.0)]
+            for b in koerper[3:5]] == [(None, None, None, 0.0), (True, {"include_usage": True}, None, 0.0)]
+    assert fall_von(koerper[5])["id"] == "S4-1"  # the protocol's check asks where no call is due
 
 
 KERNE = f"{os.cpu_count()} core{'s' if os.cpu_count() != 1 else ''}"  # '2 cores', as a reader counts them
@@ -264,7 +266,7 @@ def test_pruefen_schlaegt_fehl(cli, endpunkt, antwort, zeile):
     assert zeile in fehler_zeilen(out)
     assert out.splitlines()[-1].endswith("failed: fix it before a long run.") or \
         out.splitlines()[-1].endswith("failed: fix them before a long run.")
-    assert server.zahl() <= 7 + 3  # two requests of one token, at most five S1 cases, three of S3-1
+    assert server.zahl() <= 7 + 3 + 1  # two requests of one token, at most five S1 cases, three of S3-1, S4-1
 
 
 def test_pruefen_sagt_bei_antworten_im_denken_was_es_nicht_weiss(cli, endpunkt):
@@ -303,10 +305,11 @@ def test_pruefen_zaehlt_die_zeilen_die_es_druckt(cli, endpunkt):
     status, out, err = cli("--pruefen", *messung(server.url))
     zeilen = out.splitlines()
     punkte = [z for z in zeilen if re.match(r"  (ok|\?|FAIL|-) ", z)]
-    assert (status, int(re.search(r", (\d+) checks, ", zeilen[0])[1]), len(punkte)) == (1, 7, 7)
-    assert punkte[-2:] == [
+    assert (status, int(re.search(r", (\d+) checks, ", zeilen[0])[1]), len(punkte)) == (1, 8, 8)
+    assert punkte[-3:] == [
         "  FAIL  streamed and plain answers give the same calls: S3-1: the server answered 400: bad request",
-        "  ?     several calls come in one answer: not checked, the plain request failed"]
+        "  ?     several calls come in one answer: not checked, the plain request failed",
+        "  ok    the answers keep the protocol a run checks (4 answers, one of them S4-1, where no call is due)"]
 
 
 def test_pruefen_kann_es_ohne_kennung_des_servers_nicht_sagen(cli, endpunkt):
@@ -334,7 +337,7 @@ def test_pruefen_ein_unbekanntes_modell(cli, endpunkt):
         *[f"  -     {was}: not checked, the endpoint does not answer" for was in (
             "which server this is", "the catalogue reaches the prompt", "a call comes back as tool_calls",
             "usage and finish_reason are present", "streamed and plain answers give the same calls",
-            "several calls come in one answer")],
+            "several calls come in one answer", "the answers keep the protocol a run checks")],
         "1 check failed: fix it before a long run."]
     assert server.zahl() == 1
 
@@ -401,5 +404,9 @@ def test_pruefen_wiegt_eine_leere_antwort_wie_das_urteil(cli, endpunkt, usage, z
                       completion({"role": "assistant", "content": ""}, "stop", usage))
     status, out, err = cli("--pruefen", *messung(server.url))
     assert zeile in out.splitlines(), out
-    # without usage, the check of usage fails too: the answers' own line says cannot tell
-    assert (status, len(fehler_zeilen(out))) == (1, 1) and (zeile in fehler_zeilen(out)) == bool(usage), err
+    # without usage, the check of usage fails too: the answers' own line says cannot tell; with it, the check of
+    # the protocol names the empty answers as a run would, the server's
+    assert (status, len(fehler_zeilen(out))) == (1, 1 + bool(usage)) and (zeile in fehler_zeilen(out)) == bool(usage)
+    assert bool(usage) == any(z.startswith("  FAIL  the answers keep the protocol a run checks: answers with neither "
+                                           "a call nor text for the tokens the server counted in ")
+                              for z in fehler_zeilen(out)), err

@@ -1,6 +1,7 @@
 """--pruefen as a checklist that shows itself: each line as its check ends, kept on Ctrl-C, and a
 request that times out asked once."""
 
+import json
 import signal
 import subprocess
 import sys
@@ -105,7 +106,7 @@ def test_der_takt_plant_den_lauf_und_das_timeout(cli, endpunkt):
     status, out, err = cli("--pruefen", *messung(endpunkt(langsam).url, "--timeout", "1", "--parallel", "2",
                                                  "--ganz"))
     takt = next(z for z in out.splitlines() if z.startswith("Pace: "))
-    m = re.fullmatch(r"Pace: a request of a case took (\d+\.\d) s here \(median of 3, the slowest (\d+\.\d) s, "
+    m = re.fullmatch(r"Pace: a request of a case took (\d+\.\d) s here \(median of 4, the slowest (\d+\.\d) s, "
                      r"answers cut at 512 tokens\); the run these settings plan, 126 requests at --parallel 2, "
                      r"takes about (\d+):(\d\d) at that pace\. --timeout 1 s is short for it: give --timeout "
                      r"(\d+)\. " + LAST, takt)
@@ -122,3 +123,94 @@ def test_der_takt_zaehlt_die_zwillinge_des_stroms(cli, endpunkt, temp, anfragen)
     status, out, err = cli("--pruefen", *messung(endpunkt(gesund).url, "--stream", "--temp", temp))
     takt = next(z for z in out.splitlines() if z.startswith("Pace: "))
     assert (status, f"the run these settings plan, {anfragen} requests at --parallel 1" in takt) == (0, True), takt
+
+
+# ---------------------------------------------------------------------------
+# --pruefen applies the run's own checks: seven faulty shapes fail or cannot tell, clean ones are set up
+# ---------------------------------------------------------------------------
+
+def geformt(aendern):
+    """A healthy server whose calls are changed as a faulty one sends them; its own question answered plain."""
+    def antwort(fall, body, nummer):
+        x = json.loads(json.dumps(gesund(fall, body, nummer)))
+        return aendern(x, fall) if fall else x
+    return antwort
+
+
+def rufe(x):
+    return x["choices"][0]["message"].get("tool_calls") or []
+
+
+def als_objekt(x, fall):
+    for c in rufe(x):
+        c["function"]["arguments"] = json.loads(c["function"]["arguments"])
+    return x
+
+
+def doppelt(x, fall):
+    for c in rufe(x):
+        c["function"]["arguments"] = json.dumps(c["function"]["arguments"])
+    return x
+
+
+def ohne_id(x, fall):
+    for c in rufe(x):
+        c["id"] = ""
+    return x
+
+
+def nur_der_erste(x, fall):
+    """The parser stopped after the first call: the rest stays in the content as Hermes blocks."""
+    m = x["choices"][0]["message"]
+    if len(rufe(x)) > 1:
+        m["content"] = "".join(f'<tool_call>{{"name": "{c["function"]["name"]}", "arguments": '
+                               f'{c["function"]["arguments"]}}}</tool_call>' for c in m["tool_calls"][1:])
+        m["tool_calls"] = m["tool_calls"][:1]
+    return x
+
+
+def leer(x, fall):
+    return completion({"role": "assistant", "content": ""}, "stop", {"prompt_tokens": 900, "completion_tokens": 9}) \
+        if not fall["erwartet"] else x
+
+
+def verloren(x, fall):
+    return completion({"role": "assistant", "content": None}, "tool_calls") if not fall["erwartet"] else x
+
+
+from test_server import SERVER  # noqa: E402  the pages each family serves about itself
+
+FORMEN = {  # shape -> (its pages, how its answers differ, the line --pruefen gives)
+    "tgi_objekt": (SERVER["TGI"], als_objekt, "  FAIL  the answers keep the protocol a run checks: calls whose "
+                   "arguments came as a JSON object, not as a string of JSON in 2 of 5 answers"),
+    "sglang_objekt": (SERVER["SGLang"], als_objekt, "  FAIL  the answers keep the protocol a run checks: calls whose "
+                      "arguments came as a JSON object, not as a string of JSON in 2 of 5 answers"),
+    "doppelt": (SERVER["llama.cpp"], doppelt, "  FAIL  the answers keep the protocol a run checks: calls whose "
+                "arguments were encoded twice, a JSON string holding the object's JSON text in 2 of 5 answers: the server's"),
+    "lm_studio_ohne_id": (SERVER["LM Studio"], ohne_id, "  FAIL  the answers keep the protocol a run checks: calls "
+                          "without an id, or with an id another call of the same answer has in 2 of 5 answers"),
+    "nur_der_erste": (SERVER["vLLM"], nur_der_erste, "  FAIL  the answers keep the protocol a run checks: calls in "
+                      "tool_calls with more left as text beside them in 1 of 5 answers: the server's"),
+    "leer": (SERVER["vLLM"], leer, "  FAIL  the answers keep the protocol a run checks: answers with neither a call "
+             "nor text for the tokens the server counted in 1 of 5 answers: the server's"),
+    "verloren": (SERVER["SGLang"], verloren, "  ?     the answers keep the protocol a run checks: cannot tell; "
+                 "outputs with finish_reason tool_calls but no call in 1 of 5 answers"),
+}
+
+
+@pytest.mark.parametrize("form", list(FORMEN))
+def test_pruefen_sieht_was_der_lauf_sieht(cli, endpunkt, form):
+    seiten, aendern, zeile = FORMEN[form]
+    status, out, err = cli("--pruefen", *messung(endpunkt(geformt(aendern), seiten).url))
+    assert any(z.startswith(zeile) for z in out.splitlines()), out
+    assert "The server is set up for a measurement." not in out
+    assert (status, out.splitlines()[-1].split(",")[0]) == ((1, "1 check failed: fix it before a long run.") if
+                                                            "FAIL" in zeile else (0, "Nothing failed"))
+
+
+@pytest.mark.parametrize("name", ["vLLM", "llama.cpp", "Ollama", "Proxy"])
+def test_pruefen_auf_sauberen_servern(cli, endpunkt, name):
+    """Clean vLLM, llama.cpp, Ollama and an OpenAI-shaped proxy: set up, the protocol's check among the oks."""
+    status, out, err = cli("--pruefen", *messung(endpunkt(gesund, SERVER[name]).url))
+    assert out.splitlines()[-1] == "The server is set up for a measurement." and status == 0, out
+    assert any(z.startswith("  ok    the answers keep the protocol a run checks (") for z in out.splitlines())
