@@ -1702,6 +1702,10 @@ class Endpunkt:
             try:
                 retry = retry.increment(method="POST", url=self.lauf.url, response=None if r is None else r.raw)
             except MaxRetryError:
+                abgebrochen = r is not None and body.get("stream") is True and 200 <= r.status_code < 300 and \
+                    ist_strom(r) and strom_antwort(koerper_text(r), latenz, abgebrochen=True)
+                if abgebrochen:  # the server's answer as it broke off: saved as the server's, the run goes on
+                    return abgebrochen
                 raise Serverfehler(f"{fall.id}: {warum}") from None
             versuch, warte = versuch + 1, None if r is None else wartezeit(r)
             if self.bericht and not (warte and warte > 0):  # a wait the server asks for is said below
@@ -2818,7 +2822,17 @@ def bewerte_zug(fall, z, pruefungen, umbenennung, grenze=None):
                        ._replace(**kennung_von(z)), z.get("strom"), pruefungen, umbenennung)
     if z.get("abgelehnt"):  # what the server refused to parse: graded as the text it was, an agent got an error
         b = b._replace(protokoll=dict(b.protokoll, geparst_abgelehnt=1))
+    ohne = next((p for p in pruefungen if p["zweck"] == OHNE_STROM and "nachricht" in p), None)
+    if ohne and hat_denken(z["nachricht"]) != hat_denken(ohne["nachricht"]):  # one of the two lost it
+        b = b._replace(defekte=b.defekte + (DENKEN_NUR_EINMAL,))
     return b
+
+
+DENKEN_NUR_EINMAL = "reasoning in one of the stream and the plain answer only"
+
+
+def hat_denken(nachricht):
+    return any(isinstance(nachricht.get(f), str) and nachricht[f].strip() for f in ("reasoning_content", "reasoning"))
 
 
 def kennung_von(z):
@@ -5372,6 +5386,7 @@ def zurueckbenannt(aufrufe, umbenennung):
 
 
 NICHT_GESTREAMT = "a plain answer to a streamed request"
+STROM_FEHLER = "an error event mid-stream, after every attempt"
 OHNE_USAGE = "no usage chunk"  # every streamed request asks for one (stream_options.include_usage)
 
 
@@ -5379,12 +5394,14 @@ def ist_strom(r):
     return "event-stream" in r.headers.get("Content-Type", "") or r.content.lstrip()[:5] == b"data:"
 
 
-def strom_antwort(text, latenz):
+def strom_antwort(text, latenz, abgebrochen=False):
     """The Antwort of a streamed chat completion (SSE), assembled as the OpenAI spec says: content
     deltas joined; calls keyed by index, their id, type and name taken once, argument fragments
     joined in order; reasoning kept apart; finish_reason from the last choice chunk that has one;
     usage from the last chunk that has it. None when no chunk holds a choice, or when any chunk is an
-    error event (vLLM sends {"error": ...} when its tool parser raises mid-stream): no answer."""
+    error event (vLLM sends {"error": ...} when its tool parser raises mid-stream): no answer, asked again.
+    abgebrochen: after the last attempt, what came before the error event is the answer, its defect named
+    (STROM_FEHLER), so that the run saves it as the server's and goes on."""
     teile = {"content": [], "reasoning_content": [], "refusal": []}
     rufe, defekte, weitere = {}, {}, set()  # rufe: index -> call; defekte: an ordered set
     finish, usage, chunks, fertig, gewaehlt, wer = None, {}, 0, False, False, None
@@ -5402,7 +5419,10 @@ def strom_antwort(text, latenz):
         if not isinstance(chunk, dict):
             continue
         if chunk.get("error") is not None:
-            return None  # fehlerbild names the server's words
+            if not abgebrochen:
+                return None  # fehlerbild names the server's words
+            defekte[STROM_FEHLER], gewaehlt = 1, True
+            break
         chunks += 1
         wer = wer_antwortete(chunk, wer)
         usage = chunk["usage"] if isinstance(chunk.get("usage"), dict) else usage
@@ -5415,7 +5435,7 @@ def strom_antwort(text, latenz):
             finish = wahl["finish_reason"] if isinstance(wahl.get("finish_reason"), str) else finish
     if not gewaehlt:
         return None
-    if not fertig:
+    if not fertig and STROM_FEHLER not in defekte:
         defekte["no [DONE]"] = 1
     if not usage:
         defekte[OHNE_USAGE] = 1
@@ -5452,10 +5472,20 @@ def nimm_delta(delta, teile, rufe, defekte, nach_ende):
             if isinstance(wert, str) and wert:
                 if ruf[schluessel] is None:
                     ruf[schluessel] = wert
-                elif schluessel == "name" and ruf["name"] != wert:
-                    defekte["a name that changes within a call"] = 1
-        if isinstance(f.get("arguments"), str):
-            ruf["arguments"].append(f["arguments"])
+                elif schluessel in STROM_EINMAL and ruf[schluessel] != wert:
+                    defekte[STROM_EINMAL[schluessel][0]] = 1
+                elif schluessel == "name":  # OpenAI sends the name once, in the call's first delta
+                    defekte[STROM_EINMAL["name"][1]] = 1
+        args = f.get("arguments")
+        if isinstance(args, str):
+            ruf["arguments"].append(args)
+        elif args is not None:  # the spec's arguments are a string of JSON, sent in fragments
+            defekte["arguments that are not a string"] = 1
+            ruf["arguments"].append(json.dumps(args))
+
+
+STROM_EINMAL = {"name": ("a name that changes within a call", "a name sent twice within a call"),
+                "id": ("an id that changes within a call",)}  # what a call's deltas send once
 
 
 def sse_daten(text):
@@ -5709,6 +5739,10 @@ def abgelehnt(a):
     return "geparst_abgelehnt" in a.protokoll
 
 
+def strom_abgebrochen(a):
+    return STROM_FEHLER in a.defekte
+
+
 def geschleift(a):
     return a.mangel == "abgeschnitten" and a.schleife
 
@@ -5748,6 +5782,7 @@ def leer_ungezaehlt(a):
 
 WESSEN = (  # whose a failed answer is, by the evidence its Note holds, weighed in this order (Wessen rows):
     # 'server' only where the response itself proves it; 'unklar' (cannot tell) where nothing settles it
+    Wessen("strom_abgebrochen", "server", strom_abgebrochen),  # an error event mid-stream, after every attempt
     Wessen("strom_defekt", "server", strom_defekt),  # a stream its plain twin shows broken
     Wessen("strom_ungeprueft", "unklar", strom_ungeprueft),  # a stream the cross-check cannot settle
     # refused by the server's parser: the model wrote a call wrongly, or the parser rejects a form it should read
@@ -5894,7 +5929,9 @@ STROM_NOTIZEN = {  # what a stream broke of the protocol -> its kind in protokol
     "no [DONE]": "strom_ohne_done", OHNE_USAGE: "strom_ohne_usage", NICHT_GESTREAMT: "strom_ohne_strom",
     "a call delta without index": "strom_ohne_index", "a name that changes within a call": "strom_name_wechselt",
     "fragments after finish_reason": "strom_nach_ende", "data after [DONE]": "strom_nach_done",
-    "a chunk that is not JSON": "strom_kein_json"}
+    "a chunk that is not JSON": "strom_kein_json", "an id that changes within a call": "strom_id_wechselt",
+    "a name sent twice within a call": "strom_name_doppelt", "arguments that are not a string": "strom_args_kein_text",
+    DENKEN_NUR_EINMAL: "strom_denken_anders"}
 
 
 PROBE_WIE = "asked again with tool_choice \"required\" at temperature 0"
@@ -6213,6 +6250,11 @@ DIAGNOSE_HINWEISE = {
     "verworfen": Hinweis("outputs held several choices: the one with index 0 was graded, the others dropped",
                          "the server or a proxy set n", (), VERWORFEN_FOLGE,
                          diagnose_hinweise_verworfen_hinweis),
+    "strom_abgebrochen": Hinweis("streamed answers the server broke off with an error event, at every attempt "
+                                 "(graded as what came before it)", "the server's streamed parser raised mid-stream "
+                                 "(vLLM sends {\"error\": ...} so): measure without --stream to see the model, and "
+                                 "update the server or report it", None, NICHT_DAS_MODELL,
+                                 je_grund("strom_abgebrochen")),
     "markiert": Hinweis("outputs whose content holds a model family's call marks with no complete call among "
                         "them (cut, malformed, or a variant of the form messen does not read)",
                         "the server's tool-call parser was not applied: set {parser}", None,
@@ -6260,7 +6302,16 @@ PROTOKOLL_HINWEISE = {  # what a client sees of each protocol deviation, and whi
     "strom_name_wechselt": ("streams whose call changed its name midway", "a client runs the first name or the last"),
     "strom_nach_ende": ("streams with fragments after finish_reason", "a client that stops there loses them"),
     "strom_nach_done": ("streams with data after [DONE]", "a client that stops there loses it"),
-    "strom_kein_json": ("streams with a chunk that is not JSON", "a client's parser fails on it")}
+    "strom_kein_json": ("streams with a chunk that is not JSON", "a client's parser fails on it"),
+    "strom_id_wechselt": ("streams whose call deltas changed a call's id", "a client keys the call by the first and "
+                          "cannot send its result back under the other"),
+    "strom_name_doppelt": ("streams that sent a call's name in two deltas", "a client that appends the deltas, as "
+                           "the spec lets it, gets the name twice (get_contactget_contact)"),
+    "strom_args_kein_text": ("streams whose call arguments came as JSON values, not as fragments of a string",
+                             "a client that joins the fragments fails on them"),
+    "strom_denken_anders": ("answers whose reasoning came in the stream or in the same request's plain answer, not "
+                            "in both", "the server's reasoning parser streams otherwise than it answers plain: an "
+                            "agent that streams sees another answer")}
 GEWAEHLTE_GRENZE = {  # the hint where the user capped max_tokens: never "raise it" beside "cap it"
     "abgeschnitten": "under the cap this run chose (max_tokens {grenze}) the model did not finish: that is the model "
                      "at this budget; raise the cap only where a right answer needs more",

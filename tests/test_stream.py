@@ -110,6 +110,7 @@ def test_ein_verlorenes_fragment_je_aufruf(cli, endpunkt, tmp_path):
         json.dumps(BY_ID["S1-1"]["erwartet"][0]["args"])
     assert f"  strom_defekt   {mit_aufruf}: failed outputs whose same request without stream, at temperature 0, " \
         "gave other calls" in out
+    assert "unlesbar" not in out  # the calls the stream broke are the stream's only, never "the model wrote them"
     assert ('      plain:    list_contacts(status="lead") (the same request without stream: strom_defekt)'
             in out.splitlines())
     # a file saved before the stream was asked again (no "nochmal"): the stream's own answer stands in for it
@@ -262,15 +263,19 @@ FEHLER_EREIGNIS = 'data: {"error": {"message": "pop from empty list", "type": "I
 @pytest.mark.parametrize("vorher", [[], [delta({"content": "I will"}), delta({"content": " hold still"})]],
                          ids=["allein", "mitten-im-strom"])
 def test_ein_fehler_im_strom_wird_benannt(cli, endpunkt, vorher):
-    """vLLM sends an error as a data event when its tool parser raises mid-stream, then [DONE]: no answer, the
-    server's words, retried as any fault, nothing graded or saved."""
+    """vLLM sends an error as a data event when its tool parser raises mid-stream, then [DONE]: the server's words,
+    retried as any fault; after the last attempt what came before the error is saved as the server's output, and
+    the run goes on: every case's output saved, the calling ones failed and the server's."""
     server = endpunkt(lambda fall, body, nummer: (200, sse(vorher, fertig=False) + FEHLER_EREIGNIS + "data: [DONE]\n\n",
                                                   {"Content-Type": "text/event-stream"}))
     status, out, err = cli(*messung(server.url, "--stream", "--versuche", "2"))
-    assert (status, err.splitlines()[:2]) == (1, [
-        "messen: S1-1: the stream ended in an error event: pop from empty list; asking again (attempt 2 of 2)",
-        "messen: S1-1: the stream ended in an error event (2 attempts): pop from empty list"])
-    assert server.zahl() == 2 and out == ""
+    assert (status, err.splitlines()[0]) == (0, "messen: S1-1: the stream ended in an error event: pop from empty "
+                                                "list; asking again (attempt 2 of 2)")
+    gespeichert = zeilen(cli.ausgabe / "m.jsonl")[1:]
+    assert len(gespeichert) == 42 and zug(gespeichert[0])["strom"]["defekte"][0] == messen.STROM_FEHLER
+    still = 14 if vorher else 0  # text before the error holds still, as what came before it
+    assert (f"  strom_abgebrochen {42 - still}: streamed answers the server broke off with an error event, at every "
+            "attempt (graded as what came before it); the server's streamed parser raised mid-stream") in out
 
 
 def test_ein_fehler_im_strom_wird_wiederholt(cli, endpunkt, tmp_path):
@@ -462,3 +467,53 @@ def test_die_schritte_eines_jobs_ohne_usage_und_done(cli, endpunkt):
     k = json_lauf(cli, *messung(endpunkt(ohne_ende).url, "--ganz", "--stufen", "S7", "--stream"))
     assert (k["erledigt"], k["diagnose"]["protokoll"], k["tokens"]["completion"]) == \
         (26 / 26, {"strom_ohne_done": SCHRITTE, "strom_ohne_usage": SCHRITTE}, 0)  # every step the reference takes
+
+
+def mit_kopf(aendern):
+    """Each expected call streamed with its first delta changed (aendern(kopf, i) -> the deltas sent instead)."""
+    def deltas(fall):
+        alle = []
+        for i, soll in enumerate(fall["erwartet"]):
+            kopf = {"index": i, "id": f"call_{i}", "type": "function", "function": {"name": soll["name"]}}
+            alle += [delta({"tool_calls": [k]}) for k in aendern(kopf, i, soll)]
+        return alle + [delta({}, "tool_calls"), {"choices": [], "usage": {"prompt_tokens": 1500, "completion_tokens": 9}}]
+    return deltas
+
+
+def id_wechselt(kopf, i, soll):
+    return [kopf, {"index": i, "id": f"call_{i}_neu", "function": {"arguments": json.dumps(soll["args"])}}]
+
+
+def name_doppelt(kopf, i, soll):
+    return [kopf, {"index": i, "function": {"name": soll["name"], "arguments": json.dumps(soll["args"])}}]
+
+
+def args_als_objekt(kopf, i, soll):
+    return [kopf, {"index": i, "function": {"arguments": soll["args"]}}]
+
+
+@pytest.mark.parametrize("aendern, art", [(id_wechselt, "strom_id_wechselt"), (name_doppelt, "strom_name_doppelt"),
+                                          (args_als_objekt, "strom_args_kein_text")])
+def test_was_ein_strom_gegen_das_protokoll_sendet(cli, endpunkt, aendern, art):
+    """An id that changes within a call, a name sent twice, arguments that are no string: each named as the
+    protocol's, while the calls, assembled as meant, are graded right."""
+    k = json_lauf(cli, *messung(endpunkt(strom_von(mit_kopf(aendern))).url, "--stream"))
+    mit_aufruf = 8 + 12 + 8
+    assert (k["diagnose"]["protokoll"], k["auftraege_gelungen"]) == ({art: mit_aufruf}, 42 / 42)
+
+
+def test_denken_nur_im_strom_oder_nur_ohne(cli, endpunkt):
+    """S2-1 streamed answers in words and without reasoning; its plain twin calls, with reasoning_content: the
+    reasoning parser streams otherwise than it answers plain, named."""
+    def antwort(fall, body, nummer):
+        if fall["id"] != "S2-1":
+            return richtig(fall, body, nummer)
+        if body.get("stream"):
+            return 200, sse([delta({"content": "Which contacts?"}), delta({}, "stop"),
+                             {"choices": [], "usage": {"prompt_tokens": 1500, "completion_tokens": 9}}]), \
+                {"Content-Type": "text/event-stream"}
+        x = richtig(fall, body, nummer)
+        x["choices"][0]["message"]["reasoning_content"] = "The user wants every contact."
+        return x
+    k = json_lauf(cli, *messung(endpunkt(antwort).url, "--stream"))
+    assert (k["diagnose"]["protokoll"].get("strom_denken_anders"), k["diagnose"]["strom_defekt"]) == (1, 1)

@@ -171,7 +171,7 @@ def test_pruefen_nimmt_max_tokens_aus_extra(cli, endpunkt):
     server = endpunkt(antwort)
     status, out, err = cli("--pruefen", *messung(server.url, "--extra", '{"max_tokens": 64}'))
     assert (status, meldungen(err)) == (0, [])
-    assert [b["max_tokens"] for _, b in server.anfragen] == [64] * 5
+    assert [b["max_tokens"] for _, b in server.anfragen] == [64] * 6  # S4-1 among them (the protocol's check)
 
 
 def test_pruefen_ohne_katalog_zeile_vier_kann_nichts_sagen(cli, endpunkt):

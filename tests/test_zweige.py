@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import meldungen, BY_ID, completion, messung, prompt_tokens, richtig
+from conftest import meldungen, BY_ID, completion, fall_von, messung, prompt_tokens, richtig
 
 ALLE_100 = "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %."
 
@@ -98,9 +98,10 @@ def test_pruefen_ohne_s3_und_ohne_rueckfrage(cli, endpunkt, tmp_path):
     datei.write_text("".join(json.dumps(BY_ID[i]) + "\n" for i in ("S1-1", "S2-1", "S4-1")))
     status, out, err = cli("--pruefen", "--nachfrage", *messung(endpunkt(gesund).url, "--faelle", str(datei)))
     assert (status, meldungen(err)) == (0, [])
-    assert out.splitlines()[6:9] == [
+    assert out.splitlines()[6:10] == [
         "  ?     streamed and plain answers give the same calls: cannot tell, the case file has no S3 case",
         "  ?     several calls come in one answer: cannot tell, the case file has no S3 case",
+        "  ok    the answers keep the protocol a run checks (4 answers, one of them S4-1, where no call is due)",
         "  ?     a second turn (--nachfrage) is accepted: cannot tell, the case file has no case with a reply "
         "(nachtrag)"]
 
@@ -114,4 +115,6 @@ def test_pruefen_ohne_aufruf_in_s3(cli, endpunkt):
         "  ?     streamed and plain answers give the same calls: cannot tell, no call came in S3-1 without stream",
         "  ?     several calls come in one answer: cannot tell, S3-1 brought at most one call, asked for several or "
         "not"]
-    assert [b.get("parallel_tool_calls") for _, b in server.anfragen][-1] is True
+    # the last request of S3-1 asks for several calls; the protocol's check then asks S4-1
+    assert [(fall_von(b).get("id"), b.get("parallel_tool_calls")) for _, b in server.anfragen][-2:] == [
+        ("S3-1", True), ("S4-1", None)]
