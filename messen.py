@@ -3735,8 +3735,7 @@ def parser():
                    "before vLLM 0.11, say): saved with the run; runs stated alike are one server to --vergleich")
     p.add_argument("--pruefen", action="store_true", help="check the server's set-up with a few requests")
     p.add_argument("--selbsttest", action="store_true", help="measure the built-in loopback endpoint")
-    p.add_argument("--lesen", action="store_true", help="read answers (JSON lines on stdin: chat completions or "
-                   "assistant messages) and write what messen reads from each: its calls, their form, whose")
+    p.add_argument("--lesen", action="store_true", help="read answers (JSON lines on stdin) and write what is read")
     return p
 
 

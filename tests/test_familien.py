@@ -195,3 +195,14 @@ def test_lesen_liest_jede_zeile_fuer_sich():
         {"zeile": 6, "fehler": "neither a chat completion nor an assistant message (content or tool_calls)"},
         {"aufrufe": [], "form": "none", "wessen": "offen", "denken_im_text": False},
     ]
+
+
+def test_pruefen_mit_gemma4_aufrufen_als_text(cli, endpunkt):
+    """--pruefen on the same server: never "that is the model", never "set up"; the form is named."""
+    server = endpunkt(lambda fall, body, nummer: gemma(fall, body, nummer) if fall else
+                      completion({"role": "assistant", "content": "OK"}, "length"))
+    status, out, err = cli("--pruefen", *messung(server.url))
+    zeile = next(z for z in out.splitlines() if "a call comes back as tool_calls" in z)
+    assert zeile.startswith("  ?     a call comes back as tool_calls: cannot tell; in S1-1 calls were read from the "
+                            "answer text (<|tool_call>), never from tool_calls")
+    assert "that is the model" not in out and "set up for a measurement" not in out
