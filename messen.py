@@ -656,6 +656,7 @@ class Note(typing.NamedTuple):
     job: "Job" = None  # an S7 job's steps
     bfcl: bool = None  # a BFCL case's: BFCL's own verdict (its FC mode: tool_calls only; see bfcl_urteil)
     grenze: int = None  # the max_tokens the user set for it, without which a cut answer is no evidence on the model
+    denken_im_text: bool = False  # its content holds reasoning delimiters: the server's reasoning parser was off
     wer: dict = None  # what the answer says answered it: {"modell", "build"} (wer_antwortete)
     abdruck: tuple = None  # (its digest without call ids, the call ids, its characters): see abdruck
 
@@ -698,7 +699,7 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, 
         return Note(aufrufe=tuple(aufrufe), form=form, treffer=treffer, offen=offen, soll=len(soll), mangel=fehlt,
                     still=still, nativ=len(native_rohe(nachricht)), protokoll=protokoll_von(nachricht, finish),
                     text=erste_zeile(nachricht), schleife=schleife, inhalt_da=inhalt(nachricht) != "", finish=finish,
-                    completion_tokens=tokens, nur_gedacht=gedacht,
+                    completion_tokens=tokens, nur_gedacht=gedacht, denken_im_text=denken_im_text(nachricht),
                     befunde=tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else [] if vollstaendig or
                                   not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
                     bfcl=fall.art.weise.urteil(fall, nachricht), grenze=grenze)
@@ -6206,6 +6207,10 @@ def diagnose_hinweise_label_umgeschrieben_hinweis(k):
     return sum(not b.aufrufe and bool(b.text) for b in k.alle) * all(b.finish == NATIV for b in k.alle)
 
 
+def diagnose_hinweise_denken_im_text_hinweis(k):
+    return sum(b.denken_im_text for b in k.alle)
+
+
 def diagnose_hinweise_verworfen_hinweis(k):
     return sum(bool(a.verworfen) for a in k.ausgaben)
 
@@ -6246,6 +6251,11 @@ DIAGNOSE_HINWEISE = {
                                    ("server",), "They are graded as calls announced and lost (angekuendigt), whose "
                                    "they are cannot be told.",
                                    diagnose_hinweise_label_umgeschrieben_hinweis),  # a label no answer deserves
+    "denken_im_text": Hinweis("outputs whose content holds the model's reasoning between its family's delimiters "
+                              "(<think>, Harmony's analysis channel, Gemma 4's thought channel, [THINK])",
+                              "the server's reasoning parser is off: {denken}", ("server",),
+                              "They were graded without it; an agent on this server receives the reasoning as "
+                              "content.", diagnose_hinweise_denken_im_text_hinweis),
     "verworfen": Hinweis("outputs held several choices: the one with index 0 was graded, the others dropped",
                          "the server or a proxy set n", (), VERWORFEN_FOLGE,
                          diagnose_hinweise_verworfen_hinweis),
