@@ -206,3 +206,70 @@ def test_pruefen_mit_gemma4_aufrufen_als_text(cli, endpunkt):
     assert zeile.startswith("  ?     a call comes back as tool_calls: cannot tell; in S1-1 calls were read from the "
                             "answer text (<|tool_call>), never from tool_calls")
     assert "that is the model" not in out and "set up for a measurement" not in out
+
+
+# ---------------------------------------------------------------------------
+# Any call, written as each family's template writes it, is read back exactly (hypothesis)
+# ---------------------------------------------------------------------------
+
+from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+NAME = st.from_regex(r"[a-z][a-z_]{0,15}", fullmatch=True)
+TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="<>|"), max_size=30).filter(
+    lambda t: t == t.strip())  # noqa: E731  a value as a template writes it between its delimiters
+WERT = st.one_of(TEXT, st.integers(-10 ** 6, 10 ** 6), st.booleans(), st.lists(TEXT, max_size=3))
+ARGS = st.dictionaries(st.from_regex(r"[a-z][a-z_]{0,9}", fullmatch=True), WERT, max_size=4)
+RUFE = st.lists(st.fixed_dictionaries({"name": NAME, "args": ARGS}), min_size=1, max_size=3)
+SCHEMA = {str: "string", int: "integer", bool: "boolean", list: "array"}
+
+
+def roh(v):
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def gemma_wert(v):
+    if isinstance(v, str):
+        return f'<|"|>{v}<|"|>'
+    if isinstance(v, list):
+        return "[" + ",".join(gemma_wert(x) for x in v) + "]"
+    return json.dumps(v)
+
+
+SCHREIBEN = {  # each family's call as its chat template writes it
+    "hermes": lambda c: f'<tool_call>\n{json.dumps({"name": c["name"], "arguments": c["args"]})}\n</tool_call>',
+    "qwen3_xml": lambda c: f"<tool_call>\n<function={c['name']}>\n" + "".join(
+        f"<parameter={k}>\n{roh(v)}\n</parameter>\n" for k, v in c["args"].items()) + "</function>\n</tool_call>",
+    "glm": lambda c: f"<tool_call>{c['name']}\n" + "".join(
+        f"<arg_key>{k}</arg_key>\n<arg_value>{roh(v)}</arg_value>\n" for k, v in c["args"].items()) + "</tool_call>",
+    "kimi": lambda c: f"<|tool_call_begin|>functions.{c['name']}:0<|tool_call_argument_begin|>"
+                      f"{json.dumps(c['args'])}<|tool_call_end|>",
+    "deepseek": lambda c: f"<{DS}tool▁call▁begin{DS}>{c['name']}<{DS}tool▁sep{DS}>{json.dumps(c['args'])}"
+                          f"<{DS}tool▁call▁end{DS}>",
+    "dsml": lambda c: f'<｜DSML｜invoke name="{c["name"]}">\n' + "".join(
+        f'<｜DSML｜parameter name="{k}" string="{"true" if isinstance(v, str) else "false"}">{roh(v)}'
+        f"</｜DSML｜parameter>\n" for k, v in c["args"].items()) + "</｜DSML｜invoke>",
+    "gemma4": lambda c: f"<|tool_call>call:{c['name']}{{" + ",".join(
+        f"{k}:{gemma_wert(v)}" for k, v in c["args"].items()) + "}<tool_call|>",
+    "harmony": lambda c: f"<|start|>assistant<|channel|>commentary to=functions.{c['name']} <|constrain|>json"
+                         f"<|message|>{json.dumps(c['args'])}<|call|>",
+    "mistral": lambda c: f"[TOOL_CALLS]{c['name']}[ARGS]{json.dumps(c['args'])}",
+}
+HUELLE = {"kimi": ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"),
+          "deepseek": (f"<{DS}tool▁calls▁begin{DS}>", f"<{DS}tool▁calls▁end{DS}>"),
+          "dsml": ("<｜DSML｜function_calls>\n", "\n</｜DSML｜function_calls>")}
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(rufe=RUFE, form=st.sampled_from(sorted(SCHREIBEN)), denken=st.booleans())
+def test_jeder_aufruf_jeder_familie_wird_genau_gelesen(rufe, form, denken):
+    vorne, hinten = HUELLE.get(form, ("", ""))
+    text = ("<think>\nFirst the weather.\n</think>\n\n" if denken else "") + vorne + "".join(
+        SCHREIBEN[form](c) for c in rufe) + hinten
+    typen = {}  # the tools' schemas: one tool called twice has one, so a key keeps one type
+    for c in rufe:
+        for k, v in c["args"].items():
+            assume(typen.setdefault(c["name"], {}).setdefault(k, SCHEMA[type(v)]) == SCHEMA[type(v)])
+    aufrufe, _ = messen.lies_aufrufe({"role": "assistant", "content": text}, typen)
+    assert [messen.aufruf_kern(c) for c in aufrufe] == rufe
