@@ -657,6 +657,7 @@ class Note(typing.NamedTuple):
     bfcl: bool = None  # a BFCL case's: BFCL's own verdict (its FC mode: tool_calls only; see bfcl_urteil)
     grenze: int = None  # the max_tokens the user set for it, without which a cut answer is no evidence on the model
     denken_im_text: bool = False  # its content holds reasoning delimiters: the server's reasoning parser was off
+    fremde_marken: bool = False  # its content writes a chat template's turn markers as text (FREMDE_MARKEN)
     wer: dict = None  # what the answer says answered it: {"modell", "build"} (wer_antwortete)
     abdruck: tuple = None  # (its digest without call ids, the call ids, its characters): see abdruck
 
@@ -700,6 +701,7 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, 
                     still=still, nativ=len(native_rohe(nachricht)), protokoll=protokoll_von(nachricht, finish),
                     text=erste_zeile(nachricht), schleife=schleife, inhalt_da=inhalt(nachricht) != "", finish=finish,
                     completion_tokens=tokens, nur_gedacht=gedacht, denken_im_text=denken_im_text(nachricht),
+                    fremde_marken=bool(FREMDE_MARKEN.search(inhalt(nachricht))),
                     befunde=tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else [] if vollstaendig or
                                   not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
                     bfcl=fall.art.weise.urteil(fall, nachricht), grenze=grenze)
@@ -2152,6 +2154,9 @@ def grund(e):
 
 MISTRAL_ARGS = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*(?:\[CALL_ID\]\s*\w+\s*)?\[ARGS\]")
 SONDERTOKEN = re.compile(r"<\|(?:eom_id|eot_id|end|im_end)\|>|</s>")
+FREMDE_MARKEN = re.compile(r"<\|im_(?:start|end)\|>|<(?:start|end)_of_turn>|<\|(?:eot_id|start_header_id)\|>|</s>")
+# a chat template's turn markers (ChatML's, Gemma's, Llama 3's, the end of a sequence): written as text, the model
+# never saw its own end-of-turn token, so the template is not the model's
 NAME_IM_TEXT = re.compile(r'"name"\s*:\s*"([^"]*)"')
 AUFRUF_IN_PROSA = re.compile(r'\[\s*\{\s*"name"|\{\s*"name"')
 # subtle: every pattern that reads what a server sends is linear; the rest is str.find
@@ -2470,7 +2475,9 @@ def tool_call_aufrufe(text, typen=None):
     bloecke = [b for b, _ in zwischen(text, "<tool_call>", "</tool_call>")]
     if "<arg_key>" in text or bloecke and all(re.fullmatch(r"\s*[A-Za-z_][\w.-]*\s*", b) for b in bloecke):
         return glm_aufrufe(text, typen)
-    return [a for block in bloecke for a in json_aufrufe(block, True)]
+    # a tag with no call after it is no call attempt: prose that names `<tool_call>`, a template's instruction
+    # repeated ("within <tool_call></tool_call> XML tags")
+    return [a for block in bloecke if block.strip()[:1] in ("{", "[") for a in json_aufrufe(block, True)]
 
 
 DEEPSEEK = ("<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>")  # U+FF5C and U+2581, as its tokens are
@@ -5743,6 +5750,10 @@ def strom_abgebrochen(a):
     return STROM_FEHLER in a.defekte
 
 
+def fremde_vorlage(a):
+    return a.fremde_marken
+
+
 def geschleift(a):
     return a.mangel == "abgeschnitten" and a.schleife
 
@@ -5790,6 +5801,9 @@ WESSEN = (  # whose a failed answer is, by the evidence its Note holds, weighed 
     # an answer cut while it repeats itself is the model's: it loops, whatever the limit; runs are compared only
     # under the same server, chat template and settings. A cut one is the model's under a limit the user set (the
     # same for both runs); without one, the server's own limit may have cut it, which cannot be told
+    # a template's turn markers written as text: the model never saw its own end-of-turn token, and a model on
+    # another family's template loops and rambles past it: the set-up's, not the model's
+    Wessen("fremde_vorlage", "server", fremde_vorlage),
     Wessen("schleife", "modell", geschleift),
     Wessen("abgeschnitten", "modell", gekappt_unter_grenze),
     Wessen("abgeschnitten", "unklar", gekappt_ohne_grenze),
@@ -6259,6 +6273,10 @@ DIAGNOSE_HINWEISE = {
     "verworfen": Hinweis("outputs held several choices: the one with index 0 was graded, the others dropped",
                          "the server or a proxy set n", (), VERWORFEN_FOLGE,
                          diagnose_hinweise_verworfen_hinweis),
+    "fremde_vorlage": Hinweis("outputs that write a chat template's turn markers as text (<|im_end|>, <|im_start|>, "
+                              "<end_of_turn>, <|eot_id|>, </s>): the model never saw its own end-of-turn token, so "
+                              "this chat template is not the model's", "serve it with the chat template in its own "
+                              "turn format: {vorlage}", None, NICHT_DAS_MODELL, je_grund("fremde_vorlage")),
     "strom_abgebrochen": Hinweis("streamed answers the server broke off with an error event, at every attempt "
                                  "(graded as what came before it)", "the server's streamed parser raised mid-stream "
                                  "(vLLM sends {\"error\": ...} so): measure without --stream to see the model, and "
@@ -7843,6 +7861,8 @@ def pruef_protokoll(endpunkt, lauf, faelle, antworten, server):
 
 
 PROTOKOLL_WORTE = {"teilweise_geparst": "calls in tool_calls with more left as text beside them",
+                   "fremde_vorlage": "answers that write a chat template's turn markers as text (<|im_end|>, "
+                                     "<end_of_turn>, <|eot_id|>, </s>): this chat template is not the model's",
                    "leer": "answers with neither a call nor text for the tokens the server counted"}
 
 
@@ -7850,7 +7870,8 @@ def protokoll_befunde(antwort):
     """What of one answer a run names as the protocol's or the server's: PROTOKOLL's kinds, a parser that stopped
     after the first call (teilweise_geparst), nothing sent for two or more tokens counted (leer)."""
     b = bewerte_ausgabe(Fall("pruefen"), antwort.nachricht, antwort.finish, usage=antwort.usage)
-    return list(b.protokoll) + ["geparst_abgelehnt"] * bool(antwort.abgelehnt) + \
+    return list(b.protokoll) + ["geparst_abgelehnt"] * bool(antwort.abgelehnt) + ["fremde_vorlage"] * \
+        b.fremde_marken + \
         ["teilweise_geparst"] * (b.form == "teilweise") + ["leer"] * (b.wessen == ("server", "leer"))
 
 

@@ -13,7 +13,7 @@
 3. Pathological answers: each hostile shape at 5 MB is read from its body, graded,
    saved and read back; target well under a second. Its time over that of the same
    shape at 0.5 MB shows the cost is linear (about 10; quadratic would be about 100).
-4. A hostile run: S2-7 answered with 30,000 <tool_call> tags (330 KB), the rest right;
+4. A hostile run: S2-7 answered with 30,000 <tool_call> tags each opening a call (360 KB), the rest right;
    the whole run and a regrade (--bewerten) each, target < 10 s on two cores.
 5. A large BFCL file: 12,000 simple_python cases (the sample's 60, again and again, 11 MB
    with their possible answers), read a line at a time: the peak of memory while reading
@@ -178,13 +178,13 @@ def pathologisch():
 
 
 def feindlich(ordner):
-    """(seconds of the run, of its regrade) with S2-7 answered by 30,000 <tool_call> tags, on the tests' own
+    """(seconds of the run, of its regrade) with S2-7 answered by 30,000 <tool_call> tags each opening a call, on the tests' own
     loopback endpoint (tests/conftest.py), every other case right."""
     from conftest import Endpunkt, completion, richtig
 
     def antwort(fall, body, nummer):
         if fall["id"] == "S2-7":
-            return completion({"role": "assistant", "content": "<tool_call>" * 30_000})
+            return completion({"role": "assistant", "content": "<tool_call>{" * 30_000})
         return richtig(fall, body, nummer)
     s = Endpunkt(antwort)
     lauf = dauer(messen_lauf(s.url, ordner, "feind"))

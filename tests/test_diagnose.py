@@ -32,7 +32,8 @@ NULL = {"leer": 0, "abgeschnitten": 0, "schleife": 0, "aus_text": 0, "teilweise_
         "text_ungeklaert": 0, "probe": None, "im_denken": 0, "leer_ungezaehlt": 0, "sofort_beendet": 0,
         "katalog_fehlt": False,
         "verworfen": 0, "strom_defekt": 0, "strom_ungeprueft": 0, "label_umgeschrieben": 0, "text_form": None, "katalog_unklar": None,
-        "unlesbar": {}, "gemischt": {}, "markiert": 0, "strom_abgebrochen": 0, "denken_im_text": 0}
+        "unlesbar": {}, "gemischt": {}, "markiert": 0, "strom_abgebrochen": 0, "denken_im_text": 0,
+        "fremde_vorlage": 0}
 
 
 def json_lauf(cli, *argv):

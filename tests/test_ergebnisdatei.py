@@ -238,12 +238,13 @@ def seit_2026_12(k):
     and label_umgeschrieben (text alone labelled tool_calls where every answer is: none here), and gemischt
     (answers that name two models or builds: none here), and markiert (a family's call marks with no complete call
     among them: none here), strom_abgebrochen (streams broken off by an error event: none here), and
-    denken_im_text (reasoning delimiters left in the content: none here)."""
+    denken_im_text (reasoning delimiters left in the content: none here), and fremde_vorlage (a template's turn markers
+    written as text: none here)."""
     d = dict(k["diagnose"])
     d["strom_defekt"] = d.pop("stream_defekt")
     return dict(k, diagnose=dict(d, sofort_beendet=0, leer_ungezaehlt=0, label_umgeschrieben=0,
                                                           gemischt={}, markiert=0, strom_abgebrochen=0,
-                                                          denken_im_text=0), fehlerarten=dict(k["fehlerarten"], kontextgrenze=0),
+                                                          denken_im_text=0, fremde_vorlage=0), fehlerarten=dict(k["fehlerarten"], kontextgrenze=0),
                 erledigt_nativ=k["erledigt"], bfcl=None)  # S7's jobs done natively: here, where none wrote text, all
 
 

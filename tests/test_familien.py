@@ -273,3 +273,15 @@ def test_jeder_aufruf_jeder_familie_wird_genau_gelesen(rufe, form, denken):
             assume(typen.setdefault(c["name"], {}).setdefault(k, SCHEMA[type(v)]) == SCHEMA[type(v)])
     aufrufe, _ = messen.lies_aufrufe({"role": "assistant", "content": text}, typen)
     assert [messen.aufruf_kern(c) for c in aufrufe] == rufe
+
+
+@pytest.mark.parametrize("text", [
+    "No tool fits here. A model on this server would write `<tool_call>` before a call, but I have none to make.",
+    "I answer within <tool_call></tool_call> XML tags when I call a function; here I need the contact's name.",
+])
+def test_ein_tag_ohne_aufruf_danach_ist_kein_versuch(text):
+    """A tag with no call after it is no call attempt (issue: a false S4 failure, a parser 'stopped after the first')."""
+    assert messen.lies_aufrufe({"role": "assistant", "content": text}) == ([], None)
+    neben = {"role": "assistant", "content": text, "tool_calls": [
+        {"id": "call_a1b2c3d4", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}]}
+    assert messen.lies_aufrufe(neben)[1] == "nativ"  # beside native calls: never "teilweise"

@@ -84,11 +84,11 @@ def test_der_permutationstest_endet_bei_vielen_verschiedenen_zahlen():
 
 
 def test_dreissigtausend_aufrufe_als_text_bleiben_kurze_zeilen(cli, endpunkt):
-    """A hostile answer of 30,000 <tool_call> tags (330 KB): each call is read once, with its form and what was
+    """A hostile answer of 30,000 <tool_call> tags each opening a call (360 KB): each call is read once, with its form and what was
     written, and every line of the summary stays short and counts what it leaves out."""
     def antwort(fall, body, nummer):
         if fall["id"] == "S2-7":  # the full stop: a text that ends repeating one piece is a loop, whatever its label
-            return completion({"role": "assistant", "content": "<tool_call>" * 30_000 + "."})
+            return completion({"role": "assistant", "content": "<tool_call>{" * 30_000 + "."})
         return richtig(fall, body, nummer)
     server = endpunkt(antwort)
     status, out, err = cli(*messung(server.url))
@@ -102,7 +102,7 @@ def test_dreissigtausend_aufrufe_als_text_bleiben_kurze_zeilen(cli, endpunkt):
         assert differs.startswith('      differs:  update_contact(contact_id="11d3e7b0-4c52-4a1e-9b8f-0d6a3f2c5e10", '
                                   'status="kunde") not called; malformed call ?; ')
         assert differs.endswith(f"; ... and {30_000 - differs.count('malformed call ?')} more")
-        assert ('      written:  <tool_call>: "' + "<tool_call>" * 7 + '<to... (330001 characters)"') in zeilen_
+        assert ('      written:  <tool_call>: "' + "<tool_call>{" * 6 + '<tool_ca... (360001 characters)"') in zeilen_
         assert "Failure classes: kein_aufruf 1, fehlerhaft 30000." in zeilen_
 
 
@@ -110,7 +110,7 @@ def test_ein_vergleich_mit_dreissigtausend_aufrufen_bleibt_kurz(cli, endpunkt):
     """The comparison's line for a flipped case stays short too: its calls and its reasons each cut, counted."""
     def antwort(fall, body, nummer):
         if fall["id"] == "S2-7":
-            return completion({"role": "assistant", "content": "<tool_call>" * 30_000 + "."})
+            return completion({"role": "assistant", "content": "<tool_call>{" * 30_000 + "."})
         return richtig(fall, body, nummer)
     gut, schlecht = endpunkt(), endpunkt(antwort)
     assert cli(*messung(gut.url, "--tag", "gut"))[0] == 0
