@@ -3811,8 +3811,9 @@ def zeige(lauf, e, faelle, ausgaben, gezeigt=False):
     return k
 
 
-def lauf_messen(lauf, alle, sha):
-    """Measure (or resume) the run lauf.tag on the cases it asks of `alle`, print its summary, return its figures."""
+def lauf_messen(lauf, alle, sha, sagen=True):
+    """Measure (or resume) the run lauf.tag on the cases it asks of `alle`, print its summary, return its figures;
+    where it asked anything, its last line says where it saved what (sagen: not for the self-test's own folder)."""
     pfad = lauf.ausgabe / f"{lauf.tag}.jsonl"
     faelle = faelle_fuer(alle, lauf.spaeter, lauf.stufen, lauf.faelle)
     with dateifehler_vorab(pfad), allein(pfad) as gesperrt:  # messe turns its own file errors into exit 1
@@ -3827,7 +3828,10 @@ def lauf_messen(lauf, alle, sha):
         if not gezeigt:
             ausgaben = messe(lauf, faelle, pfad, einstellungen, ausgaben, start)
             einstellungen = nach_dem_lauf(lauf, pfad, einstellungen, faelle, ausgaben)
-    return zeige(lauf, einstellungen, faelle, ausgaben, gezeigt)
+    k = zeige(lauf, einstellungen, faelle, ausgaben, gezeigt)
+    if sagen and not gezeigt:
+        print(f"messen: saved: {pfad} ({mal(fertig(ausgaben), 'output')})", file=sys.stderr)
+    return k
 
 
 @contextlib.contextmanager
@@ -8335,7 +8339,7 @@ def selbsttest(lauf, faelle, sha):
     try:
         with tempfile.TemporaryDirectory() as ordner:
             k = lauf_messen(lauf._replace(url=adresse, modell="selbsttest", tag="selbsttest",
-                                          ausgabe=Path(ordner), neu=False, ohne_proxy=True), faelle, sha)
+                                          ausgabe=Path(ordner), neu=False, ohne_proxy=True), faelle, sha, False)
     except Abbruch as e:
         if isinstance(e, Unterbrochen):
             raise

@@ -481,8 +481,10 @@ def langsam(sekunden, antwort=richtig):
 
 
 def meldungen(err):
-    """stderr without the progress lines (a run's counts, --pruefen's check as it starts)."""
-    return [z for z in err.splitlines() if not re.fullmatch(r"messen: \d+/\d+ outputs|messen: checking .* \.\.\.", z)]
+    """stderr without the progress lines (a run's counts, --pruefen's check as it starts) and a complete run's last
+    line, where it saved what."""
+    return [z for z in err.splitlines()
+            if not re.fullmatch(r"messen: \d+/\d+ outputs|messen: checking .* \.\.\.|messen: saved: .* outputs?\)", z)]
 
 
 # ---------------------------------------------------------------------------

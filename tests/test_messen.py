@@ -356,3 +356,15 @@ def test_jede_stufe_mit_nebenfeld_prueft_es():
 def test_der_selbsttest_beschuldigt_die_installation_nur_wo_sie_schuld_ist(stufen, schuld):
     faelle = [messen.als_fall(f) for f in FAELLE]
     assert messen.selbsttest_schuld("faelle.jsonl", faelle, stufen) == schuld
+
+
+def test_ein_lauf_sagt_wo_er_was_gespeichert_hat(cli, endpunkt):
+    """A complete run's last line says where it saved what; shown again, a run asks nothing and says nothing."""
+    server = endpunkt()
+    status, out, err = cli(*messung(server.url, "--tag", "t"))
+    pfad = cli.ausgabe / "t.jsonl"
+    assert (status, err.splitlines()[-1]) == (0, f"messen: saved: {pfad} (42 outputs)")
+    status, out, err = cli(*messung(server.url, "--tag", "t"))
+    assert status == 0 and "saved:" not in err
+    status, out, err = cli("--selbsttest")
+    assert status == 0 and "saved:" not in err  # its folder is gone when it ends

@@ -38,7 +38,9 @@ def test_die_fortschrittszeile_auf_einem_terminal(endpunkt, tmp_path):
     finally:
         os.close(herr)
     assert proc.returncode == 0
-    zeilen = [z for z in text.replace("\r\n", "\n").split("\r") if z]
+    text, gespeichert = text.replace("\r\n", "\n").rsplit("messen: saved: ", 1)  # the run's last line, its own
+    assert gespeichert == f"{tmp_path / 'm.jsonl'} (42 outputs)\n"
+    zeilen = [z for z in text.split("\r") if z]
     stand = [ZEILE.fullmatch(z.rstrip("\n")) for z in zeilen]
     assert all(stand), [z for z, m in zip(zeilen, stand) if not m][:3]
     # one line, rewritten from the first second (0/42) and for every output; a tick between repeats a count
@@ -52,7 +54,8 @@ def test_die_fortschrittszeile_auf_einem_terminal(endpunkt, tmp_path):
 def test_ohne_terminal_bleiben_die_schlichten_zeilen(cli, endpunkt):
     status, out, err = cli(*messung(endpunkt().url))
     assert [z for z in err.splitlines() if z.startswith("messen: ")] == [
-        f"messen: {n}/42 outputs" for n in (5, 9, 13, 17, 21, 26, 30, 34, 38, 42)]
+        f"messen: {n}/42 outputs" for n in (5, 9, 13, 17, 21, 26, 30, 34, 38, 42)] + [
+        f"messen: saved: {cli.ausgabe / 'm.jsonl'} (42 outputs)"]
 
 
 def test_uhrzeit():
