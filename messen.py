@@ -1208,6 +1208,7 @@ class Lauf(typing.NamedTuple):
     form: str = "text"  # a row of FORMEN: text, json or markdown
     alle: bool = False  # every failed output in the lists, not the first FEHLSCHLAEGE_GEZEIGT
     server: str = None  # --server: what the user states serves the URL, where no page identifies it
+    mit_vorlage: bool = False  # --mit-vorlage: a comparison of each model with its own chat template
 
 # ---------------------------------------------------------------------------
 # Loading and checking faelle.jsonl
@@ -3726,6 +3727,8 @@ def parser():
     p.add_argument("--streng", action="store_true",
                    help="with --vergleich: exit 3 when the last run's model is worse than the first's beyond chance "
                         f"at {NIVEAU_WORT}%, 2 when the runs are not comparable or the evidence cannot settle it")
+    p.add_argument("--mit-vorlage", action="store_true", help="with --vergleich: compare each model with its own "
+                   "chat template, which a fine-tune ships (the server's build and every setting still the same)")
     p.add_argument("--bild", type=bild_arg, metavar="FILE",
                    help="with --bewerten or --vergleich: draw the run(s) as FILE.svg or FILE.png (matplotlib)")
     p.add_argument("--nachfrage", action="store_true", help="S5: after an answer that may have held still, "
@@ -4000,7 +4003,7 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
     if streng and halb:
         raise Eingabefehler(f"--streng needs complete runs; {' and '.join(halb)} {'is' if len(halb) == 1 else 'are'} "
                             "incomplete: finish measuring first")
-    vs = [vergleiche(laeufe[0], spaeter) for spaeter in laeufe[1:]]
+    vs = [vergleiche(laeufe[0], spaeter, lauf.mit_vorlage) for spaeter in laeufe[1:]]
     form = FORMEN[lauf.form]  # a pair, or a series
     print(form.paar(laeufe[0], laeufe[1], vs[0], {f.id: f for f in faelle}, None if lauf.alle else
                     FEHLSCHLAEGE_GEZEIGT) if len(laeufe) == 2 else form.reihe(laeufe, vs))
@@ -4021,8 +4024,9 @@ def ausfuehren(args, lauf):
             raise Eingabefehler(f"{' and '.join(gegeben)} are {was}; give one of them")
     if args.bild and not (args.vergleich or args.bewerten):
         raise Eingabefehler("--bild goes with --bewerten TAG or --vergleich A B [C ...]")
-    if args.streng and not args.vergleich:
-        raise Eingabefehler("--streng goes with --vergleich A B [C ...]")
+    for flagge in ("streng", "mit_vorlage"):
+        if getattr(args, flagge) and not args.vergleich:
+            raise Eingabefehler(f"--{flagge.replace('_', '-')} goes with --vergleich A B [C ...]")
     if args.vergleich and len(args.vergleich) < 2:
         raise Eingabefehler("argument --vergleich: needs two runs or more (A B, or a series A B C ...)")
     if args.bild:
@@ -6367,9 +6371,15 @@ def server_wort(s, angabe=None):
         (f"; chat template {vorlage})" if vorlage else ")")
 
 
-def kennung(s):
-    """What makes a server the same server: its family, build or version, and chat template."""
-    return s and (s["name"], s["version"], (s.get("vorlage") or {}).get("sha256"))
+def kennung(s, ohne_vorlage=False):
+    """What makes a server the same server: its family, build or version, and chat template (not where the user
+    compares each model with its own, --mit-vorlage)."""
+    return s and (s["name"], s["version"], None if ohne_vorlage else (s.get("vorlage") or {}).get("sha256"))
+
+
+def vorlage_digest(e):
+    """A run's chat template as its server named it (llama.cpp's digest), or None."""
+    return ((e.get("server") or {}).get("vorlage") or {}).get("sha256")
 
 
 def eine_url(url):
@@ -6669,8 +6679,8 @@ class Vergleich(collections.namedtuple("Vergleich", (
         "a b besser schlechter p test aufloesung faelle_verglichen aenderung jenseits_zufall richtung wessen "
         "serverseitig unklar modell grenze gruppen_stufen nicht_vergleichbar "
         "mit_weiter mit_ganz "  # a later stage's: its cases are in the test (a field per row with a flag)
-        "mit_kapitel mit_nachfrage differenz gegenlauf nativ bfcl rueck ergebnis gleich"),
-        defaults=(None,) * 3 + ((), None, None))):
+        "mit_kapitel mit_nachfrage differenz gegenlauf nativ bfcl rueck ergebnis gleich mit_vorlage"),
+        defaults=(None,) * 3 + ((), None, None, None))):
     """A comparison of two runs, made once by vergleiche: the test as the outputs stand, each part's both ways, the
     flips and whose, what makes the runs not comparable, the end (ergebnis) with its exit status; all read it.
     aufloesung: (cases, p), the least the test can call beyond chance, or None; wessen: id -> Flip; modell: part
@@ -6678,7 +6688,8 @@ class Vergleich(collections.namedtuple("Vergleich", (
     mit_nachfrage: S6's cases, S7's, S5's second turns are in the test; differenz: figure -> B minus A; nativ (a
     Teil): gelungen_nativ paired, where text calls changed what an agent gets done; bfcl (a Test): BFCL's verdict
     paired, for BFCL runs; rueck: kinds that moved the other way in either count; gegenlauf: a Gegenlauf or None;
-    gleich: at temperature 0, (answers the same to the letter, call ids aside, answers both runs have), else None."""
+    gleich: at temperature 0, (answers the same to the letter, call ids aside, answers both runs have), else None;
+    mit_vorlage: (A's chat template, B's) where each model was compared with its own (--mit-vorlage), else None."""
     __slots__ = ()
 
     @property
@@ -6695,7 +6706,7 @@ class Vergleich(collections.namedtuple("Vergleich", (
         return STRENG.get(self.ergebnis, 0)
 
 
-def vergleiche(a, b):
+def vergleiche(a, b, mit_vorlage=False):
     """The paired test of two runs (Gemessen) as their outputs stand (every draw), then the verdict on the model:
     taken twice, every output that is no evidence on the model (the server's, cannot tell) counted for B and
     against B, over all cases and, Holm-corrected, calling and holding still apart; only what both say stands."""
@@ -6724,7 +6735,8 @@ def vergleiche(a, b):
         modell=teile, grenze=token_grenze(ea), gruppen_stufen={g: ", ".join(filter(None, [
             stufen_kurz(sorted({stufe[i] for i in gemeinsam if art[i] == g == gruppe(stufe[i])})),
             "S5's second turns" * any(art[i] == g != gruppe(stufe[i]) for i in gemeinsam)])) for g in GRUPPEN},
-        nicht_vergleichbar=nicht_vergleichbar(ea, ka, a.ausgaben, eb, kb, b.ausgaben, gemeinsam),
+        nicht_vergleichbar=nicht_vergleichbar(ea, ka, a.ausgaben, eb, kb, b.ausgaben, gemeinsam, mit_vorlage),
+        mit_vorlage=tuple(vorlage_digest(e) for e in (ea, eb)) if mit_vorlage else None,
         **{f"mit_{s.feld}": None not in (getattr(ka, s.figuren[0].name), getattr(kb, s.figuren[0].name))
            for s in STUFEN_TABELLE if s.feld},  # mit_weiter, mit_ganz: a later stage's cases are in the test
         mit_kapitel=ka.auftraege_gelungen is not None and kb.auftraege_gelungen is not None, mit_nachfrage=nachfrage,
@@ -6743,6 +6755,16 @@ def gleiche_antworten(aa, ab):
     xa, xb = abdruecke(aa), abdruecke(ab)
     beide = [k for k in xa if k in xb]
     return sum(xa[k][0] == xb[k][0] for k in beide), len(beide)
+
+
+def vorlage_satz(v):
+    """With --mit-vorlage, what was compared: each model with its own chat template, the change named."""
+    if not v.mit_vorlage:
+        return ""
+    ta, tb = v.mit_vorlage
+    was = (f"{v.a} on chat template {ta}, {v.b} on {tb}" if ta != tb else f"one chat template in both ({ta})") \
+        if ta and tb else "neither server named its chat template, so the change cannot be shown"
+    return f"\nCompared as model and chat template (--mit-vorlage): {was}; every other setting is the same."
 
 
 def gleich_satz(v):
@@ -6929,7 +6951,7 @@ PROMPT_FAKTOR = 2  # the same cases' prompts cost this many times more in one ru
 # alone are about a thousand tokens, three times a case without them
 
 
-def nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam):
+def nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam, mit_vorlage=False):
     """Why two runs measure something else than their models, or None: no case in common, a setting
     asked differently (temperature, stream, any --extra), the catalogue that reached one prompt only
     (katalog_fehlt, or the prompt tokens of the cases both share), a tool-call parser off in one only."""
@@ -6952,7 +6974,8 @@ def nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam):
         if e.get("server_danach"):
             return f"the server of {e['tag']} changed during the run: {server_wort(e['server'])} at its start, " \
                    f"{server_wort(e['server_danach'])} at its end; measure it anew (--neu) on one"
-    if sa and sb and kennung(sa) != kennung(sb):  # llama-server, say, reads no parallel_tool_calls as false
+    if sa and sb and kennung(sa, mit_vorlage) != kennung(sb, mit_vorlage):  # llama-server, say, reads no
+        # parallel_tool_calls as false; with --mit-vorlage the template is part of what is compared
         was = "server" if sa["name"] != sb["name"] else "build, version or chat template"
         return f"{ea['tag']} was served by {server_wort(sa)}, {eb['tag']} by {server_wort(sb)}: another {was}, " \
                "whose own limits are measured with its model; measure both on one"
@@ -7139,7 +7162,8 @@ def urteil(v):
     ganz = " as a whole, not in every kind (below)" if m.urteil == "besser" and v.rueck else ""
     satz += ": " + schluss(m, v.b, ganz) + "\nBy kind, Holm-corrected for the two: " + "; ".join(
         gruppe_text(v, g) for g in GRUPPEN) + "." + gruppen_schluss(v) + "".join(
-        r.satz(v, t) for r in TEILARTEN if r.satz for t in [r.nimm(v)] if t) + bfcl_satz(v) + gleich_satz(v)
+        r.satz(v, t) for r in TEILARTEN if r.satz for t in [r.nimm(v)] if t) + bfcl_satz(v) + gleich_satz(v) + \
+        vorlage_satz(v)
     return satz.split("\n")
 
 

@@ -398,3 +398,25 @@ def test_ein_stream_sagt_was_antwortete(cli, endpunkt):
     vorbereitet(cli, *messung(endpunkt(strom).url, "--stream"))
     assert {json.dumps(a["zuege"][0]["wer"]) for a in zeilen(cli.ausgabe / "m.jsonl")[1:]} == {
         json.dumps({"modell": "qwen", "build": "b6800-1a2b3c4"})}
+
+
+# ---------------------------------------------------------------------------
+# A fine-tune that brings its own chat template: model and template compared, the change named
+# ---------------------------------------------------------------------------
+
+def test_ein_modell_mit_seiner_eigenen_vorlage(cli, endpunkt):
+    from test_tor_beweis import OHNE_PARALLEL, QWEN, kurz, llama
+    vorbereitet(cli, *messung(endpunkt(seiten=llama("b6800", QWEN)).url, "--tag", "a"))
+    vorbereitet(cli, *messung(endpunkt(sonst_richtig({i: erfunden(i) for i in RUFEN[:8]}),
+                                       llama("b6800", OHNE_PARALLEL)).url, "--tag", "b"))
+    assert cli("--vergleich", "a", "b", "--streng")[0] == 2  # another template: not comparable as models alone
+    rc, out, err = cli("--vergleich", "a", "b", "--streng", "--mit-vorlage")
+    assert (rc, err) == (3, f"messen: b is worse than a beyond chance at 5 % over all cases (p = {2 / 2 ** 8:.3g}) "
+                            f"and in calling (p = {2 * 2 / 2 ** 8:.3g}, Holm-corrected); --streng exits 3\n")
+    assert (f"Compared as model and chat template (--mit-vorlage): a on chat template {kurz(QWEN)}, b on "
+            f"{kurz(OHNE_PARALLEL)}; every other setting is the same.") in out.splitlines()
+    assert json.loads(cli("--vergleich", "a", "b", "--mit-vorlage", "--json")[1])["mit_vorlage"] == [
+        kurz(QWEN), kurz(OHNE_PARALLEL)]
+    vorbereitet(cli, *messung(endpunkt(seiten=llama("b7011", OHNE_PARALLEL)).url, "--tag", "c"))
+    rc, out, err = cli("--vergleich", "a", "c", "--streng", "--mit-vorlage")
+    assert rc == 2 and "another build, version or chat template" in err  # another build stays not comparable
