@@ -7842,11 +7842,13 @@ def pruef_schritt_server(endpunkt, lauf, faelle, antworten, server):
 
 
 def pruef_schritt_katalog(endpunkt, lauf, faelle, antworten, server):
-    return [pruef_katalog(endpunkt, lauf, antworten, server[0])]
+    ergebnis = pruef_katalog(endpunkt, lauf, antworten, server[0])
+    server.append(ergebnis[0])  # after the server: whether the catalogue reaches the prompt, for the checks after
+    return [ergebnis]
 
 
 def pruef_schritt_aufruf(endpunkt, lauf, faelle, antworten, server):
-    return [pruef_aufruf(endpunkt, lauf, faelle, antworten, server[0])]
+    return [pruef_aufruf(endpunkt, lauf, faelle, antworten, server[0], katalog_fehlt=server[1:2] == [False])]
 
 
 def pruef_schritt_felder(endpunkt, lauf, faelle, antworten, server):
@@ -8019,7 +8021,7 @@ def pruef_katalog(endpunkt, lauf, antworten, server=None):
     return True, f"{was} ({zahlen})"
 
 
-def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
+def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5, katalog_fehlt=False):
     """Up to five S1 cases (the easiest calls) until one comes back; how it came back, and whose it is.
     Each answer is cut at PRUEF_TOKENS unless --extra sets max_tokens: seconds, not minutes."""
     was = "a call comes back as tool_calls"
@@ -8062,9 +8064,11 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5):
         return None, (f"{was}: cannot tell, every answer of {len(gruende)} was cut at {grenze} tokens before a call "
                       f"or text came (finish_reason length), as a thinking model's is; give it more with "
                       f"--extra '{{\"max_tokens\": 4096}}'")
+    warum = "the catalogue does not reach the prompt (above), so the model was never offered the tools: fix that " \
+        "first" if katalog_fehlt else "the model answered without one: that is the model, not the server's " \
+        "setting, and a run can go ahead: its figures measure it"
     return None, (f"{was}: cannot tell, no call came in {len(auswahl)} {'S1 ' * (not ersatz)}"
-                  f"case{'s' * (len(auswahl) != 1)} within {grenze} tokens (the model answered without one: that is "
-                  f"the model, not the server's setting){ersatz}")
+                  f"case{'s' * (len(auswahl) != 1)} within {grenze} tokens ({warum}){ersatz}")
 
 
 def pruef_keine_antwort(was, fall, b, server):
@@ -8195,7 +8199,7 @@ def pruef_strom(fall, was, schlicht, strom, frage):
     stream is blamed, as a run's cross-check does: behind a prompt cache or several slots, a repeated
     prompt is answered otherwise at temperature 0, streamed or not."""
     if not schlicht:
-        return None, f"{was}: cannot tell, no call came in {fall.id} without stream"
+        return None, f"{was}: cannot tell, no call came in {fall.id} without stream; {WEITER_MESSEN}"
     if als_menge(strom) == als_menge(schlicht):
         return True, f"{was} ({fall.id}: {mal(len(schlicht), 'call')})"
     nochmal, strom_nochmal = frage(), frage(stream=True)
@@ -8231,9 +8235,10 @@ def pruef_mehr(lauf, fall, was, schlicht, frage):
     if len(ausdruecklich) > 1:
         return False, (f"{was}: in {fall.id} only when asked: this server sends one call per answer unless "
                        "asked: --extra '{\"parallel_tool_calls\": true}'")
-    return None, f"{was}: cannot tell, {fall.id} brought at most one call, asked for several or not"
+    return None, f"{was}: cannot tell, {fall.id} brought at most one call, asked for several or not; {WEITER_MESSEN}"
 
 
+WEITER_MESSEN = "that is the model's answer, not the server's set-up: a run can go ahead, and S3's figure measures it"
 PARALLEL_AUS = ("--extra sets parallel_tool_calls false, so the S3 cases, which need several calls in one answer, "
                 "measure that setting, not the model")
 

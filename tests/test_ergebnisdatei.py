@@ -270,6 +270,7 @@ def test_alte_dateien_ergeben_dieselben_zahlen(cli, tmp_path, tag, format):
         assert neu.pop("bfcl") is None  # since 2026-12: BFCL's own verdict paired, for runs of its cases
         assert neu.pop("gegenlauf") is None  # since 2026-12: as meant and native point the same way here
         assert neu.pop("gleich") == [42, 42]  # since 2026-12-07: at temperature 0, answers the same to the letter
+        assert neu.pop("mit_vorlage") is None  # since 2026-12-07: no --mit-vorlage
         alt = json.loads(alt)
         alt["a_kennzahlen"], alt["b_kennzahlen"] = map(seit_2026_12, (alt["a_kennzahlen"], alt["b_kennzahlen"]))
         # since 2026-12 the server's outputs count for B and against B (S3-2's empty one in alles): the model's

@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+import messen
+
 from conftest import meldungen, BY_ID, completion, fall_von, messung, prompt_tokens, richtig
 
 ALLE_100 = "By stage: S1 100 %, S2 100 %, S3 100 %, S4 100 %, S5 100 %."
@@ -112,9 +114,10 @@ def test_pruefen_ohne_aufruf_in_s3(cli, endpunkt):
     status, out, err = cli("--pruefen", *messung(server.url))
     assert (status, meldungen(err)) == (0, [])
     assert out.splitlines()[6:8] == [
-        "  ?     streamed and plain answers give the same calls: cannot tell, no call came in S3-1 without stream",
+        "  ?     streamed and plain answers give the same calls: cannot tell, no call came in S3-1 without stream; "
+        f"{messen.WEITER_MESSEN}",
         "  ?     several calls come in one answer: cannot tell, S3-1 brought at most one call, asked for several or "
-        "not"]
+        f"not; {messen.WEITER_MESSEN}"]
     # the last request of S3-1 asks for several calls; the protocol's check then asks S4-1
     assert [(fall_von(b).get("id"), b.get("parallel_tool_calls")) for _, b in server.anfragen][-2:] == [
         ("S3-1", True), ("S4-1", None)]
