@@ -7856,7 +7856,7 @@ def pruef_schritt_felder(endpunkt, lauf, faelle, antworten, server):
 
 
 def pruef_schritt_s3(endpunkt, lauf, faelle, antworten, server):
-    return pruef_s3(endpunkt, lauf, faelle, antworten)
+    return pruef_s3(endpunkt, lauf, faelle, antworten, KATALOG_ZUERST if server[1:2] == [False] else WEITER_MESSEN)
 
 
 def pruef_schritt_protokoll(endpunkt, lauf, faelle, antworten, server):
@@ -8169,7 +8169,7 @@ def pruef_angenommen(endpunkt, was, wer, body, fall_id, wonach):
     return True, f"{was} ({fall_id}: {kam} after the {wonach})"
 
 
-def pruef_s3(endpunkt, lauf, faelle, antworten=None):
+def pruef_s3(endpunkt, lauf, faelle, antworten=None, naechstes=None):
     """Two checks on the first S3 case at temperature 0: streamed and plain give the same calls; and
     several calls come without asking for them (llama.cpp takes parallel_tool_calls from the template)."""
     fall = next((f for f in faelle if f.stufe == "S3"), None)
@@ -8188,18 +8188,18 @@ def pruef_s3(endpunkt, lauf, faelle, antworten=None):
     except Serverfehler as e:
         return [(False, f"{STROM_GLEICH}: {e}"), (None, f"{MEHRERE}: not checked, the plain request failed")]
     try:
-        zeile_strom = pruef_strom(fall, STROM_GLEICH, schlicht, frage(stream=True), frage)
+        zeile_strom = pruef_strom(fall, STROM_GLEICH, schlicht, frage(stream=True), frage, naechstes)
     except Serverfehler as e:
         zeile_strom = False, f"{STROM_GLEICH}: the streamed request fails: {e}"
-    return [zeile_strom, pruef_mehr(lauf, fall, MEHRERE, schlicht, frage)]
+    return [zeile_strom, pruef_mehr(lauf, fall, MEHRERE, schlicht, frage, naechstes)]
 
 
-def pruef_strom(fall, was, schlicht, strom, frage):
+def pruef_strom(fall, was, schlicht, strom, frage, naechstes=None):
     """The stream gives the plain answer's calls. Where it does not, each is asked once more before the
     stream is blamed, as a run's cross-check does: behind a prompt cache or several slots, a repeated
     prompt is answered otherwise at temperature 0, streamed or not."""
     if not schlicht:
-        return None, f"{was}: cannot tell, no call came in {fall.id} without stream; {WEITER_MESSEN}"
+        return None, f"{was}: cannot tell, no call came in {fall.id} without stream; {naechstes or WEITER_MESSEN}"
     if als_menge(strom) == als_menge(schlicht):
         return True, f"{was} ({fall.id}: {mal(len(schlicht), 'call')})"
     nochmal, strom_nochmal = frage(), frage(stream=True)
@@ -8214,7 +8214,7 @@ def pruef_strom(fall, was, schlicht, strom, frage):
                   "one prompt otherwise from request to request at temperature 0, so no answer here tells the stream")
 
 
-def pruef_mehr(lauf, fall, was, schlicht, frage):
+def pruef_mehr(lauf, fall, was, schlicht, frage, naechstes=None):
     """Several calls in one answer, unasked; else asked with parallel_tool_calls: true, which a server
     may refuse (then the bench, which never sends the field itself, has nothing to change)."""
     gesetzt = lauf.extra.get("parallel_tool_calls")
@@ -8235,10 +8235,12 @@ def pruef_mehr(lauf, fall, was, schlicht, frage):
     if len(ausdruecklich) > 1:
         return False, (f"{was}: in {fall.id} only when asked: this server sends one call per answer unless "
                        "asked: --extra '{\"parallel_tool_calls\": true}'")
-    return None, f"{was}: cannot tell, {fall.id} brought at most one call, asked for several or not; {WEITER_MESSEN}"
+    return None, (f"{was}: cannot tell, {fall.id} brought at most one call, asked for several or not; "
+                  f"{naechstes or WEITER_MESSEN}")
 
 
 WEITER_MESSEN = "that is the model's answer, not the server's set-up: a run can go ahead, and S3's figure measures it"
+KATALOG_ZUERST = "the catalogue does not reach the prompt (above): fix that first"  # never the model's below that
 PARALLEL_AUS = ("--extra sets parallel_tool_calls false, so the S3 cases, which need several calls in one answer, "
                 "measure that setting, not the model")
 

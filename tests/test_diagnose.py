@@ -418,3 +418,14 @@ def test_pruefen_wiegt_eine_leere_antwort_wie_das_urteil(cli, endpunkt, usage, z
     assert bool(usage) == any(z.startswith("  FAIL  the answers keep the protocol a run checks: answers with neither "
                                            "a call nor text for the tokens the server counted in ")
                               for z in fehler_zeilen(out)), err
+
+
+def test_pruefen_widerspricht_keinem_fail_darueber(cli, endpunkt):
+    """Under "the catalogue does not reach the prompt", no line says the model answered without a call."""
+    status, out, err = cli("--pruefen", *messung(endpunkt(ohne_katalog).url))
+    zeilen = out.splitlines()
+    assert status == 1 and zeilen[3].startswith("  FAIL  the catalogue reaches the prompt")
+    assert zeilen[4] == ("  ?     a call comes back as tool_calls: cannot tell, no call came in 5 S1 cases within 512 "
+                         "tokens (the catalogue does not reach the prompt (above), so the model was never offered the "
+                         "tools: fix that first)")
+    assert "that is the model" not in out
