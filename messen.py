@@ -3727,8 +3727,7 @@ def parser():
     p.add_argument("--streng", action="store_true",
                    help="with --vergleich: exit 3 when the last run's model is worse than the first's beyond chance "
                         f"at {NIVEAU_WORT}%, 2 when the runs are not comparable or the evidence cannot settle it")
-    p.add_argument("--mit-vorlage", action="store_true", help="with --vergleich: compare each model with its own "
-                   "chat template, which a fine-tune ships (the server's build and every setting still the same)")
+    p.add_argument("--mit-vorlage", action="store_true", help="with --vergleich: each model with its own chat template")
     p.add_argument("--bild", type=bild_arg, metavar="FILE",
                    help="with --bewerten or --vergleich: draw the run(s) as FILE.svg or FILE.png (matplotlib)")
     p.add_argument("--nachfrage", action="store_true", help="S5: after an answer that may have held still, "
@@ -3736,8 +3735,7 @@ def parser():
     for s in STUFEN_TABELLE:  # a later stage's flag, from its row: --weiter, --ganz
         if s.feld:
             p.add_argument(f"--{s.feld}", action="store_true", help=f"also {s.name}: {s.hilfe}")
-    p.add_argument("--stufen", type=stufen_arg, metavar="S2,S6", help="ask only the cases of these stages (S6 "
-                                                                     "with --weiter)")
+    p.add_argument("--stufen", type=stufen_arg, metavar="S2,S6", help="ask only the cases of these stages")
     p.add_argument("--stichprobe", type=zahl(1, int), metavar="N", help="BFCL's cases: N of each category, drawn "
                    "evenly across its file, the same N each time")
     p.add_argument("--stream", action="store_true", help="ask every request streamed, as an agent does; the "
