@@ -280,7 +280,7 @@ def test_jeder_aufruf_jeder_familie_wird_genau_gelesen(rufe, form, denken):
     "I answer within <tool_call></tool_call> XML tags when I call a function; here I need the contact's name.",
 ])
 def test_ein_tag_ohne_aufruf_danach_ist_kein_versuch(text):
-    """A tag with no call after it is no call attempt (issue: a false S4 failure, a parser 'stopped after the first')."""
+    """A tag with no call after it is no call attempt: no false S4 failure, no parser 'stopped after the first'."""
     assert messen.lies_aufrufe({"role": "assistant", "content": text}) == ([], None)
     neben = {"role": "assistant", "content": text, "tool_calls": [
         {"id": "call_a1b2c3d4", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}]}

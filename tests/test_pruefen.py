@@ -186,7 +186,8 @@ FORMEN = {  # shape -> (its pages, how its answers differ, the line --pruefen gi
     "sglang_objekt": (SERVER["SGLang"], als_objekt, "  FAIL  the answers keep the protocol a run checks: calls whose "
                       "arguments came as a JSON object, not as a string of JSON in 2 of 5 answers"),
     "doppelt": (SERVER["llama.cpp"], doppelt, "  FAIL  the answers keep the protocol a run checks: calls whose "
-                "arguments were encoded twice, a JSON string holding the object's JSON text in 2 of 5 answers: the server's"),
+                "arguments were encoded twice, a JSON string holding the object's JSON text in 2 of 5 answers: the "
+                "server's"),
     "lm_studio_ohne_id": (SERVER["LM Studio"], ohne_id, "  FAIL  the answers keep the protocol a run checks: calls "
                           "without an id, or with an id another call of the same answer has in 2 of 5 answers"),
     "nur_der_erste": (SERVER["vLLM"], nur_der_erste, "  FAIL  the answers keep the protocol a run checks: calls in "

@@ -476,7 +476,8 @@ def mit_kopf(aendern):
         for i, soll in enumerate(fall["erwartet"]):
             kopf = {"index": i, "id": f"call_{i}", "type": "function", "function": {"name": soll["name"]}}
             alle += [delta({"tool_calls": [k]}) for k in aendern(kopf, i, soll)]
-        return alle + [delta({}, "tool_calls"), {"choices": [], "usage": {"prompt_tokens": 1500, "completion_tokens": 9}}]
+        schluss = {"choices": [], "usage": {"prompt_tokens": 1500, "completion_tokens": 9}}
+        return alle + [delta({}, "tool_calls"), schluss]
     return deltas
 
 
