@@ -5275,7 +5275,7 @@ def bfcl_zeilen(bfcl):
                                                     if bfcl.fehlt.get(g) else "")
               for g, w in (("nicht_live", "non-live"), ("live", "live")) if getattr(bfcl, g) is not None]
     zeilen = [stufenzeile(bfcl.stufen, BFCL_WORT)[:-1] + (f"; BFCL's overall {', '.join(gesamt)}" if gesamt else "")
-              + f"; pooled by messen over all {prozent(bfcl.gesamt)}."]
+              + f"; all cases together {prozent(bfcl.gesamt)} (messen's share, no figure of BFCL's)."]
     anders = bfcl.still_anders
     if anders:
         zeilen.append(f"BFCL counts {sum(anders.values())} irrelevance answers as restraint that messen does not: "

@@ -92,7 +92,7 @@ def test_the_stage_line_reads_the_categories_and_bfcls_line_stands_beside_it(cli
         in zeilen
     assert ("BFCL's verdict (tool_calls only, as its FC mode): simple_python 0 %, multiple 0 %, parallel 0 %, "
             "parallel_multiple 0 %, irrelevance 100 %; BFCL's overall non-live 0 % (partial: without simple_java, "
-            "simple_javascript); pooled by messen over all 18.2 %.") in zeilen
+            "simple_javascript); all cases together 18.2 % (messen's share, no figure of BFCL's).") in zeilen
     assert "BFCL counts 40 irrelevance answers as restraint that messen does not: 40 written as text." in zeilen
     assert 40 / 220 == pytest.approx(0.182, abs=5e-4)
 

@@ -158,8 +158,8 @@ def test_bfcls_overalls_are_bfcls_a_model_that_never_calls_reads_0_percent(cli, 
     assert ("BFCL's verdict (tool_calls only, as its FC mode): simple_python 0 %, multiple 0 %, parallel 0 %, "
             "parallel_multiple 0 %, irrelevance 100 %, live_simple 0 %, live_multiple 0 %, live_parallel 0 %, "
             "live_parallel_multiple 0 %, live_irrelevance 100 %; BFCL's overall non-live 0 % (partial: without "
-            "simple_java, simple_javascript), live 0 %; pooled by "
-            f"messen over all {80 / 440 * 100:.1f} %.") in out.splitlines()
+            "simple_java, simple_javascript), live 0 %; all cases together "
+            f"{80 / 440 * 100:.1f} % (messen's share, no figure of BFCL's).") in out.splitlines()
     assert not any(z.startswith("BFCL counts") for z in out.splitlines())  # "No." is restraint to both
 
 
@@ -190,7 +190,7 @@ def test_bfcls_non_live_overall_is_a_mean_of_categories_and_its_live_one_a_mean_
     out = vorbereitet(cli, "--url", e.url, "--modell", "m", "--tag", "teil", "--faelle", str(teil))[1]
     assert ("BFCL's verdict (tool_calls only, as its FC mode): simple_python 100 %, irrelevance 100 %; BFCL's "
             "overall non-live 100 % (partial: without simple_java, simple_javascript, multiple, parallel, "
-            "parallel_multiple); pooled by messen over all 100 %.") in out.splitlines()
+            "parallel_multiple); all cases together 100 % (messen's share, no figure of BFCL's).") in out.splitlines()
 
 
 def test_a_line_counts_the_irrelevance_answers_bfcl_takes_for_restraint_and_messen_does_not(cli, endpunkt):
@@ -218,8 +218,8 @@ def test_a_line_counts_the_irrelevance_answers_bfcl_takes_for_restraint_and_mess
                       "--extra", '{"max_tokens": 256}')[1]
     zeilen_ = out.splitlines()
     assert f"By stage: irrelevance {19 / 40 * 100:.1f} %." in zeilen_  # messen: the 19 "No." held still
-    assert "BFCL's verdict (tool_calls only, as its FC mode): irrelevance 100 %; pooled by messen over all 100 %." \
-        in zeilen_
+    assert ("BFCL's verdict (tool_calls only, as its FC mode): irrelevance 100 %; all cases together 100 % (messen's "
+            "share, no figure of BFCL's).") in zeilen_
     assert ("BFCL counts 21 irrelevance answers as restraint that messen does not: 19 written as text, 1 malformed "
             "(fehlerhaft), 1 cut by the token limit (abgeschnitten).") in zeilen_
 
