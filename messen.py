@@ -701,7 +701,7 @@ def bewerte_ausgabe(fall, nachricht, finish=None, umbenennung=None, usage=None, 
                     still=still, nativ=len(native_rohe(nachricht)), protokoll=protokoll_von(nachricht, finish),
                     text=erste_zeile(nachricht), schleife=schleife, inhalt_da=inhalt(nachricht) != "", finish=finish,
                     completion_tokens=tokens, nur_gedacht=gedacht, denken_im_text=denken_im_text(nachricht),
-                    fremde_marken=bool(FREMDE_MARKEN.search(inhalt(nachricht))),
+                    fremde_marken=any(m in inhalt(nachricht) for m in FREMDE_MARKEN),
                     befunde=tuple(kein_befund(fehlt, schleife, gedacht) if fehlt else [] if vollstaendig or
                                   not soll and not aufrufe else befunde(aufrufe, soll, still, treffer)),
                     bfcl=fall.art.weise.urteil(fall, nachricht), grenze=grenze)
@@ -2155,9 +2155,9 @@ def grund(e):
 
 MISTRAL_ARGS = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*(?:\[CALL_ID\]\s*\w+\s*)?\[ARGS\]")
 SONDERTOKEN = re.compile(r"<\|(?:eom_id|eot_id|end|im_end)\|>|</s>")
-FREMDE_MARKEN = re.compile(r"<\|im_(?:start|end)\|>|<(?:start|end)_of_turn>|<\|(?:eot_id|start_header_id)\|>|</s>")
-# a chat template's turn markers (ChatML's, Gemma's, Llama 3's, the end of a sequence): written as text, the model
-# never saw its own end-of-turn token, so the template is not the model's
+FREMDE_MARKEN = ("<|im_start|>", "<|im_end|>", "<start_of_turn>", "<end_of_turn>", "<|eot_id|>", "<|start_header_id|>",
+                 "</s>")  # a chat template's turn markers (ChatML's, Gemma's, Llama 3's, the end of a sequence):
+# written as text, the model never saw its own end-of-turn token, so the template is not the model's
 NAME_IM_TEXT = re.compile(r'"name"\s*:\s*"([^"]*)"')
 AUFRUF_IN_PROSA = re.compile(r'\[\s*\{\s*"name"|\{\s*"name"')
 # subtle: every pattern that reads what a server sends is linear; the rest is str.find
@@ -2331,22 +2331,31 @@ def inhalt(nachricht):
     return c if c.strip() or not isinstance(nachricht.get("refusal"), str) else nachricht["refusal"]
 
 
+@functools.lru_cache(maxsize=2)
 def ohne_denken(text):
     """The text without its reasoning, as each family delimits it (DENKEN: <think> of Qwen3 and DeepSeek-R1,
-    Harmony's analysis channel, Gemma 4's thought channel, Magistral's [THINK]), an unclosed block cut off."""
-    text = DENKEN.sub("", text) if DENKEN_ANFANG.search(text) else text
+    Harmony's analysis channel, Gemma 4's thought channel, Magistral's [THINK]), an unclosed block cut off.
+    subtle: one answer's grading asks it three times of one text (the calls, the reason, the first line): kept for
+    the last two texts, each a scan of a 5 MB answer saved twice."""
+    text = DENKEN.sub("", text) if denk_marke(text) else text
     return text.rsplit("</think>", 1)[1] if "</think>" in text else text  # the template opened <think> itself
 
 
 DENKEN = re.compile(r"<think>.*?(?:</think>|\Z)|(?:<\|start\|>assistant)?<\|channel\|>analysis<\|message\|>.*?"
                     r"(?:<\|end\|>|\Z)|<\|channel>.*?(?:<channel\|>|\Z)|\[THINK\].*?(?:\[/THINK\]|\Z)", re.S)
-DENKEN_ANFANG = re.compile(r"<think>|</think>|<\|channel\|>analysis|<\|channel>|\[THINK\]")  # reasoning left in
-# the content: the server's reasoning parser is off (denken_im_text)
+DENK_MARKEN = ("<think>", "</think>", "<|channel|>analysis", "<|channel>", "[THINK]")  # reasoning left in the
+# content: the server's reasoning parser is off (denken_im_text)
+
+
+def denk_marke(text):
+    """Does the text hold a reasoning delimiter? subtle: a find per mark, not one regex: a 5 MB text of '[' made
+    the regex try [THINK] at every character, ten times the time of the whole grading."""
+    return any(m in text for m in DENK_MARKEN)
 
 
 def denken_im_text(nachricht):
     """Does the content hold a family's reasoning delimiters: the server's reasoning parser was not applied?"""
-    return bool(DENKEN_ANFANG.search(inhalt(nachricht)))
+    return denk_marke(inhalt(nachricht))
 
 
 def text_aufrufe(text, typen=None):
@@ -2609,6 +2618,7 @@ AUFRUFFORMEN = (  # each family's form, weighed in this order: the first whose m
     Aufrufform("to=functions.", "harmony", harmony_aufrufe, "openai", "gpt-oss"))
 
 
+@functools.lru_cache(maxsize=2)  # asked twice of one text: its calls, then the name of their form
 def familienform(text):
     """The row of AUFRUFFORMEN whose mark the text holds first in that order, or None. A Harmony recipient opening
     the text alone is the handler's form (HANDLER), read before."""
