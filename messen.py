@@ -8127,12 +8127,14 @@ def pruef_takt(lauf, faelle, anfragen):
     dauern = [sekunden for wer, sekunden in anfragen if wer != PRUEF_ID]
     if not dauern:
         return None
+    stufe = {f.id: f.stufe for f in faelle}
+    gefragt = stufen_kurz(sorted({stufe[wer] for wer, _ in anfragen if wer in stufe}, key=STUFEN.index))
     anzahl, p = sum(f.art.weise.anfragen(f, lauf) for f in faelle) * lauf.n, lauf.parallel
     # a run takes the sum of its requests: their mean, which the long answers of S3-S5 pull above the median
     mittel, mitte, schnellste, laengste = statistics.fmean(dauern), statistics.median(dauern), min(dauern), max(dauern)
     grenze = pruef_grenze(lauf)
-    satz = (f"Pace: a request of a case took {mittel:.1f} s here on average ({mal(len(dauern), 'request')} of S1, S3 "
-            f"and S4: median {mitte:.1f} s, the slowest {laengste:.1f} s; answers "
+    satz = (f"Pace: a request of a case took {mittel:.1f} s here on average ({mal(len(dauern), 'request')} of "
+            f"{gefragt}: median {mitte:.1f} s, the slowest {laengste:.1f} s; answers "
             f"{f'cut at {grenze} tokens' if grenze else 'without a token limit'}); the run these settings plan, "
             f"{mal(anzahl, 'request')} at --parallel {p}, takes about {uhrzeit(anzahl * mittel / p)} at that pace "
             f"({uhrzeit(anzahl * schnellste / p)} to {uhrzeit(anzahl * laengste / p)}, were every request as fast as "

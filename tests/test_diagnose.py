@@ -230,7 +230,7 @@ def test_pruefen_auf_einem_gesunden_server(cli, endpunkt):
         out.splitlines()[-2],
         "The server is set up for a measurement."]
     # the pace of the four requests of cases, what the planned run takes at it; --timeout 120 s is enough here
-    assert re.fullmatch(r"Pace: a request of a case took \d+\.\d s here on average \(4 requests of S1, S3 and S4: "
+    assert re.fullmatch(r"Pace: a request of a case took \d+\.\d s here on average \(4 requests of S1, S3, S4: "
                         r"median \d+\.\d s, the slowest \d+\.\d s; answers cut at 512 tokens\); the run these "
                         r"settings plan, 42 requests at --parallel 1, takes about 0:0\d at that pace \(0:0\d to "
                         r"0:\d\d, were every request as fast as the fastest or as slow as the slowest\)\. " + LAST,

@@ -106,7 +106,7 @@ def test_der_takt_plant_den_lauf_und_das_timeout(cli, endpunkt):
     status, out, err = cli("--pruefen", *messung(endpunkt(langsam).url, "--timeout", "1", "--parallel", "2",
                                                  "--ganz"))
     takt = next(z for z in out.splitlines() if z.startswith("Pace: "))
-    m = re.fullmatch(r"Pace: a request of a case took (\d+\.\d) s here on average \(4 requests of S1, S3 and S4: "
+    m = re.fullmatch(r"Pace: a request of a case took (\d+\.\d) s here on average \(4 requests of S1, S3, S4: "
                      r"median \d+\.\d s, the slowest (\d+\.\d) s; answers cut at 512 tokens\); the run these "
                      r"settings plan, 126 requests at --parallel 2, takes about (\d+):(\d\d) at that pace "
                      r"\(\d+:\d\d to \d+:\d\d, were every request as fast as the fastest or as slow as the "
