@@ -62,6 +62,7 @@ import socket
 import sys
 import threading
 import time
+import textwrap
 import typing
 import unicodedata
 from pathlib import Path
@@ -4016,7 +4017,7 @@ def vergleich(lauf, faelle, tags, streng=False, bild=None):
     print(form.paar(laeufe[0], laeufe[1], vs[0], {f.id: f for f in faelle}, None if lauf.alle else
                     FEHLSCHLAEGE_GEZEIGT) if len(laeufe) == 2 else form.reihe(laeufe, vs))
     if bild:
-        zeichne(bild, laeufe)
+        zeichne(bild, laeufe, urteil(vs[-1])[0])  # the verdict on the last run, as its first line says it
     status = vs[-1].status if streng else 0
     if status:
         print(f"messen: {streng_satz(vs[-1], [laeufe[0], laeufe[-1]])}; --streng exits {status}", file=sys.stderr)
@@ -8450,9 +8451,10 @@ def bfcl_balken(achse, k, gezeigte_stufen, versatz, breite, label):
                   hatch="//", fill=False, label=label)
 
 
-def zeichne(pfad, laeufe):
+def zeichne(pfad, laeufe, satz=None):
     """Each run's stage line as bars, the headline with its interval, the failure classes per output
-    (shares, so that runs with different --n compare), side by side, each bar with its value."""
+    (shares, so that runs with different --n compare), side by side, each bar with its value; under the title, a
+    comparison's verdict (satz), "cannot tell" and why where the runs are not comparable."""
     plt = pyplot()
     fig, (stufen, kopf, arten) = plt.subplots(1, 3, figsize=(13, 4.6), gridspec_kw={"width_ratios": [3, 1.3, 3]})
     ks = [r.kennzahlen for r in laeufe]
@@ -8491,14 +8493,15 @@ def zeichne(pfad, laeufe):
              title=f"{zahl.titel}, 95 % interval" + f"\nhatched: {zahl.nativ}, every call from tool_calls" * nativ)
     arten.set(xticks=range(len(gezeigt)), ylabel="per 100 outputs", title="Failure classes")
     arten.set_xticklabels(gezeigt, rotation=30, ha="right")
-    fig.suptitle(sichtbar(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" + (
+    titel = [sichtbar(" | ".join(f"{e['tag']}: {e['modell']}, {e['datum']}" + (
         "" if vollstaendig(e, r.kennzahlen) else f", incomplete ({komplett([r])[0]})")
-        for r in laeufe for e in [r.einstellungen])), fontsize=10)
+        for r in laeufe for e in [r.einstellungen]))] + textwrap.wrap(sichtbar(satz or ""), 160)
+    fig.suptitle("\n".join(titel), fontsize=10 if len(titel) == 1 else 8)
     notizen = [sichtbar(f"{r.tag}: diagnosis: {diagnose_kurz(r.kennzahlen.diagnose)}") for r in laeufe
                if diagnose_kurz(r.kennzahlen.diagnose)]
     if notizen:  # what the server did stands beside the bars, so that a fixed template never reads as a regression
         fig.text(0.01, 0.005, "\n".join(notizen), fontsize=7, va="bottom")
-    fig.tight_layout(rect=(0, 0.03 * len(notizen), 1, 1))
+    fig.tight_layout(rect=(0, 0.03 * len(notizen), 1, 1 - 0.03 * (len(titel) - 1)))
     try:
         fig.savefig(pfad)
     except OSError as e:

@@ -7,6 +7,7 @@ import collections
 import itertools
 import json
 import random
+import re
 import shutil
 import uuid
 
@@ -420,3 +421,16 @@ def test_ein_modell_mit_seiner_eigenen_vorlage(cli, endpunkt):
     vorbereitet(cli, *messung(endpunkt(seiten=llama("b7011", OHNE_PARALLEL)).url, "--tag", "c"))
     rc, out, err = cli("--vergleich", "a", "c", "--streng", "--mit-vorlage")
     assert rc == 2 and "another build, version or chat template" in err  # another build stays not comparable
+
+
+def test_das_bild_traegt_das_urteil(cli, endpunkt, bild, tmp_path):
+    """A comparison's picture carries its verdict under the title, and "cannot tell" where runs are not comparable."""
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "a"))
+    vorbereitet(cli, *messung(endpunkt(sonst_richtig({i: erfunden(i) for i in RUFEN[:8]})).url, "--tag", "b"))
+    vorbereitet(cli, *messung(endpunkt().url, "--tag", "c", "--temp", "0.7"))
+    for b, wort in (("b", "0 cases better and 8 worse in b than in a"),
+                    ("c", "Cannot tell whether the model changed: temp 0.0 in a, 0.7 in c")):
+        pfad = tmp_path / f"{b}.svg"
+        assert cli("--vergleich", "a", b, "--bild", str(pfad))[0] == 0
+        text = " ".join(re.findall(r">([^<>]*)</text>", pfad.read_text(encoding="utf-8")))  # its lines, as drawn
+        assert wort in text and "a: m," in text and f"{b}: m," in text, wort  # the tags tell runs of one model apart
