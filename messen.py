@@ -7042,7 +7042,9 @@ def anders_beantwortet(ea, aa, eb, ab):
     the model it asked for (so the server names what answers). One name in both runs whatever is asked (a single-model
     server's alias, TGI's model id) is no evidence."""
     for e, aus in ((ea, aa), (eb, ab)):
-        for feld, namen in gemischt(aus).items():
+        mehrere = gemischt(aus)
+        if mehrere:  # the first of modell and build its answers name several of
+            feld, namen = next(iter(mehrere.items()))
             return f"{e['tag']}'s answers name {len(namen)} {WER_WORT[feld]}s ({namen_text(namen)}): a router or a " \
                    f"pool answered it with several; measure {e['tag']} anew (--neu) where one {WER_WORT[feld]} answers"
     (na, ga), (nb, gb) = ((einziger(genannt_je(aus, "modell")), e.get("modell")) for e, aus in ((ea, aa), (eb, ab)))
