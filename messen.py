@@ -50,6 +50,7 @@ import http.client
 import io
 import itertools
 import json
+import keyword
 import math
 import os
 import queue
@@ -363,6 +364,20 @@ BFCL_WEISE = Weise(  # BFCL's: its own messages and functions, and its checker's
     urteil=bfcl_weise_urteil)
 
 
+def spaeter(name):
+    """A stage's function defined further down (part three), called by its name when called."""
+    def rufe(*x):
+        return globals()[name](*x)
+    rufe.__name__ = name
+    return rufe
+
+
+MEHRZUG = BFCL_WEISE._replace(  # BFCL's multi-turn: turns of steps, each call run on BFCL's backends
+    frage=spaeter("mehrzug_frage"), anfragen=spaeter("mehrzug_anfragen"), folge=schleife_folge,
+    bewerte=spaeter("mehrzug_bewerte"), zeilen=spaeter("mehrzug_zeilen"), urteil=weise_urteil, schluss=True,
+    pruefe=spaeter("mehrzug_pruefe"))
+
+
 def stufe_bfcl(self):
     return self.pruefer is not None
 
@@ -422,37 +437,17 @@ def erledigt_nativ_wert(a):
     return stufen_figur(a, "S7", gelungen_nativ)
 
 
-def pruefe_nachtrag(fall):
-    """S5's after-field: the user's reply, a non-empty string; after a reply the right answer is always a call."""
-    if not isinstance(fall["nachtrag"], str) or not fall["nachtrag"].strip():
-        return "'nachtrag' must be a non-empty string (the user's reply)"
-    if not isinstance(fall["danach"], list) or not fall["danach"]:
-        return "'danach' must list the calls expected after the reply"
-    return None
-
-
-def pruefe_ergebnis(fall):
-    """S6's after-field: one result per expected call, in their order; subtle: after a result the right answer may
-    be text (danach [])."""
-    ergebnis = fall["ergebnis"]
-    if not isinstance(ergebnis, list) or len(ergebnis) != len(fall["erwartet"]):
-        return f"'ergebnis' must list one result per expected call ({len(fall['erwartet'])}), in their order"
-    if not isinstance(fall["danach"], list):
-        return "'danach' must list the calls expected after the results"
-    return None
-
-
 STUFEN_TABELLE = (
     Stufe("S1", "narrowed"),  # a catalogue narrowed by the case's nur
     Stufe("S2", "one call"),  # one call from all the tools
     Stufe("S3", "several"),  # several calls in one answer
     Stufe("S4", "no tool fits", still=True),
     # a mandatory value missing: ask back
-    Stufe("S5", "value missing", still=True, neben="nachtrag", neben_pruefe=pruefe_nachtrag, figuren=(
+    Stufe("S5", "value missing", still=True, neben="nachtrag", neben_pruefe=spaeter("pruefe_nachtrag"), figuren=(
         # S5 outputs that held still, then hit every call after the reply; None for a run without --nachfrage
         Figur("nachfrage", gemessen_in("nachfrage"), nachfrage_worte, nachfrage_wert),)),
     # after the tool's result: its first step is given as done, not asked
-    Stufe("S6", "after result", feld="weiter", neben="ergebnis", neben_pruefe=pruefe_ergebnis,
+    Stufe("S6", "after result", feld="weiter", neben="ergebnis", neben_pruefe=spaeter("pruefe_ergebnis"),
           neben_noetig="what each call of the first step returned", liste="After the tool's result",
           weise=NACH_ERGEBNIS, hilfe="send the tools' results after the first step and grade the calls (or the text) "
           "that follow",
@@ -471,7 +466,11 @@ STUFEN_TABELLE = (
         "parallel"), ("parallel_multiple", "par. mult.", "parallel"), ("irrelevance", "irrelevance", "irrelevance"),
         ("live_simple", "live simple", "simple"), ("live_multiple", "live mult.", "multiple"),
         ("live_parallel", "live par.", "parallel"), ("live_parallel_multiple", "live p. m.", "parallel"),
-        ("live_irrelevance", "live irrel.", "irrelevance"))))
+        ("live_irrelevance", "live irrel.", "irrelevance"))),
+    # and its multi-turn categories: a case of turns against BFCL's own backends, graded as its runner grades
+    *(Stufe(f"multi_turn_{name}", f"BFCL {was}", weise=MEHRZUG, pruefer="multi_turn") for name, was in (
+        ("base", "m.t. base"), ("miss_func", "m.t. miss func"), ("miss_param", "m.t. miss param"),
+        ("long_context", "m.t. long ctx"))))
 STUFE = {s.name: s for s in STUFEN_TABELLE}
 STUFEN = tuple(STUFE)
 STILL = tuple(s.name for s in STUFEN_TABELLE if s.still)  # stages where the right answer is no call at all
@@ -1301,6 +1300,7 @@ class Fall(typing.NamedTuple):
     zeile: int = None  # its line in the file
     nachrichten: list = None  # BFCL's: its messages and functions as sent
     werkzeuge: list = None
+    mehrzug: dict = None  # BFCL's multi-turn: its turns, their expected calls, its backends' classes (mehrzug_fall)
     roh: dict = None
     art: Stufe = Stufe(None, "a turn alone")
 
@@ -3209,7 +3209,8 @@ ZUG = {"zweck": (zug_zweck, "is not what a turn is for"),
     "strom": (zug_strom, "is not a stream's record"),
     "ergebnisse": (zug_ergebnisse, "is not a list of results"),
     "abgelehnt": (text_oder_nichts, "is not the server's words"),
-    "wer": (zug_wer, "is not what answered ({\"modell\", \"build\"}: strings)")}
+    "wer": (zug_wer, "is not what answered ({\"modell\", \"build\"}: strings)"),
+    "runde": (ganze_zahl, "is not a turn's index (a whole number of at least 0)")}
 
 
 def zug_fehler(z, i, letzter=False):
@@ -3223,7 +3224,7 @@ def zug_fehler(z, i, letzter=False):
             f"turn {i}: a failed {z['zweck']}, which a run never saves"
     if not isinstance(z, dict):
         return f"turn {i} is not an object"
-    kann_fehlen = ("strom", "abgelehnt", "wer") + (() if z.get("zweck") == SCHRITT else ("ergebnisse",))
+    kann_fehlen = ("strom", "abgelehnt", "wer", "runde") + (() if z.get("zweck") == SCHRITT else ("ergebnisse",))
     fehlt = [f for f in ZUG if f not in z and f not in kann_fehlen]  # a step holds what the world sent
     return f"turn {i} has no {fehlt[0]}" if fehlt else next(
         (f"turn {i} {feld} {was}" for feld, (pruefe, was) in ZUG.items() if not pruefe(z.get(feld))), None)
@@ -4152,6 +4153,26 @@ def haupt(argv):
 # ---------------------------------------------------------------------------
 
 
+def pruefe_nachtrag(fall):
+    """S5's after-field: the user's reply, a non-empty string; after a reply the right answer is always a call."""
+    if not isinstance(fall["nachtrag"], str) or not fall["nachtrag"].strip():
+        return "'nachtrag' must be a non-empty string (the user's reply)"
+    if not isinstance(fall["danach"], list) or not fall["danach"]:
+        return "'danach' must list the calls expected after the reply"
+    return None
+
+
+def pruefe_ergebnis(fall):
+    """S6's after-field: one result per expected call, in their order; subtle: after a result the right answer may
+    be text (danach [])."""
+    ergebnis = fall["ergebnis"]
+    if not isinstance(ergebnis, list) or len(ergebnis) != len(fall["erwartet"]):
+        return f"'ergebnis' must list one result per expected call ({len(fall['erwartet'])}), in their order"
+    if not isinstance(fall["danach"], list):
+        return "'danach' must list the calls expected after the results"
+    return None
+
+
 def pruefe_danach(fall, katalog):
     """What follows the first step, with the calls expected after it (danach), as its stage's row checks it: S5's
     reply from the user (nachtrag), S6's results of the tools (ergebnis, one per expected call, in order)."""
@@ -4972,6 +4993,7 @@ def lade_bfcl(pfad, stichprobe=None):
                 faelle.append(fall)
     if not faelle:
         raise Eingabefehler(f"{pfad}: no cases in the file")
+    bfcl_backends(faelle)
     return faelle, sha.hexdigest()
 
 
@@ -4981,7 +5003,7 @@ def bfcl_kategorie(datei):
         raise Eingabefehler(f"{datei}: a BFCL file is named as BFCL names it (BFCL_v4_simple_python.json): "
                             "its name gives its category")
     if m[1] not in BFCL_STUFEN:
-        raise Eingabefehler(f"{datei}: messen reads BFCL's single-turn Python categories ({', '.join(BFCL_STUFEN)}), "
+        raise Eingabefehler(f"{datei}: messen reads BFCL's Python categories ({', '.join(BFCL_STUFEN)}), "
                             f"not {m[1]}")
     return m[1]
 
@@ -5005,6 +5027,8 @@ def bfcl_fall(datei, nr, roh, kategorie, antwort, gesehen):
     if roh is None:
         raise Eingabefehler(f"{antwort[0]}:{antwort[1]}: an expected call beyond the last case of {datei.name}; "
                             "BFCL's runner pairs the two files line by line")
+    if STUFE[kategorie].pruefer == "multi_turn":
+        return mehrzug_fall(datei, nr, roh, kategorie, antwort, gesehen)
     wo = f"{datei}:{nr}"
     if fehler := bfcl_fehler(roh):
         raise Eingabefehler(f"{wo}: {fehler}")
@@ -5100,12 +5124,12 @@ def bfcl_name(name):
     return name.replace(".", "_")
 
 
-def bfcl_werkzeug(funktion):
+def bfcl_werkzeug(funktion, hinweis=BFCL_HINWEIS):
     """A BFCL function as its generation sends it: the language's hint added to its description (as
     load_dataset_entry does), then as convert_to_tool makes it an OpenAI tool: the name without dots, the
     parameters an object, every type mapped (an unknown one is a string), a float a number with its note."""
     f = copy.deepcopy(funktion)
-    f["name"], f["description"] = bfcl_name(f["name"]), f.get("description", "") + BFCL_HINWEIS
+    f["name"], f["description"] = bfcl_name(f["name"]), f.get("description", "") + hinweis
     f["parameters"]["type"] = "object"
     f["parameters"]["properties"] = bfcl_eigenschaften(f["parameters"]["properties"])
     return {"type": "function", "function": f}
@@ -5298,6 +5322,340 @@ BFCL_WORT = "BFCL's verdict (tool_calls only, as its FC mode)"
 BFCL_ANDERS = {"text": "written as text", "fehlerhaft": "malformed (fehlerhaft)", "abgeschnitten": "cut by the token "
                "limit (abgeschnitten)", "leer": "empty (leer)", "im_denken": "only in a reasoning field (im_denken)",
                "angekuendigt": "announced as tool_calls, none sent (angekuendigt)"}
+
+# ---------------------------------------------------------------------------
+# BFCL's multi-turn categories: a case in turns, each call run on BFCL's own backends
+# ---------------------------------------------------------------------------
+
+
+BFCL_KLASSEN = {  # a backend class -> its module under func_source_code/ and its functions under multi_turn_func_doc/,
+    # as bfcl_eval.constants.executable_backend_config names the eight its multi-turn categories involve
+    "GorillaFileSystem": ("gorilla_file_system", "gorilla_file_system.json"), "MathAPI": ("math_api", "math_api.json"),
+    "MessageAPI": ("message_api", "message_api.json"), "TwitterAPI": ("posting_api", "posting_api.json"),
+    "TicketAPI": ("ticket_api", "ticket_api.json"), "TradingBot": ("trading_bot", "trading_bot.json"),
+    "TravelAPI": ("travel_booking", "travel_booking.json"),
+    "VehicleControlAPI": ("vehicle_control", "vehicle_control.json")}
+BFCL_ZUSTANDSLOS = ("MathAPI",)  # made without a scenario, as BFCL makes its stateless classes
+BFCL_PAKET = ("bfcl_eval", "eval_checker", "multi_turn_eval", "func_source_code")  # where the backends are
+BFCL_SCHRITTE = 20  # steps with calls in one turn before BFCL's runner force-quits the case (MAXIMUM_STEP_LIMIT)
+BFCL_NACHGEREICHT = "I have updated some more functions you can choose from. What about now?"  # miss_func's turn
+BFCL_VERBOTEN = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")  # names BFCL never runs
+BFCL_GELADEN = {}  # the package folder -> {class name: class}, each module imported once per process
+
+
+def mehrzug_fall(datei, nr, roh, kategorie, antwort, gesehen):
+    """One multi-turn case as BFCL's generation asks it: its turns, the involved classes' functions (those held
+    back until their turn apart, each added at its turn without the language's hint, as BFCL adds them), and per
+    turn the ground truth's calls, read (never run) from its possible_answer line."""
+    wo = f"{datei}:{nr}"
+    if fehler := mehrzug_fehler(roh):
+        raise Eingabefehler(f"{wo}: {fehler}")
+    if roh["id"] in gesehen:
+        raise Eingabefehler(f"{wo}: duplicate id {roh['id']} (first in {gesehen[roh['id']]})")
+    gesehen[roh["id"]] = f"{datei.name}:{nr}"
+    soll = bfcl_erwartet(roh["id"], *antwort)
+    awo = f"{antwort[0]}:{antwort[1]}"
+    if len(soll) != len(roh["question"]) or not all(isinstance(t, list) for t in soll):
+        raise Eingabefehler(f"{awo}: \"ground_truth\" lists the calls of each of the case's {len(roh['question'])} "
+                            "turns, a list per turn")
+    funktionen = [f for k in roh["involved_classes"] for f in bfcl_funktionen(datei.parent, k)]
+    nachgereicht = {}
+    for t, namen in roh.get("missed_function", {}).items():
+        for name in namen:
+            f = next((f for f in funktionen if f["name"] == name), None)
+            if f is None:
+                raise Eingabefehler(f"{wo}: the function {name} held back until turn {int(t) + 1} is none of "
+                                    f"{', '.join(roh['involved_classes'])}'s")
+            funktionen.remove(f)
+            nachgereicht.setdefault(str(int(t)), []).append(bfcl_werkzeug(f, hinweis=""))
+    mehrzug = {"runden": roh["question"], "soll": [[bfcl_soll_ruf(awo, c) for c in t] for t in soll],
+               "nachgereicht": nachgereicht, "klassen": roh["involved_classes"],
+               "start": roh.get("initial_config", {}), "lang": "long_context" in kategorie,
+               "quelle": str(datei.parent)}
+    erste = roh["question"][0]
+    return {"id": roh["id"], "stufe": kategorie, "erwartet": [], "_zeile": nr, "_mehrzug": mehrzug,
+            "frage": next((m["content"] for m in reversed(erste) if m["role"] == "user"), ""),
+            "_nachrichten": erste, "_werkzeuge": [bfcl_werkzeug(f) for f in funktionen]}
+
+
+def mehrzug_fehler(roh):
+    """What keeps a multi-turn line from being a case messen can ask, or None."""
+    if not isinstance(roh, dict) or not isinstance(roh.get("id"), str):
+        return "a BFCL case is an object with an \"id\""
+    turns, klassen = roh.get("question"), roh.get("involved_classes")
+    if not isinstance(turns, list) or not turns or not all(isinstance(t, list) and all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+            for m in t) for t in turns):
+        return "a multi-turn case has \"question\": a list of turns, each a list of {\"role\", \"content\"} messages"
+    if not isinstance(klassen, list) or not klassen or not all(k in BFCL_KLASSEN for k in klassen):
+        return f"\"involved_classes\" lists classes of BFCL's multi-turn backends ({', '.join(BFCL_KLASSEN)})"
+    if not isinstance(roh.get("initial_config", {}), dict):
+        return "\"initial_config\" is an object of each class's scenario"
+    fehlend = roh.get("missed_function", {})
+    if not isinstance(fehlend, dict) or not all(
+            isinstance(t, str) and t.isdigit() and int(t) < len(turns) and not turns[int(t)] and isinstance(n, list)
+            and all(isinstance(x, str) for x in n) for t, n in fehlend.items()):
+        return "\"missed_function\" maps an empty turn's index to the names of the functions it adds"
+    leer = [i + 1 for i, t in enumerate(turns) if not t and str(i) not in fehlend]
+    return f"turn {leer[0]} has no message and adds no function" if leer else None
+
+
+def bfcl_funktionen(ordner, klasse):
+    """A backend class's functions as its multi_turn_func_doc/ file gives them, one JSON object per line."""
+    datei = ordner / "multi_turn_func_doc" / BFCL_KLASSEN[klasse][1]
+    funktionen = []
+    for nr, f in json_zeilen(datei, bfcl_lesen(datei)):
+        if not isinstance(f, dict) or not isinstance(f.get("name"), str) or not isinstance(
+                f.get("parameters"), dict) or not isinstance(f["parameters"].get("properties"), dict):
+            raise Eingabefehler(f"{datei}:{nr}: each function needs a \"name\" and \"parameters\" with \"properties\"")
+        funktionen.append(f)
+    return funktionen
+
+
+def bfcl_soll_ruf(wo, text):
+    """A ground-truth call as BFCL writes it (sort('final_report.pdf'), cd(folder='..')): [name, positional
+    values, keyword values, the text], read by ast as literals; BFCL evals it, messen never runs what it reads."""
+    import ast
+    try:
+        knoten = ast.parse(text, mode="eval").body
+        if not isinstance(knoten, ast.Call) or not isinstance(knoten.func, ast.Name) or \
+                any(k.arg is None for k in knoten.keywords):
+            raise ValueError("not one call of a name")
+        return [knoten.func.id, [ast.literal_eval(a) for a in knoten.args],
+                {k.arg: ast.literal_eval(k.value) for k in knoten.keywords}, text]
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as e:
+        raise Eingabefehler(f"{wo}: the expected call {kurz(text, 80)!r} is no call messen can read ({e})") from None
+
+
+def bfcl_backends(faelle):
+    """Import BFCL's backend classes the multi-turn cases involve, from the bfcl_eval package their folder lies in
+    (bfcl_eval/data), else an installed one; say once where from. Importing them runs BFCL's modules, as its own
+    runner does; no code a model wrote is ever run."""
+    import importlib
+    for quelle in dict.fromkeys(f.mehrzug["quelle"] for f in faelle if f.mehrzug):
+        if quelle in BFCL_GELADEN:
+            continue
+        wurzel = Path(quelle).parent.parent
+        if Path(wurzel, *BFCL_PAKET).is_dir() and str(wurzel) not in sys.path:
+            sys.path.insert(0, str(wurzel))
+        klassen = {}
+        for k in dict.fromkeys(k for f in faelle if f.mehrzug for k in f.mehrzug["klassen"]):
+            try:
+                modul = importlib.import_module(".".join(BFCL_PAKET + (BFCL_KLASSEN[k][0],)))
+            except ImportError as e:
+                raise Eingabefehler(bfcl_ohne(quelle, k, e)) from None
+            klassen[k] = getattr(modul, k)
+        BFCL_GELADEN[quelle] = klassen
+        ort = Path(modul.__file__).parent
+        print(f"messen: BFCL's multi-turn backends from {sichtbar(str(ort))}", file=sys.stderr, flush=True)
+
+
+def bfcl_ohne(quelle, klasse, e):
+    """Why a backend class cannot be imported, and what to do."""
+    if e.name and e.name.split(".")[0] != "bfcl_eval":
+        return (f"BFCL's {klasse} needs the package {e.name}, which is not installed: pip install 'messen[bfcl]' "
+                f"(or pip install {e.name})")
+    return (f"{quelle}: BFCL's multi-turn cases run on its backends (bfcl_eval/eval_checker/multi_turn_eval/"
+            f"func_source_code), which are neither in the package this folder is part of nor installed: give "
+            f"--faelle the folder bfcl_eval/data of the bfcl-eval wheel or of a clone of BFCL")
+
+
+def bfcl_instanzen(m):
+    """Fresh instances of a case's classes, each loaded with its scenario as BFCL loads it, and every public method
+    of theirs by name (a later class's wins, as in BFCL's mapping): ({class: instance}, {name: method})."""
+    instanzen = {}
+    for k in m["klassen"]:
+        instanzen[k] = BFCL_GELADEN[m["quelle"]][k]()
+        if k not in BFCL_ZUSTANDSLOS:
+            instanzen[k]._load_scenario(copy.deepcopy(m["start"].get(k, {})), long_context=m["lang"])
+    import inspect
+    methoden = {n: f for i in instanzen.values() for n, f in inspect.getmembers(i, inspect.ismethod)
+                if not n.startswith("_")}
+    return instanzen, methoden
+
+
+def bfcl_rufe(methoden, name, args, positionen=()):
+    """Run one call on the instances by its name with keyword values (never eval'ed), and give its result as BFCL's
+    executor words it: a string as it is, a dict as JSON (json.dumps' defaults), else str(); an error as
+    "Error during execution: ...", a name no method has as Python's NameError, and BFCL's forbidden names refused."""
+    if name in BFCL_VERBOTEN:
+        return f"Error during execution: Function call {name} is not allowed."
+    if not all(k.isidentifier() and not keyword.iskeyword(k) for k in args):  # BFCL's eval of name(k=v) fails
+        try:  # compiled only, to word the SyntaxError as BFCL's eval does; nothing of it runs
+            compile(f"{name}({','.join(f'{k}={v!r}' for k, v in args.items())})", "<string>", "eval")
+        except (SyntaxError, ValueError) as e:
+            return f"Error during execution: {e}"
+    if name not in methoden:
+        return f"Error during execution: name '{name}' is not defined"
+    try:
+        ergebnis = methoden[name](*positionen, **args)
+    except Exception as e:  # noqa: BLE001  anything a backend raises is its result, as in BFCL's executor
+        return f"Error during execution: {e}"
+    if type(ergebnis) is dict:
+        try:
+            return json.dumps(ergebnis)
+        except (TypeError, ValueError):
+            return str(ergebnis)
+    return ergebnis if type(ergebnis) is str else str(ergebnis)
+
+
+def bfcl_decodiert(nachricht):
+    """An answer's calls as BFCL's FC handler decodes them: [(name, arguments)] from tool_calls, each json.loads'ed
+    into an object; None where it cannot (text, no tool_calls, arguments that do not decode): that ends the turn
+    with nothing of the step run; [] (no call) ends it too."""
+    rohe = nachricht.get("tool_calls")
+    if not isinstance(rohe, list):
+        return [] if nachricht.get("content") == "" else None
+    try:
+        aufrufe = [(c["function"]["name"], json.loads(a) if isinstance(a := c["function"].get("arguments"), str)
+                    else a) for c in rohe]
+    except (TypeError, KeyError, ValueError, RecursionError):
+        return None
+    return aufrufe if all(isinstance(a, dict) and isinstance(n, str) for n, a in aufrufe) else None
+
+
+def mehrzug_frage(endpunkt, fall, erste, k):
+    """A multi-turn case asked as BFCL's FC mode asks it (inference_multi_turn_FC): each turn's messages, then
+    steps while the model calls: each decoded call run on the case's instances and its result sent back in a tool
+    message; a held-back function added at its turn with BFCL's prompt; a turn's 21st step with calls force-quits
+    the case. Each step saved as a turn of its output, with its turn's index and its results."""
+    m, lauf = fall.mehrzug, endpunkt.lauf
+    _, methoden = bfcl_instanzen(m)
+    body, zuege = anfrage(fall, lauf), []
+    body["messages"] = []
+    for t, nachrichten in enumerate(m["runden"]):
+        if str(t) in m["nachgereicht"]:
+            body["tools"] = body.get("tools", []) + m["nachgereicht"][str(t)]
+            nachrichten = [{"role": "user", "content": BFCL_NACHGEREICHT}]
+        body["messages"] += bfcl_nachrichten(fall._replace(nachrichten=nachrichten), lauf.system) if t == 0 \
+            else nachrichten
+        for schritt in range(BFCL_SCHRITTE + 1):
+            antwort = endpunkt.frage(fall._replace(id=f"{fall.id}, turn {t + 1} step {schritt + 1}"), body)
+            body["messages"].append(antwort.nachricht)
+            aufrufe = bfcl_decodiert(antwort.nachricht)
+            ergebnisse = [bfcl_rufe(methoden, n, a) for n, a in aufrufe or ()]
+            zuege.append(zug(SCHRITT, antwort, ergebnisse=begrenzt(ergebnisse), runde=t))
+            if not aufrufe:
+                break
+            body["messages"] += [{"role": "tool", "content": e, "tool_call_id": c.get("id")}
+                                 for e, c in zip(ergebnisse, antwort.nachricht["tool_calls"])]
+        else:
+            return zuege, None  # force-quit: BFCL asks no further turn, and its runner fails the case
+    return zuege, None
+
+
+def mehrzug_anfragen(fall, lauf):
+    """The requests the ground truth takes: a step of its calls and a closing answer per turn that has calls."""
+    return sum(2 if t else 1 for t in fall.mehrzug["soll"])
+
+
+def mehrzug_pruefe(fall, katalog):
+    return None  # checked as it was read (mehrzug_fall)
+
+
+class Runde(typing.NamedTuple):
+    """What BFCL's runner found in a multi-turn case: its verdict and, where it failed, why, in which turn (from 1),
+    and what differed (the attributes, the results missing) or that it was force-quit."""
+    gut: bool
+    runde: int = None
+    warum: str = None  # zustand, ergebnis, leer, abgebrochen
+    was: str = ""
+
+
+def mehrzug_urteil(fall, schritte):
+    """BFCL's verdict on a multi-turn case (eval_runner's _evaluate_single_multi_turn_entry, multi_turn_checker):
+    schritte, per turn asked, the steps' decoded calls (those that decode to none dropped). A case with fewer turns
+    than the ground truth fails; after each turn whose ground truth has calls, the model's instances must equal
+    the ground truth's run on fresh ones (public attributes), and the ground truth's results must all be among the
+    model's of every turn so far (a multiset, in any order). A turn whose ground truth is empty is not judged:
+    its calls run and their effect carries on, as in BFCL's runner (its irrelevance checker is never called)."""
+    m = fall.mehrzug
+    if len(schritte) != len(m["soll"]):
+        return Runde(False, len(schritte), "abgebrochen", f"{len(schritte)} of {len(m['soll'])} turns")
+    (modell, mm), (wahr, wm) = bfcl_instanzen(m), bfcl_instanzen(m)
+    alle = []
+    for t, (gekommen, soll) in enumerate(zip(schritte, m["soll"])):
+        alle += [bfcl_rufe(mm, n, a) for aufrufe in gekommen for n, a in aufrufe]
+        erwartet = [bfcl_rufe(wm, n, kw, pos) for n, pos, kw, _ in soll]
+        if not soll:
+            continue
+        if not gekommen:
+            return Runde(False, t + 1, "leer", "no call")
+        anders = [f"{k}.{a}" for k, i in wahr.items() for a, w in vars(i).items()
+                  if not a.startswith("_") and getattr(modell[k], a) != w]
+        if anders:
+            return Runde(False, t + 1, "zustand", ", ".join(anders))
+        rest = list(alle)
+        fehlt = [e for e in erwartet if not (e in rest and rest.remove(e) is None)]
+        if fehlt:
+            return Runde(False, t + 1, "ergebnis", " | ".join(kurz(e, 120) for e in fehlt))
+    return Runde(True)
+
+
+def mehrzug_bewerte(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, grenze, ziehung):
+    """A multi-turn case graded from its saved steps: BFCL's verdict (mehrzug_urteil) is messen's, each step graded
+    as a job's is, and where it failed, the step that ended the failing turn says whose: an empty or cut answer,
+    calls written as text, are evidence on the server as in the single-turn categories; else the model's."""
+    schritte = [bewerte_ausgabe(fall, s["nachricht"], s["finish_reason"], None, s["usage"], grenze)._replace(
+        defekte=tuple((s.get("strom") or {}).get("defekte", [])), **kennung_von(s)) for s in fragen]
+    runden = [[] for _ in range(max(z["runde"] for z in fragen) + 1)]
+    letzte = {}
+    for z, b in zip(fragen, schritte):
+        letzte[z["runde"]] = b
+        if aufrufe := bfcl_decodiert(z["nachricht"]):
+            runden[z["runde"]].append(aufrufe)
+    urteil = mehrzug_urteil(fall, runden)
+    b = schritte[-1] if urteil.gut or urteil.warum == "abgebrochen" else letzte[urteil.runde - 1]
+    alle = [c for s in schritte for c in s.aufrufe]
+    nativ = [c for c in alle if c["quelle"] == NATIV]
+    text = [c for c in b.aufrufe if c["quelle"] != NATIV] if not urteil.gut else []
+    note = b._replace(
+        treffer=int(urteil.gut), offen=0, soll=1, still=False, bfcl=urteil.gut, nativ=len(nativ),
+        aufrufe=tuple(nativ + text), form=text[0]["quelle"] if text else "nativ" if nativ else None,
+        mangel=None if urteil.gut or urteil.warum == "abgebrochen" else b.mangel,
+        protokoll=dict(sum((collections.Counter(s.protokoll) for s in schritte), collections.Counter())),
+        befunde=() if urteil.gut else tuple(b.befunde if b.mangel and urteil.warum != "abgebrochen"
+                                            else [mehrzug_befund(fall, urteil, text)]),
+        job=Job(len(schritte), mehrzug_anfragen(fall, None), urteil.warum == "abgebrochen", tuple(schritte),
+                fall.frage, mehrzug_runde_text(fall, urteil.runde)))
+    return roh._replace(note=note, usage={f: sum(zahl_oder_none(z["usage"], f) or 0 for z in fragen)
+                                          for f in ("prompt_tokens", "completion_tokens")})
+
+
+MEHRZUG_WARUM = {"zustand": ("falscher_zustand", "the state differs from the ground truth's in {was}"),
+                 "ergebnis": ("falscher_zustand", "the ground truth's results missing from the model's: {was}"),
+                 "leer": ("kein_aufruf", "no call, where the ground truth calls"),
+                 "abgebrochen": ("schrittgrenze", f"force-quit after {BFCL_SCHRITTE + 1} steps with calls in one "
+                                 "turn: {was} asked")}
+
+
+def mehrzug_befund(fall, urteil, text):
+    """Why BFCL's runner failed the case, in messen's words: the turn, and what differed."""
+    art, worte = MEHRZUG_WARUM[urteil.warum]
+    wo = f"turn {urteil.runde}: " if urteil.warum != "abgebrochen" else ""
+    schrift = f" (its calls written as text, which BFCL does not read: {aufrufe_text(text)})" if text else ""
+    return Befund((art,), kurz(wo + worte.format(was=urteil.was) + schrift, ANDERS_HOECHSTENS))
+
+
+def mehrzug_runde_text(fall, runde):
+    """The turn a case failed in: its user message and the ground truth's calls; the whole case's where it passed."""
+    if runde is None or runde > len(fall.mehrzug["soll"]) or runde < 1:
+        return ""
+    m, t = fall.mehrzug, runde - 1
+    frage = BFCL_NACHGEREICHT if str(t) in m["nachgereicht"] else next(
+        (x["content"] for x in reversed(m["runden"][t]) if x["role"] == "user"), "")
+    return f"{kurz(frage, 240)}  /  expected: " + (", ".join(c[3] for c in m["soll"][t]) or "no call")
+
+
+def mehrzug_zeilen(a, fall, mehrere):
+    """One failed multi-turn case: its first question, the turn it failed in with its expected calls, what came in
+    its steps, why."""
+    lauf = f" #{a.lauf + 1}" if mehrere else ""
+    b = a.note
+    return [f"  {a.id}{lauf}  {kurz(b.job.frage, 240)}"] + ([f"      in turn:   {b.job.loesung}"] * bool(
+        b.job.loesung)) + [f"      came:      {kurz(' | '.join(map(schritt_text, b.job.gekommen)), 3 * ANDERS_HOECHSTENS)}",
+                           f"      differs:   {warum_ganz(b)}"]
+
 
 # ---------------------------------------------------------------------------
 # Variants: a catalogue renamed, reordered or with decoys
