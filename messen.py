@@ -5272,12 +5272,17 @@ def bfcl_urteil(fall, nachricht):
         return trifft(ist[0], fall.erwartet[0])
     treffer, offen = bewertet(ist, fall.erwartet)
     return treffer == len(fall.erwartet) and offen == 0
-BfclZahlen = collections.namedtuple("BfclZahlen", "gesamt fehlgeschlagen stufen nicht_live live still_anders fehlt")
+BfclZahlen = collections.namedtuple("BfclZahlen", "gesamt fehlgeschlagen stufen nicht_live live multi_turn "
+                                                  "still_anders fehlt")
 # BFCL's verdict: pooled over all its cases (messen's pooling), failed ids, by category, BFCL's own overalls over the
 # categories asked (None where none of theirs was), why BFCL counted restraint where messen did not ({why: count}),
 # and what each overall lacks of BFCL's formula ({overall: [categories]}: partial where any)
 BFCL_GESAMT = {"nicht_live": ("simple_python", "multiple", "parallel", "parallel_multiple"),  # unweighted mean
-               "live": ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")}  # by cases
+               "live": ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"),  # by cases
+               "multi_turn": ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
+                              "multi_turn_long_context")}  # an unweighted mean of the four
+BFCL_UEBER_FAELLE = ("live",)  # BFCL's overalls that are means over cases; the others are means of categories
+BFCL_GESAMT_WORTE = {"nicht_live": "non-live", "live": "live", "multi_turn": "multi-turn"}
 BFCL_NIE = {"nicht_live": ("simple_java", "simple_javascript")}  # in BFCL's simple (a mean of the three languages),
 # which messen never runs: its simple is simple_python's alone, so its non-live overall is always partial
 
@@ -5293,9 +5298,7 @@ def bfcl_figuren(ausgaben):
     return BfclZahlen(gesamt=statistics.fmean(a.note.bfcl for a in eigene),
                       fehlgeschlagen=list(dict.fromkeys(a.id for a in eigene if not a.note.bfcl)),
                       stufen={s: statistics.fmean(x) for s, x in je.items() if x},  # as eval_runner_helper's:
-                      nicht_live=statistics.fmean(statistics.fmean(je[s]) for s in da["nicht_live"])
-                      if da["nicht_live"] else None,  # a mean of categories, and live a mean of cases
-                      live=statistics.fmean(b for s in da["live"] for b in je[s]) if da["live"] else None,
+                      **{g: bfcl_gesamt(g, [je[s] for s in da[g]]) for g in BFCL_GESAMT},
                       still_anders=dict(collections.Counter(
                           a.note.mangel or ("fehlerhaft" if a.note.fehlerhaft else "text") for a in eigene
                           if a.note.still and a.note.bfcl and not gelungen(a.note)).most_common()),
@@ -5303,12 +5306,21 @@ def bfcl_figuren(ausgaben):
                              for g, kategorien in BFCL_GESAMT.items() if da[g]})
 
 
+def bfcl_gesamt(g, je):
+    """One of BFCL's overalls from its categories' verdicts (each a list), as eval_runner_helper's: a mean of the
+    categories' shares, or (live) of all their cases; None where none was asked."""
+    if not je:
+        return None
+    return statistics.fmean(b for x in je for b in x) if g in BFCL_UEBER_FAELLE else \
+        statistics.fmean(statistics.fmean(x) for x in je)
+
+
 def bfcl_zeilen(bfcl):
     """BFCL's verdict by category, its own overalls (each partial where a category of BFCL's formula is missing,
     and named so), messen's pooling, and why BFCL's restraint is not messen's."""
     gesamt = [f"{w} {prozent(getattr(bfcl, g))}" + (f" (partial: without {', '.join(bfcl.fehlt[g])})"
                                                     if bfcl.fehlt.get(g) else "")
-              for g, w in (("nicht_live", "non-live"), ("live", "live")) if getattr(bfcl, g) is not None]
+              for g, w in BFCL_GESAMT_WORTE.items() if getattr(bfcl, g) is not None]
     zeilen = [stufenzeile(bfcl.stufen, BFCL_WORT)[:-1] + (f"; BFCL's overall {', '.join(gesamt)}" if gesamt else "")
               + f"; all cases together {prozent(bfcl.gesamt)} (messen's share, no figure of BFCL's)."]
     anders = bfcl.still_anders
@@ -5433,21 +5445,20 @@ def bfcl_backends(faelle):
     runner does; no code a model wrote is ever run."""
     import importlib
     for quelle in dict.fromkeys(f.mehrzug["quelle"] for f in faelle if f.mehrzug):
-        if quelle in BFCL_GELADEN:
-            continue
-        wurzel = Path(quelle).parent.parent
+        wurzel, neu = Path(quelle).parent.parent, quelle not in BFCL_GELADEN
         if Path(wurzel, *BFCL_PAKET).is_dir() and str(wurzel) not in sys.path:
             sys.path.insert(0, str(wurzel))
-        klassen = {}
+        klassen = BFCL_GELADEN.setdefault(quelle, {})
         for k in dict.fromkeys(k for f in faelle if f.mehrzug for k in f.mehrzug["klassen"]):
             try:
                 modul = importlib.import_module(".".join(BFCL_PAKET + (BFCL_KLASSEN[k][0],)))
             except ImportError as e:
+                del BFCL_GELADEN[quelle]
                 raise Eingabefehler(bfcl_ohne(quelle, k, e)) from None
             klassen[k] = getattr(modul, k)
-        BFCL_GELADEN[quelle] = klassen
-        ort = Path(modul.__file__).parent
-        print(f"messen: BFCL's multi-turn backends from {sichtbar(str(ort))}", file=sys.stderr, flush=True)
+        if neu:
+            print(f"messen: BFCL's multi-turn backends from {sichtbar(str(Path(modul.__file__).parent))}",
+                  file=sys.stderr, flush=True)
 
 
 def bfcl_ohne(quelle, klasse, e):
@@ -7804,7 +7815,7 @@ def bfcl_zellen(k):
     def teil(g):
         return " (partial)" if b.fehlt.get(g) else ""
     return {n: x for n, x in {**{f"BFCL {s}": x for s, x in b.stufen.items()},
-                              f"BFCL non-live{teil('nicht_live')}": b.nicht_live, f"BFCL live{teil('live')}": b.live,
+                              **{f"BFCL {w}{teil(g)}": getattr(b, g) for g, w in BFCL_GESAMT_WORTE.items()},
                               "BFCL pooled": b.gesamt}.items() if x is not None}
 
 

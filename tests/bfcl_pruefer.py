@@ -123,3 +123,61 @@ def gesendet():
         funktionen = mit_hinweis(copy.deepcopy(roh["function"]), kategorie)
         return convert_to_tool(funktionen, GORILLA_TO_OPENAPI, ModelStyle.OPENAI_COMPLETIONS)
     return werkzeuge
+
+
+def mehrzug():
+    """BFCL's verdict on a multi-turn transcript, by its own runner's steps (eval_runner's
+    _evaluate_single_multi_turn_entry: the force-quit check, decode_execute per step, then multi_turn_checker,
+    called unchanged), as a function of the case's line, its ground truth and, per turn, each step's message;
+    None without bfcl-eval. Each call runs under a name of its own: BFCL keeps instances in globals() by model
+    name and case id, and one name twice would carry a case's state into the next call."""
+    if gesendet() is None:
+        return None
+    import itertools
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import is_empty_execute_response
+    from bfcl_eval.model_handler.utils import convert_to_function_call
+    zaehler = itertools.count()
+
+    def antwort_von(nachricht):  # OpenAICompletionsHandler._parse_query_response_FC, on the message as a dict
+        try:
+            return [{c["function"]["name"]: c["function"]["arguments"]} for c in nachricht["tool_calls"]]
+        except (KeyError, TypeError):
+            return nachricht.get("content")
+
+    def urteil(roh, ground_truth, runden):
+        if len(runden) != len(ground_truth):
+            return False
+        decodiert = []
+        for schritte in runden:
+            decodiert.append([])
+            for nachricht in schritte:
+                try:
+                    d = convert_to_function_call(antwort_von(nachricht))
+                except Exception:  # noqa: BLE001  as BFCL's runner: a step that fails to decode is left out
+                    continue
+                if not is_empty_execute_response(d):
+                    decodiert[-1].append(d)
+        name = f"messen{next(zaehler)}"
+        return multi_turn_checker(decodiert, ground_truth, dict(roh), roh["id"].rsplit("_", 1)[0], name)["valid"]
+    return urteil
+
+
+def backends():
+    """BFCL's backend classes where bfcl-eval is at hand (the list the scripted model names positional values by)."""
+    if laden() is None:
+        return None
+    import importlib
+    namen = {"GorillaFileSystem": "gorilla_file_system", "MathAPI": "math_api", "MessageAPI": "message_api",
+             "TwitterAPI": "posting_api", "TicketAPI": "ticket_api", "TradingBot": "trading_bot",
+             "TravelAPI": "travel_booking", "VehicleControlAPI": "vehicle_control"}
+    return [getattr(importlib.import_module(f"bfcl_eval.eval_checker.multi_turn_eval.func_source_code.{m}"), k)
+            for k, m in namen.items()]
+
+
+def daten():
+    """The folder bfcl_eval/data of the bfcl-eval at hand, or None."""
+    if laden() is None:
+        return None
+    import bfcl_eval
+    return Path(bfcl_eval.__file__).parent / "data"

@@ -6,8 +6,8 @@ perfect model would, or with one departure a test names.
 
 It tells the case by its first user message, the turn by the user messages so far, and the step by the assistant
 messages since: in a turn whose ground truth has calls, it sends them all in its first step (or as `plan` says),
-then closes the turn with a text. `plan(fall_id, runde, schritt, soll)` may give other calls for a step: a list
-of (name, arguments) or a message dict; None closes the turn with a text.
+then closes the turn with a text. `plan((case, ground truth), runde, schritt, soll)` may give other calls for a
+step: a list of (name, arguments) or a message dict; None closes the turn with a text.
 """
 
 import ast
@@ -81,7 +81,7 @@ class Spieler:
         fall_id, runde, schritt = self.wo(body)
         soll = self.soll(fall_id, runde)
         if self.plan:
-            was = self.plan(fall_id, runde, schritt, soll)
+            was = self.plan(self.faelle[fall_id], runde, schritt, soll)
         else:
             was = soll if schritt == 0 and soll else None
         if isinstance(was, dict):

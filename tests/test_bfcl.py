@@ -210,9 +210,10 @@ def test_a_category_messen_does_not_read_is_named(cli, tmp_path):
     datei.write_text((BFCL / "BFCL_v4_simple_python.json").read_text().splitlines()[0] + "\n")
     status, out, err = cli("--selbsttest", "--faelle", str(datei))
     assert (status, meldungen(err)) == (2, [
-        f"messen: {datei}: messen reads BFCL's single-turn Python categories (simple_python, multiple, parallel, "
+        f"messen: {datei}: messen reads BFCL's Python categories (simple_python, multiple, parallel, "
         "parallel_multiple, irrelevance, live_simple, live_multiple, live_parallel, live_parallel_multiple, "
-        "live_irrelevance), not simple_java"])
+        "live_irrelevance, multi_turn_base, multi_turn_miss_func, multi_turn_miss_param, multi_turn_long_context), "
+        "not simple_java"])
 
 
 def test_a_broken_line_names_its_file_and_line(cli, tmp_path):
