@@ -468,7 +468,8 @@ STUFEN_TABELLE = (
         ("live_parallel", "live par.", "parallel"), ("live_parallel_multiple", "live p. m.", "parallel"),
         ("live_irrelevance", "live irrel.", "irrelevance"))),
     # and its multi-turn categories: a case of turns against BFCL's own backends, graded as its runner grades
-    *(Stufe(f"multi_turn_{name}", f"BFCL {was}", weise=MEHRZUG, pruefer="multi_turn") for name, was in (
+    *(Stufe(f"multi_turn_{name}", f"BFCL {was}", weise=MEHRZUG, pruefer="multi_turn", liste=f"Failed in multi_turn_"
+            f"{name}") for name, was in (
         ("base", "m.t. base"), ("miss_func", "m.t. miss func"), ("miss_param", "m.t. miss param"),
         ("long_context", "m.t. long ctx"))))
 STUFE = {s.name: s for s in STUFEN_TABELLE}
@@ -5609,26 +5610,24 @@ def mehrzug_bewerte(fall, a, roh, fragen, umbenennung, nachfrage, welt_salz, gre
     calls written as text, are evidence on the server as in the single-turn categories; else the model's."""
     schritte = [bewerte_ausgabe(fall, s["nachricht"], s["finish_reason"], None, s["usage"], grenze)._replace(
         defekte=tuple((s.get("strom") or {}).get("defekte", [])), **kennung_von(s)) for s in fragen]
-    runden = [[] for _ in range(max(z["runde"] for z in fragen) + 1)]
-    letzte = {}
+    runden, letzte = [[] for _ in range(max(z["runde"] for z in fragen) + 1)], {}
     for z, b in zip(fragen, schritte):
-        letzte[z["runde"]] = b
+        letzte[z["runde"]] = b  # the step that ended its turn
         if aufrufe := bfcl_decodiert(z["nachricht"]):
             runden[z["runde"]].append(aufrufe)
     urteil = mehrzug_urteil(fall, runden)
-    b = schritte[-1] if urteil.gut or urteil.warum == "abgebrochen" else letzte[urteil.runde - 1]
-    alle = [c for s in schritte for c in s.aufrufe]
-    nativ = [c for c in alle if c["quelle"] == NATIV]
-    text = [c for c in b.aufrufe if c["quelle"] != NATIV] if not urteil.gut else []
+    abgebrochen = urteil.warum == "abgebrochen"
+    b = schritte[-1] if urteil.gut or abgebrochen else letzte[urteil.runde - 1]
+    nativ = [c for s in schritte for c in s.aufrufe if c["quelle"] == NATIV]
+    text = [] if urteil.gut else [c for c in b.aufrufe if c["quelle"] != NATIV]
+    mangel = None if urteil.gut or abgebrochen else b.mangel
     note = b._replace(
-        treffer=int(urteil.gut), offen=0, soll=1, still=False, bfcl=urteil.gut, nativ=len(nativ),
+        treffer=int(urteil.gut), offen=0, soll=1, still=False, bfcl=urteil.gut, nativ=len(nativ), mangel=mangel,
         aufrufe=tuple(nativ + text), form=text[0]["quelle"] if text else "nativ" if nativ else None,
-        mangel=None if urteil.gut or urteil.warum == "abgebrochen" else b.mangel,
         protokoll=dict(sum((collections.Counter(s.protokoll) for s in schritte), collections.Counter())),
-        befunde=() if urteil.gut else tuple(b.befunde if b.mangel and urteil.warum != "abgebrochen"
-                                            else [mehrzug_befund(fall, urteil, text)]),
-        job=Job(len(schritte), mehrzug_anfragen(fall, None), urteil.warum == "abgebrochen", tuple(schritte),
-                fall.frage, mehrzug_runde_text(fall, urteil.runde)))
+        befunde=() if urteil.gut else b.befunde if mangel else (mehrzug_befund(urteil, text, b),),
+        job=Job(len(schritte), mehrzug_anfragen(fall, None), abgebrochen, tuple(schritte), fall.frage,
+                mehrzug_runde_text(fall, urteil.runde)))
     return roh._replace(note=note, usage={f: sum(zahl_oder_none(z["usage"], f) or 0 for z in fragen)
                                           for f in ("prompt_tokens", "completion_tokens")})
 
@@ -5640,10 +5639,14 @@ MEHRZUG_WARUM = {"zustand": ("falscher_zustand", "the state differs from the gro
                                  "turn: {was} asked")}
 
 
-def mehrzug_befund(fall, urteil, text):
-    """Why BFCL's runner failed the case, in messen's words: the turn, and what differed."""
+def mehrzug_befund(urteil, text, b):
+    """Why BFCL's runner failed the case, in messen's words: the turn, and what differed; where the turn ended on
+    calls BFCL could not run (their arguments do not decode, or written as text: b, the step that ended it), those."""
     art, worte = MEHRZUG_WARUM[urteil.warum]
+    kaputt = sum(c["args"] is None for c in b.aufrufe if c["quelle"] == NATIV)
     wo = f"turn {urteil.runde}: " if urteil.warum != "abgebrochen" else ""
+    if urteil.warum == "leer" and kaputt:
+        art, worte = "fehlerhaft", f"{mal(kaputt, 'call')} whose arguments do not decode, so BFCL ran none of the step"
     schrift = f" (its calls written as text, which BFCL does not read: {aufrufe_text(text)})" if text else ""
     return Befund((art,), kurz(wo + worte.format(was=urteil.was) + schrift, ANDERS_HOECHSTENS))
 
@@ -5655,7 +5658,8 @@ def mehrzug_runde_text(fall, runde):
     m, t = fall.mehrzug, runde - 1
     frage = BFCL_NACHGEREICHT if str(t) in m["nachgereicht"] else next(
         (x["content"] for x in reversed(m["runden"][t]) if x["role"] == "user"), "")
-    return f"{kurz(frage, 240)}  /  expected: " + (", ".join(c[3] for c in m["soll"][t]) or "no call")
+    return f"turn {runde}" + (f": {kurz(frage, 240)}  /" if t else ",") + " expected: " + (
+        ", ".join(c[3] for c in m["soll"][t]) or "no call")
 
 
 def mehrzug_zeilen(a, fall, mehrere):
@@ -5663,7 +5667,7 @@ def mehrzug_zeilen(a, fall, mehrere):
     its steps, why."""
     lauf = f" #{a.lauf + 1}" if mehrere else ""
     b = a.note
-    return [f"  {a.id}{lauf}  {kurz(b.job.frage, 240)}"] + ([f"      in turn:   {b.job.loesung}"] * bool(
+    return [f"  {a.id}{lauf}  {kurz(b.job.frage, 240)}"] + ([f"      failed in: {b.job.loesung}"] * bool(
         b.job.loesung)) + [f"      came:      {kurz(' | '.join(map(schritt_text, b.job.gekommen)), 3 * ANDERS_HOECHSTENS)}",
                            f"      differs:   {warum_ganz(b)}"]
 

@@ -186,3 +186,38 @@ def test_each_departure_gets_bfcls_own_verdict(cli, endpunkt, bfcl, art):
 
 GESCHEITERT = {"weggelassen": 8, "wert_geaendert": 7, "extra_lesen": 0, "vertauscht": 3, "zu_frueh": 7,
                "ungefragt": 3, "nicht_angeboten": 2, "falscher_typ": 2, "einundzwanzig": 8, "zwanzig": 0, "kaputt": 8}
+
+
+def leer_im_ersten(fall, runde, schritt, soll):
+    """An empty answer where the first turn with calls is due (the server counted 20 tokens for it)."""
+    if runde == erste_mit(fall) and schritt == 0:
+        return {"role": "assistant", "content": ""}
+    return normal(runde, schritt, soll)
+
+
+def als_text_im_ersten(fall, runde, schritt, soll):
+    """The first turn's calls written as text in a chat template's form, never read into tool_calls."""
+    if runde == erste_mit(fall) and schritt == 0:
+        return {"role": "assistant", "content": "".join(
+            f"<tool_call>\n{json.dumps({'name': n, 'arguments': a})}\n</tool_call>" for n, a in soll)}
+    return normal(runde, schritt, soll)
+
+
+
+
+
+def test_an_empty_answer_where_calls_are_due_is_the_servers_and_calls_as_text_are_named(cli, endpunkt, bfcl):
+    _, k, _, _ = spiele(cli, endpunkt, bfcl, "multi_turn_base", leer_im_ersten, "--stichprobe", "2")
+    assert (k["bfcl"]["fehlgeschlagen"], k["fehlerarten"]["leer"]) == (["multi_turn_base_50", "multi_turn_base_150"], 2)
+    status, out, err = cli("--bewerten", "mt")
+    assert status == 0
+    assert "Diagnosis: what the server did, not the model" in out.splitlines()
+    assert "      differs:   the last step is no answer (leer: see the diagnosis)" in out.splitlines()
+    _, k, _, _ = spiele(cli, endpunkt, bfcl, "multi_turn_base", als_text_im_ersten, "--stichprobe", "2", tag="text")
+    assert k["fehlerarten"]["kein_aufruf"] == 2
+    status, out, err = cli("--bewerten", "text")
+    assert "      failed in: turn 1, expected: get_flight_cost(travel_from='RMS', travel_to='SBK', travel_date=" \
+           "'2026-10-06', travel_class='economy')" in out.splitlines()
+    assert "      differs:   turn 1: no call, where the ground truth calls (its calls written as text, which BFCL " \
+           "does not read: get_flight_cost(travel_from=\"RMS\", travel_to=\"SBK\", travel_date=\"2026-10-06\", " \
+           "travel_class=\"economy\"))" in out.splitlines()
