@@ -221,3 +221,59 @@ def test_an_empty_answer_where_calls_are_due_is_the_servers_and_calls_as_text_ar
     assert "      differs:   turn 1: no call, where the ground truth calls (its calls written as text, which BFCL " \
            "does not read: get_flight_cost(travel_from=\"RMS\", travel_to=\"SBK\", travel_date=\"2026-10-06\", " \
            "travel_class=\"economy\"))" in out.splitlines()
+
+
+def test_a_comparison_stops_on_the_model_that_drops_calls_and_bewerten_regrades_alike(cli, endpunkt, bfcl):
+    ordner, _, signaturen = bfcl
+    spieler = {}
+
+    def antwort(fall, body, nummer):
+        return spieler["jetzt"].antwort(body)
+    e = endpunkt(antwort)
+    ergebnisse = {}
+    for tag, plan in (("gut", None), ("weg", weggelassen)):
+        spieler["jetzt"] = bfcl_spieler.Spieler(ordner, plan, ("multi_turn_base",), signaturen)
+        ergebnisse[tag] = json.loads(vorbereitet(cli, *messung(e.url, "--faelle", str(ordner), "--stufen",
+                                                                "multi_turn_base", "--stichprobe", "8", "--tag", tag,
+                                                                "--json"))[1])
+    status, wieder, err = cli("--bewerten", "weg", "--json")
+    assert (status, json.loads(wieder)["bfcl"]) == (0, ergebnisse["weg"]["bfcl"])
+    status, out, err = cli("--vergleich", "gut", "weg", "--streng")
+    zeilen = out.splitlines()
+    assert status == 3, err
+    assert zeilen[zeilen.index("Worse in B (8):") + 1:zeilen.index("Worse in B (8):") + 4] == [
+        "  multi_turn_base_12  Pop on over to the 'Documents' directory and craft a new file dubbed 'summary.txt', "
+        "would you? If it already exists, return an error",
+        "      A: 6 requests (right)",
+        "      B: 6 requests (turn 1: the state differs from the ground truth's in GorillaFileSystem.root)"]
+    assert [z.split() for z in zeilen if z.startswith("BFCL multi")] == [
+        ["BFCL", "multi_turn_base", "100", "%", "0", "%", "-100", "points"],
+        ["BFCL", "multi-turn", "(partial)", "100", "%", "0", "%", "-100", "points"]]
+
+
+def test_the_tools_each_request_offers_are_bfcls_with_the_held_back_function_added_at_its_turn(cli, endpunkt, bfcl):
+    ordner = bfcl[0]
+    _, _, gespeichert, e = spiele(cli, endpunkt, bfcl, "multi_turn_miss_func", None, "--stichprobe", "1")
+    (fall, _), = [bfcl_spieler.faelle(ordner, ("multi_turn_miss_func",))[i] for i in gespeichert]
+    (t, (name,)), = fall["missed_function"].items()
+    doku = {}
+    for k in fall["involved_classes"]:
+        datei = {"GorillaFileSystem": "gorilla_file_system", "TwitterAPI": "posting_api", "MathAPI": "math_api",
+                 "MessageAPI": "message_api", "TicketAPI": "ticket_api", "TradingBot": "trading_bot",
+                 "TravelAPI": "travel_booking", "VehicleControlAPI": "vehicle_control"}[k]
+        doku.update({f["name"]: f for f in map(json.loads, (ordner / "multi_turn_func_doc" / f"{datei}.json")
+                                               .read_text().splitlines())})
+    for _, body in e.anfragen:
+        runde = sum(m["role"] == "user" for m in body["messages"]) - 1
+        namen = [w["function"]["name"] for w in body["tools"]]
+        erwartet = [n for n in doku if n != name] + [name] * (runde >= int(t))
+        assert namen == erwartet
+        for w in body["tools"]:
+            f = doku[w["function"]["name"]]
+            hinweis = "" if f["name"] == name else HINWEIS
+            assert (w["function"]["description"], w["function"]["response"]) == (f["description"] + hinweis,
+                                                                                   f["response"])
+        if runde == int(t):
+            assert body["messages"][-1]["role"] != "user" or body["messages"][-1]["content"] == \
+                "I have updated some more functions you can choose from. What about now?"
+    assert sum(m["role"] == "user" for m in e.anfragen[-1][1]["messages"]) == len(fall["question"])
