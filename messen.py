@@ -4961,7 +4961,7 @@ def ist_bfcl(pfad):
         fall = json.loads(erste.decode("utf-8-sig"))
     except (OSError, ValueError, RecursionError):
         return False  # lade_faelle says what is wrong with it
-    return isinstance(fall, dict) and "question" in fall and "function" in fall
+    return isinstance(fall, dict) and "question" in fall and ("function" in fall or "involved_classes" in fall)
 
 
 def lade_bfcl(pfad, stichprobe=None):
@@ -4994,6 +4994,8 @@ def lade_bfcl(pfad, stichprobe=None):
                 faelle.append(fall)
     if not faelle:
         raise Eingabefehler(f"{pfad}: no cases in the file")
+    for quelle, klasse in sorted({(f.mehrzug["quelle"], k) for f in faelle if f.mehrzug for k in f.mehrzug["klassen"]}):
+        sha.update(Path(quelle, "multi_turn_func_doc", BFCL_KLASSEN[klasse][1]).read_bytes())  # what was sent
     bfcl_backends(faelle)
     return faelle, sha.hexdigest()
 
@@ -5017,7 +5019,8 @@ def bfcl_lesen(datei, sha=None):
                 sha and sha.update(zeile)
                 yield zeile
     except OSError as e:
-        wo = f"; BFCL keeps a category's expected calls in possible_answer/{datei.name}" * (e.errno == errno.ENOENT)
+        wo = f"; BFCL keeps a category's expected calls in possible_answer/{datei.name}" * (
+            e.errno == errno.ENOENT and datei.parent.name == "possible_answer")
         raise Eingabefehler(f"{datei}: cannot read it ({e.strerror}){wo}")
 
 
@@ -5377,8 +5380,8 @@ def mehrzug_fall(datei, nr, roh, kategorie, antwort, gesehen):
         for name in namen:
             f = next((f for f in funktionen if f["name"] == name), None)
             if f is None:
-                raise Eingabefehler(f"{wo}: the function {name} held back until turn {int(t) + 1} is none of "
-                                    f"{', '.join(roh['involved_classes'])}'s")
+                raise Eingabefehler(f"{wo}: the function {name} held back until turn {int(t) + 1} is no function "
+                                    f"of {' or '.join(roh['involved_classes'])}")
             funktionen.remove(f)
             nachgereicht.setdefault(str(int(t)), []).append(bfcl_werkzeug(f, hinweis=""))
     mehrzug = {"runden": roh["question"], "soll": [[bfcl_soll_ruf(awo, c) for c in t] for t in soll],
@@ -5413,8 +5416,10 @@ def mehrzug_fehler(roh):
     return f"turn {leer[0]} has no message and adds no function" if leer else None
 
 
+@functools.lru_cache(maxsize=None)
 def bfcl_funktionen(ordner, klasse):
-    """A backend class's functions as its multi_turn_func_doc/ file gives them, one JSON object per line."""
+    """A backend class's functions as its multi_turn_func_doc/ file gives them, one JSON object per line, read once
+    (a tuple: never changed by a case)."""
     datei = ordner / "multi_turn_func_doc" / BFCL_KLASSEN[klasse][1]
     funktionen = []
     for nr, f in json_zeilen(datei, bfcl_lesen(datei)):
@@ -5422,7 +5427,7 @@ def bfcl_funktionen(ordner, klasse):
                 f.get("parameters"), dict) or not isinstance(f["parameters"].get("properties"), dict):
             raise Eingabefehler(f"{datei}:{nr}: each function needs a \"name\" and \"parameters\" with \"properties\"")
         funktionen.append(f)
-    return funktionen
+    return tuple(funktionen)
 
 
 def bfcl_soll_ruf(wo, text):

@@ -277,3 +277,80 @@ def test_the_tools_each_request_offers_are_bfcls_with_the_held_back_function_add
             assert body["messages"][-1]["role"] != "user" or body["messages"][-1]["content"] == \
                 "I have updated some more functions you can choose from. What about now?"
     assert sum(m["role"] == "user" for m in e.anfragen[-1][1]["messages"]) == len(fall["question"])
+
+
+def kopie(tmp_path, ordner, kategorie="multi_turn_base", n=3, fragen=None, antworten=None):
+    """The first n cases of a category, its possible_answer and the function docs in tmp_path/data, each line as
+    given where a list of (index, changed object) says so."""
+    ziel = tmp_path / "data"
+    (ziel / "possible_answer").mkdir(parents=True)
+    shutil.copytree(ordner / "multi_turn_func_doc", ziel / "multi_turn_func_doc")
+    for teil, aenderung in (("", fragen), ("possible_answer/", antworten)):
+        zeilen = [json.loads(z) for z in (ordner / f"{teil}BFCL_v4_{kategorie}.json").read_text().splitlines()[:n]]
+        for i, wie in aenderung or ():
+            wie(zeilen[i])
+        (ziel / f"{teil}BFCL_v4_{kategorie}.json").write_text("".join(json.dumps(z) + "\n" for z in zeilen))
+    return ziel
+
+
+def gt_kaputt(z):
+    z["ground_truth"][0][0] = "os.cd(folder='document')"
+
+
+def gt_kurz(z):
+    z["ground_truth"].pop()
+
+
+def klasse_fremd(z):
+    z["involved_classes"].append("WebSearchAPI")
+
+
+def fehlt_fremd(z):
+    z["missed_function"] = {"3": ["format_disk"]}
+    z["question"][3] = []
+
+
+@pytest.mark.parametrize("fragen, antworten, meldung", [
+    (None, [(1, gt_kaputt)], "{d}/possible_answer/BFCL_v4_multi_turn_base.json:2: the expected call \"os.cd("
+     "folder='document')\" is no call messen can read (not one call of a name)"),
+    (None, [(0, gt_kurz)], "{d}/possible_answer/BFCL_v4_multi_turn_base.json:1: \"ground_truth\" lists the calls of "
+     "each of the case's 4 turns, a list per turn"),
+    ([(2, klasse_fremd)], None, "{d}/BFCL_v4_multi_turn_base.json:3: \"involved_classes\" lists classes of BFCL's "
+     "multi-turn backends (GorillaFileSystem, MathAPI, MessageAPI, TwitterAPI, TicketAPI, TradingBot, TravelAPI, "
+     "VehicleControlAPI)"),
+    ([(0, fehlt_fremd)], None, "{d}/BFCL_v4_multi_turn_base.json:1: the function format_disk held back until turn 4 "
+     "is no function of TwitterAPI or GorillaFileSystem"),
+])
+def test_a_broken_multi_turn_line_names_its_file_and_line(cli, bfcl, tmp_path, fragen, antworten, meldung):
+    ziel = kopie(tmp_path, bfcl[0], fragen=fragen, antworten=antworten)
+    status, out, err = cli("--selbsttest", "--faelle", str(ziel / "BFCL_v4_multi_turn_base.json"))
+    assert (status, meldungen(err)) == (2, ["messen: " + meldung.format(d=ziel)])
+
+
+def test_without_bfcls_function_docs_or_backends_or_mpmath_one_line_says_what_to_do(cli, bfcl, tmp_path):
+    ziel = kopie(tmp_path, bfcl[0])
+    shutil.rmtree(ziel / "multi_turn_func_doc")
+    status, out, err = cli("--selbsttest", "--faelle", str(ziel))
+    assert (status, meldungen(err)) == (2, [f"messen: {ziel}/multi_turn_func_doc/posting_api.json: cannot "
+                                            "read it (No such file or directory)"])
+    ziel = kopie(tmp_path / "2", bfcl[0])  # no bfcl_eval beside it, and none installed where messen runs
+    ergebnis = subprocess.run([sys.executable, str(ROOT / "messen.py"), "--selbsttest", "--faelle", str(ziel)],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
+    assert (ergebnis.returncode, ergebnis.stderr.splitlines()) == (2, [
+        f"messen: {ziel}: BFCL's multi-turn cases run on its backends (bfcl_eval/eval_checker/multi_turn_eval/"
+        "func_source_code), which are neither in the package this folder is part of nor installed: give --faelle "
+        "the folder bfcl_eval/data of the bfcl-eval wheel or of a clone of BFCL"])
+    paket = tmp_path / "3" / "bfcl_eval"
+    quelle = paket.joinpath("eval_checker", "multi_turn_eval", "func_source_code")
+    quelle.mkdir(parents=True)
+    for d in (paket, paket / "eval_checker", paket / "eval_checker" / "multi_turn_eval", quelle):
+        (d / "__init__.py").write_text("")
+    for modul in ("gorilla_file_system", "posting_api"):
+        (quelle / f"{modul}.py").write_text("import mpmath_fehlt\n")
+    shutil.copytree(ziel, paket / "data")
+    ergebnis = subprocess.run([sys.executable, str(ROOT / "messen.py"), "--selbsttest", "--faelle",
+                               str(paket / "data")], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                              env={"PATH": "/usr/bin:/bin"})
+    assert (ergebnis.returncode, ergebnis.stderr.splitlines()) == (2, [
+        "messen: BFCL's TwitterAPI needs the package mpmath_fehlt, which is not installed: pip install "
+        "'messen[bfcl]' (or pip install mpmath_fehlt)"])
