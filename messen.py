@@ -3211,7 +3211,7 @@ ZUG = {"zweck": (zug_zweck, "is not what a turn is for"),
     "ergebnisse": (zug_ergebnisse, "is not a list of results"),
     "abgelehnt": (text_oder_nichts, "is not the server's words"),
     "wer": (zug_wer, "is not what answered ({\"modell\", \"build\"}: strings)"),
-    "runde": (ganze_zahl, "is not a turn's index (a whole number of at least 0)")}
+    "runde": (ganze_zahl_oder_nichts, "is not a turn's index (a whole number of at least 0)")}
 
 
 def zug_fehler(z, i, letzter=False):
@@ -3479,7 +3479,8 @@ def messe(lauf, faelle, pfad, einstellungen, ausgaben, start):
     gesamt, fertige = len(faelle) * lauf.n, fertig(ausgaben, lauf.klaeren)
     ersetzt = {(a.id, a.lauf): a for a in ausgaben if noch_offen(a, lauf.klaeren)}  # replaced by a later line
     offen = sum(1 if erste else f.art.weise.anfragen(f, lauf) for f, _, erste in auftraege)  # requests expected
-    anzeige = Fortschritt(fertige, gesamt, offen, parallel=lauf.parallel)
+    anzeige = Fortschritt(fertige, gesamt, offen, parallel=lauf.parallel,
+                          je_anfrage=any(f.art.weise.schluss for f, _, _ in auftraege))  # jobs: many requests each
     with open(pfad, "r+b" if pfad.exists() else "wb", buffering=0) as roh:
         try:
             roh.truncate(start)  # drops a half-written last line
@@ -5528,7 +5529,9 @@ def bfcl_decodiert(nachricht):
                     else a) for c in rohe]
     except (TypeError, KeyError, ValueError, RecursionError):
         return None
-    return aufrufe if all(isinstance(a, dict) and isinstance(n, str) for n, a in aufrufe) else None
+    # a name that is no string but a key of a dict (a number, null) still runs in BFCL, as an error: here too
+    return [(n if isinstance(n, str) else str(n), a) for n, a in aufrufe] if all(
+        isinstance(a, dict) and not isinstance(n, (list, dict)) for n, a in aufrufe) else None
 
 
 def mehrzug_frage(endpunkt, fall, erste, k):
@@ -5670,11 +5673,10 @@ def mehrzug_runde_text(fall, runde):
 def mehrzug_zeilen(a, fall, mehrere):
     """One failed multi-turn case: its first question, the turn it failed in with its expected calls, what came in
     its steps, why."""
-    lauf = f" #{a.lauf + 1}" if mehrere else ""
-    b = a.note
-    return [f"  {a.id}{lauf}  {kurz(b.job.frage, 240)}"] + ([f"      failed in: {b.job.loesung}"] * bool(
-        b.job.loesung)) + [f"      came:      {kurz(' | '.join(map(schritt_text, b.job.gekommen)), 3 * ANDERS_HOECHSTENS)}",
-                           f"      differs:   {warum_ganz(b)}"]
+    lauf, b = f" #{a.lauf + 1}" if mehrere else "", a.note
+    gekommen = kurz(" | ".join(map(schritt_text, b.job.gekommen)), 3 * ANDERS_HOECHSTENS)
+    return [f"  {a.id}{lauf}  {kurz(b.job.frage, 240)}", *[f"      failed in: {b.job.loesung}"] * bool(b.job.loesung),
+            f"      came:      {gekommen}", f"      differs:   {warum_ganz(b)}"]
 
 
 # ---------------------------------------------------------------------------
@@ -8962,8 +8964,9 @@ class Fortschritt(Anzeige):
     or pipe a line at every tenth output and once a minute. The time left: the requests still expected at the
     pace they came back lately (resttakt)."""
 
-    def __init__(self, fertig, gesamt, offen, terminal=None, parallel=1):
+    def __init__(self, fertig, gesamt, offen, terminal=None, parallel=1, je_anfrage=False):
         self.fertig, self.gesamt, self.offen = fertig, gesamt, offen  # offen: requests the outputs left expect
+        self.je_anfrage = je_anfrage  # outputs of many requests each (S7, BFCL's multi-turn): the requests counted
         self.parallel, self.fall_id = parallel, ""  # --parallel: the answers that come back in one bunch (resttakt)
         super().__init__(terminal)
         if self.terminal:  # from the first second, before any answer
@@ -8988,7 +8991,8 @@ class Fortschritt(Anzeige):
         """'2:14 so far, 27.1 s a request (median), about 8:40 left (6:10 to 11:20), in flight: S2-5 for 0:45'."""
         jetzt = time.monotonic()
         with self.sperre:
-            teile = [f"{uhrzeit(jetzt - self.start)} so far"] + (
+            teile = [f"{len(self.anfragen):,} requests"] * self.je_anfrage + [
+                f"{uhrzeit(jetzt - self.start)} so far"] + (
                 [f"{statistics.median(s for _, s in self.anfragen):.1f} s a request (median)"] if self.anfragen else [])
             rest = resttakt(self.zeiten, self.offen, self.start, self.parallel, jetzt) \
                 if self.fertig < self.gesamt else None

@@ -399,7 +399,7 @@ def test_a_folder_without_a_bfcl_file_is_named(cli, tmp_path):
     assert (status, meldungen(err)) == (2, [
         f"messen: {tmp_path}: no BFCL file of a category messen reads (simple_python, multiple, parallel, "
         "parallel_multiple, irrelevance, live_simple, live_multiple, live_parallel, live_parallel_multiple, "
-        "live_irrelevance)"])
+        "live_irrelevance, multi_turn_base, multi_turn_miss_func, multi_turn_miss_param, multi_turn_long_context)"])
 
 
 @pytest.mark.parametrize("zeile, meldung", [

@@ -9,11 +9,13 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import ROOT, meldungen, messung, vorbereitet, zeilen
 
 import bfcl_pruefer
 import bfcl_spieler
+import messen
 
 HINWEIS = " Note that the provided function is in Python 3 syntax."
 
@@ -354,3 +356,33 @@ def test_without_bfcls_function_docs_or_backends_or_mpmath_one_line_says_what_to
     assert (ergebnis.returncode, ergebnis.stderr.splitlines()) == (2, [
         "messen: BFCL's TwitterAPI needs the package mpmath_fehlt, which is not installed: pip install "
         "'messen[bfcl]' (or pip install mpmath_fehlt)"])
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                    lambda innen: st.lists(innen, max_size=3) | st.dictionaries(st.text(max_size=4), innen, max_size=3),
+                    max_leaves=8)
+ARGUMENTE = st.one_of(st.dictionaries(st.sampled_from(["folder", "a", "b c", "class", "x"]), JSON, max_size=3).map(
+    json.dumps), st.dictionaries(st.sampled_from(["folder", "a"]), JSON, max_size=2), st.sampled_from(
+    ['{"a": NaN}', "null", "[1]", "{", "", '"{}"']), JSON)
+RUF = st.fixed_dictionaries({"id": st.text(max_size=3)}, optional={"function": st.fixed_dictionaries(
+    {}, optional={"name": st.sampled_from(["cd", "ls", "mean", "x y", ""]) | JSON, "arguments": ARGUMENTE})})
+NACHRICHT = st.fixed_dictionaries({"role": st.just("assistant")}, optional={
+    "content": st.none() | st.sampled_from(["", "Done.", "[]"]), "tool_calls": st.lists(RUF, max_size=3) | JSON})
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(nachricht=NACHRICHT)
+def test_any_answer_is_decoded_as_bfcls_fc_handler_decodes_it(bfcl, nachricht):
+    """Whether a step runs calls, and which (as BFCL's call text name(k=repr(v))), is BFCL's own decoding's."""
+    from bfcl_eval.model_handler.utils import convert_to_function_call
+    try:
+        antwort = [{c["function"]["name"]: c["function"]["arguments"]} for c in nachricht["tool_calls"]]
+    except (KeyError, TypeError):
+        antwort = nachricht.get("content")
+    try:
+        bfcls = convert_to_function_call(antwort)
+    except Exception:  # noqa: BLE001  BFCL's runner: the turn ends
+        bfcls = None
+    eigene = messen.bfcl_decodiert(nachricht)
+    assert [f"{n}({','.join(f'{k}={v!r}' for k, v in a.items())})" for n, a in eigene or ()] == (bfcls or [])

@@ -388,7 +388,8 @@ def test_nur_die_genannten_stufen(cli, endpunkt, tmp_path):
     assert cli(*messung(server.url, "--tag", "x", "--stufen", "S9"))[2] == (
         "messen: argument --stufen: 'S9': name stages from S1, S2, S3, S4, S5, S6, S7 (or BFCL's categories: "
         "simple_python, multiple, parallel, parallel_multiple, irrelevance, live_simple, live_multiple, live_parallel, "
-        "live_parallel_multiple, live_irrelevance), separated by commas\n")
+        "live_parallel_multiple, live_irrelevance, multi_turn_base, multi_turn_miss_func, multi_turn_miss_param, "
+        "multi_turn_long_context), separated by commas\n")
     # compared with a run of all stages: on the cases both have
     vorbereitet(cli, *messung(endpunkt().url, "--tag", "alle"))
     status, out, err = cli("--vergleich", "alle", "s2")
