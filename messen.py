@@ -5278,7 +5278,7 @@ def bfcl_urteil(fall, nachricht):
     treffer, offen = bewertet(ist, fall.erwartet)
     return treffer == len(fall.erwartet) and offen == 0
 BfclZahlen = collections.namedtuple("BfclZahlen", "gesamt fehlgeschlagen stufen nicht_live live multi_turn "
-                                                  "still_anders fehlt")
+                                                  "ohne_agentisch still_anders fehlt")
 # BFCL's verdict: pooled over all its cases (messen's pooling), failed ids, by category, BFCL's own overalls over the
 # categories asked (None where none of theirs was), why BFCL counted restraint where messen did not ({why: count}),
 # and what each overall lacks of BFCL's formula ({overall: [categories]}: partial where any)
@@ -5287,6 +5287,9 @@ BFCL_GESAMT = {"nicht_live": ("simple_python", "multiple", "parallel", "parallel
                "multi_turn": ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
                               "multi_turn_long_context")}  # an unweighted mean of the four
 BFCL_UEBER_FAELLE = ("live",)  # BFCL's overalls that are means over cases; the others are means of categories
+BFCL_GEWICHTE = {"nicht_live": 10, "live": 10, "irrelevanz": 10, "multi_turn": 30}  # BFCL's overall weighs these
+# and its agentic part (40), which messen never runs: its overall without that part, where all of these were run
+BFCL_IRRELEVANZ = ("irrelevance", "live_irrelevance")  # an unweighted mean in BFCL's overall
 BFCL_GESAMT_WORTE = {"nicht_live": "non-live", "live": "live", "multi_turn": "multi-turn"}
 BFCL_NIE = {"nicht_live": ("simple_java", "simple_javascript")}  # in BFCL's simple (a mean of the three languages),
 # which messen never runs: its simple is simple_python's alone, so its non-live overall is always partial
@@ -5304,6 +5307,7 @@ def bfcl_figuren(ausgaben):
                       fehlgeschlagen=list(dict.fromkeys(a.id for a in eigene if not a.note.bfcl)),
                       stufen={s: statistics.fmean(x) for s, x in je.items() if x},  # as eval_runner_helper's:
                       **{g: bfcl_gesamt(g, [je[s] for s in da[g]]) for g in BFCL_GESAMT},
+                      ohne_agentisch=bfcl_ohne_agentisch(je),
                       still_anders=dict(collections.Counter(
                           a.note.mangel or ("fehlerhaft" if a.note.fehlerhaft else "text") for a in eigene
                           if a.note.still and a.note.bfcl and not gelungen(a.note)).most_common()),
@@ -5320,12 +5324,24 @@ def bfcl_gesamt(g, je):
         statistics.fmean(statistics.fmean(x) for x in je)
 
 
+def bfcl_ohne_agentisch(je):
+    """BFCL's overall without its agentic part (eval_runner_helper's weights 10:10:10:30 of non-live, live, both
+    irrelevance categories and multi-turn, normalised), where every category of these was asked; else None."""
+    if not all(je[s] for g in BFCL_GESAMT for s in BFCL_GESAMT[g]) or not all(je[s] for s in BFCL_IRRELEVANZ):
+        return None
+    teile = {g: bfcl_gesamt(g, [je[s] for s in BFCL_GESAMT[g]]) for g in BFCL_GESAMT}
+    teile["irrelevanz"] = statistics.fmean(statistics.fmean(je[s]) for s in BFCL_IRRELEVANZ)
+    return sum(w * teile[g] for g, w in BFCL_GEWICHTE.items()) / sum(BFCL_GEWICHTE.values())
+
+
 def bfcl_zeilen(bfcl):
     """BFCL's verdict by category, its own overalls (each partial where a category of BFCL's formula is missing,
     and named so), messen's pooling, and why BFCL's restraint is not messen's."""
     gesamt = [f"{w} {prozent(getattr(bfcl, g))}" + (f" (partial: without {', '.join(bfcl.fehlt[g])})"
                                                     if bfcl.fehlt.get(g) else "")
-              for g, w in BFCL_GESAMT_WORTE.items() if getattr(bfcl, g) is not None]
+              for g, w in BFCL_GESAMT_WORTE.items() if getattr(bfcl, g) is not None] + (
+        [f"without its agentic part {prozent(bfcl.ohne_agentisch)} (partial: without "
+         f"{', '.join(BFCL_NIE['nicht_live'])} and the agentic categories)"] if bfcl.ohne_agentisch is not None else [])
     zeilen = [stufenzeile(bfcl.stufen, BFCL_WORT)[:-1] + (f"; BFCL's overall {', '.join(gesamt)}" if gesamt else "")
               + f"; all cases together {prozent(bfcl.gesamt)} (messen's share, no figure of BFCL's)."]
     anders = bfcl.still_anders
@@ -7827,6 +7843,7 @@ def bfcl_zellen(k):
         return " (partial)" if b.fehlt.get(g) else ""
     return {n: x for n, x in {**{f"BFCL {s}": x for s, x in b.stufen.items()},
                               **{f"BFCL {w}{teil(g)}": getattr(b, g) for g, w in BFCL_GESAMT_WORTE.items()},
+                              "BFCL overall w/o agentic (partial)": b.ohne_agentisch,
                               "BFCL pooled": b.gesamt}.items() if x is not None}
 
 

@@ -386,3 +386,13 @@ def test_any_answer_is_decoded_as_bfcls_fc_handler_decodes_it(bfcl, nachricht):
         bfcls = None
     eigene = messen.bfcl_decodiert(nachricht)
     assert [f"{n}({','.join(f'{k}={v!r}' for k, v in a.items())})" for n, a in eigene or ()] == (bfcls or [])
+
+
+def test_bfcls_overall_without_its_agentic_part_weighs_its_parts_as_bfcl_does_where_all_were_run():
+    je = {s: [True, True] for s in messen.BFCL_STUFEN}
+    je["multi_turn_base"] = [False, False]  # multi-turn 3/4
+    je["live_irrelevance"] = [True, False]  # irrelevance (1 + 1/2) / 2
+    je["live_simple"] = [False] * 6  # live, over its cases: 6 of 12 right
+    assert messen.bfcl_ohne_agentisch(je) == pytest.approx((10 * 1 + 10 * 6 / 12 + 10 * 3 / 4 + 30 * 3 / 4) / 60)
+    je["multi_turn_long_context"] = []
+    assert messen.bfcl_ohne_agentisch(je) is None
