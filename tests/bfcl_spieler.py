@@ -107,3 +107,130 @@ def signaturen(klassen):
     import inspect
     return {n: [p for p in inspect.signature(f).parameters if p != "self"] for k in klassen
             for n, f in inspect.getmembers(k, inspect.isfunction) if not n.startswith("_")}
+
+
+# ---------------------------------------------------------------------------
+# Departures from the ground truth, each a plan: (case, ground truth), turn, step, its calls -> what to answer
+# ---------------------------------------------------------------------------
+
+
+LESEN = {"GorillaFileSystem": ("pwd", {}), "MathAPI": ("mean", {"numbers": [1.0, 2.0]}),
+         "MessageAPI": ("list_users", {}), "TwitterAPI": ("posting_get_login_status", {}),
+         "TicketAPI": ("ticket_get_login_status", {}), "TradingBot": ("get_watchlist", {}),
+         "TravelAPI": ("travel_get_login_status", {}), "VehicleControlAPI": ("check_tire_pressure", {})}
+
+
+def lesen(fall):
+    """A call that reads and changes nothing (not even a draw of the class's random numbers)."""
+    return LESEN[fall[0]["involved_classes"][0]]
+
+
+def erste_mit(fall, mindestens=1):
+    """The first turn whose ground truth has at least that many calls."""
+    return next(t for t, soll in enumerate(fall[1]) if len(soll) >= mindestens)
+
+
+def normal(runde, schritt, soll):
+    return soll if schritt == 0 and soll else None
+
+
+def weggelassen(fall, runde, schritt, soll):
+    return soll[:-1] if schritt == 0 and runde == erste_mit(fall) else normal(runde, schritt, soll)
+
+
+def wert_geaendert(fall, runde, schritt, soll):
+    if schritt == 0 and runde == erste_mit(fall):
+        name, args = soll[0]
+        k = next((k for k, v in args.items() if isinstance(v, str)), None)
+        return [(name, {**args, k: args[k] + "x"} if k else {**args, "zusatz": 1})] + soll[1:]
+    return normal(runde, schritt, soll)
+
+
+def extra_lesen(fall, runde, schritt, soll):
+    return [*soll, lesen(fall)] if schritt == 0 and soll else None
+
+
+def vertauscht(fall, runde, schritt, soll):
+    t = next((t for t, s in enumerate(fall[1]) if len(s) >= 2), None)
+    return [soll[1], soll[0], *soll[2:]] if schritt == 0 and runde == t else normal(runde, schritt, soll)
+
+
+def zu_frueh(fall, runde, schritt, soll):
+    """The first call of the second turn with calls, made at the end of the turn before it."""
+    mit = [t for t, s in enumerate(fall[1]) if s]
+    if len(mit) < 2 or schritt:
+        return normal(runde, schritt, soll)
+    naechste = als_aufruf(fall[1][mit[1]][0])
+    if runde == mit[1] - 1:
+        return [*soll, (naechste[0], naechste[2])] if soll or naechste[2] else None
+    return soll[1:] if runde == mit[1] and naechste[2] else soll or None
+
+
+def ungefragt(fall, runde, schritt, soll):
+    """In a turn whose ground truth has no call (miss_param: a value is missing), the next turn's calls guessed."""
+    danach = [s for s in fall[1][runde + 1:] if s]
+    if schritt == 0 and not soll and danach:
+        return [(n, kw) for n, _, kw in map(als_aufruf, danach[0])]
+    return normal(runde, schritt, soll)
+
+
+def nicht_angeboten(fall, runde, schritt, soll):
+    """A name no class has beside the first turn's calls, and the held-back function (miss_func) called in the
+    first turn as the ground truth calls it after its turn: BFCL runs any method of the classes, offered or not."""
+    if schritt == 0 and runde == 0:
+        t, (name,) = next(iter(fall[0].get("missed_function", {}).items()), ("0", (None,)))
+        spaeter = [als_aufruf(c) for s in fall[1][int(t):] for c in s]
+        return [*soll, ("format_disk", {"drive": "c"}), *((n, kw) for n, _, kw in spaeter if n == name)][:len(soll) + 2]
+    return normal(runde, schritt, soll)
+
+
+def falscher_typ(fall, runde, schritt, soll):
+    if schritt == 0 and runde == erste_mit(fall):
+        neu = []
+        for name, args in soll:
+            k = next((k for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)), None)
+            neu.append((name, {**args, k: str(args[k])} if k else args))
+        return neu
+    return normal(runde, schritt, soll)
+
+
+def einundzwanzig(fall, runde, schritt, soll):
+    """21 steps with a read in the first turn with calls, its calls in the last: BFCL force-quits the case."""
+    if runde == erste_mit(fall):
+        return [lesen(fall)] if schritt < 20 else soll if schritt == 20 else None
+    return normal(runde, schritt, soll)
+
+
+def zwanzig(fall, runde, schritt, soll):
+    """Exactly 20 steps with calls, then a text: no force-quit."""
+    if runde == erste_mit(fall):
+        return [lesen(fall)] if schritt < 19 else soll if schritt == 19 else None
+    return normal(runde, schritt, soll)
+
+
+def kaputt(fall, runde, schritt, soll):
+    """Arguments that do not decode in the first turn with calls: the turn ends there."""
+    if runde == erste_mit(fall) and schritt == 0:
+        return [(soll[0][0], "{\"x\": ")]
+    return normal(runde, schritt, soll)
+
+
+ABWEICHUNGEN = {"weggelassen": weggelassen, "wert_geaendert": wert_geaendert, "extra_lesen": extra_lesen,
+                "vertauscht": vertauscht, "zu_frueh": zu_frueh, "ungefragt": ungefragt,
+                "nicht_angeboten": nicht_angeboten, "falscher_typ": falscher_typ, "einundzwanzig": einundzwanzig,
+                "zwanzig": zwanzig, "kaputt": kaputt}
+
+
+def leer_im_ersten(fall, runde, schritt, soll):
+    """An empty answer where the first turn with calls is due (the server counted 20 tokens for it)."""
+    if runde == erste_mit(fall) and schritt == 0:
+        return {"role": "assistant", "content": ""}
+    return normal(runde, schritt, soll)
+
+
+def als_text_im_ersten(fall, runde, schritt, soll):
+    """The first turn's calls written as text in a chat template's form, never read into tool_calls."""
+    if runde == erste_mit(fall) and schritt == 0:
+        return {"role": "assistant", "content": "".join(
+            f"<tool_call>\n{json.dumps({'name': n, 'arguments': a})}\n</tool_call>" for n, a in soll)}
+    return normal(runde, schritt, soll)

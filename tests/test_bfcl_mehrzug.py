@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import ROOT, meldungen, messung, vorbereitet, zeilen
+from bfcl_spieler import ABWEICHUNGEN, als_text_im_ersten, leer_im_ersten, weggelassen
 
 import bfcl_pruefer
 import bfcl_spieler
@@ -58,113 +59,6 @@ def bfcls(bfcl, kategorie, gespeichert):
     return verdikt
 
 
-LESEN = {"GorillaFileSystem": ("pwd", {}), "MathAPI": ("mean", {"numbers": [1.0, 2.0]}),
-         "MessageAPI": ("list_users", {}), "TwitterAPI": ("posting_get_login_status", {}),
-         "TicketAPI": ("ticket_get_login_status", {}), "TradingBot": ("get_watchlist", {}),
-         "TravelAPI": ("travel_get_login_status", {}), "VehicleControlAPI": ("check_tire_pressure", {})}
-
-
-def lesen(fall):
-    """A call that reads and changes nothing (not even a draw of the class's random numbers)."""
-    return LESEN[fall[0]["involved_classes"][0]]
-
-
-def erste_mit(fall, mindestens=1):
-    """The first turn whose ground truth has at least that many calls."""
-    return next(t for t, soll in enumerate(fall[1]) if len(soll) >= mindestens)
-
-
-def normal(runde, schritt, soll):
-    return soll if schritt == 0 and soll else None
-
-
-def weggelassen(fall, runde, schritt, soll):
-    return soll[:-1] if schritt == 0 and runde == erste_mit(fall) else normal(runde, schritt, soll)
-
-
-def wert_geaendert(fall, runde, schritt, soll):
-    if schritt == 0 and runde == erste_mit(fall):
-        name, args = soll[0]
-        k = next((k for k, v in args.items() if isinstance(v, str)), None)
-        return [(name, {**args, k: args[k] + "x"} if k else {**args, "zusatz": 1})] + soll[1:]
-    return normal(runde, schritt, soll)
-
-
-def extra_lesen(fall, runde, schritt, soll):
-    return [*soll, lesen(fall)] if schritt == 0 and soll else None
-
-
-def vertauscht(fall, runde, schritt, soll):
-    t = next((t for t, s in enumerate(fall[1]) if len(s) >= 2), None)
-    return [soll[1], soll[0], *soll[2:]] if schritt == 0 and runde == t else normal(runde, schritt, soll)
-
-
-def zu_frueh(fall, runde, schritt, soll):
-    """The first call of the second turn with calls, made at the end of the turn before it."""
-    mit = [t for t, s in enumerate(fall[1]) if s]
-    if len(mit) < 2 or schritt:
-        return normal(runde, schritt, soll)
-    naechste = bfcl_spieler.als_aufruf(fall[1][mit[1]][0])
-    if runde == mit[1] - 1:
-        return [*soll, (naechste[0], naechste[2])] if soll or naechste[2] else None
-    return soll[1:] if runde == mit[1] and naechste[2] else soll or None
-
-
-def ungefragt(fall, runde, schritt, soll):
-    """In a turn whose ground truth has no call (miss_param: a value is missing), the next turn's calls guessed."""
-    danach = [s for s in fall[1][runde + 1:] if s]
-    if schritt == 0 and not soll and danach:
-        return [(n, kw) for n, _, kw in map(bfcl_spieler.als_aufruf, danach[0])]
-    return normal(runde, schritt, soll)
-
-
-def nicht_angeboten(fall, runde, schritt, soll):
-    """A name no class has beside the first turn's calls, and the held-back function (miss_func) called in the
-    first turn as the ground truth calls it after its turn: BFCL runs any method of the classes, offered or not."""
-    if schritt == 0 and runde == 0:
-        t, (name,) = next(iter(fall[0]["missed_function"].items()))
-        spaeter = [bfcl_spieler.als_aufruf(c) for s in fall[1][int(t):] for c in s]
-        return [*soll, ("format_disk", {"drive": "c"}), *((n, kw) for n, _, kw in spaeter if n == name)][:len(soll) + 2]
-    return normal(runde, schritt, soll)
-
-
-def falscher_typ(fall, runde, schritt, soll):
-    if schritt == 0 and runde == erste_mit(fall):
-        neu = []
-        for name, args in soll:
-            k = next((k for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)), None)
-            neu.append((name, {**args, k: str(args[k])} if k else args))
-        return neu
-    return normal(runde, schritt, soll)
-
-
-def einundzwanzig(fall, runde, schritt, soll):
-    """21 steps with a read in the first turn with calls, its calls in the last: BFCL force-quits the case."""
-    if runde == erste_mit(fall):
-        return [lesen(fall)] if schritt < 20 else soll if schritt == 20 else None
-    return normal(runde, schritt, soll)
-
-
-def zwanzig(fall, runde, schritt, soll):
-    """Exactly 20 steps with calls, then a text: no force-quit."""
-    if runde == erste_mit(fall):
-        return [lesen(fall)] if schritt < 19 else soll if schritt == 19 else None
-    return normal(runde, schritt, soll)
-
-
-def kaputt(fall, runde, schritt, soll):
-    """Arguments that do not decode in the first turn with calls: the turn ends there."""
-    if runde == erste_mit(fall) and schritt == 0:
-        return [(soll[0][0], "{\"x\": ")]
-    return normal(runde, schritt, soll)
-
-
-ABWEICHUNGEN = {"weggelassen": weggelassen, "wert_geaendert": wert_geaendert, "extra_lesen": extra_lesen,
-                "vertauscht": vertauscht, "zu_frueh": zu_frueh, "ungefragt": ungefragt,
-                "nicht_angeboten": nicht_angeboten, "falscher_typ": falscher_typ, "einundzwanzig": einundzwanzig,
-                "zwanzig": zwanzig, "kaputt": kaputt}
-
-
 @pytest.mark.parametrize("kategorie", bfcl_spieler.KATEGORIEN)
 def test_the_ground_truth_passes_every_sampled_case_of_each_category(cli, endpunkt, bfcl, kategorie):
     status, k, gespeichert, _ = spiele(cli, endpunkt, bfcl, kategorie, None, "--stichprobe", "6")
@@ -188,24 +82,6 @@ def test_each_departure_gets_bfcls_own_verdict(cli, endpunkt, bfcl, art):
 
 GESCHEITERT = {"weggelassen": 8, "wert_geaendert": 7, "extra_lesen": 0, "vertauscht": 3, "zu_frueh": 7,
                "ungefragt": 3, "nicht_angeboten": 2, "falscher_typ": 2, "einundzwanzig": 8, "zwanzig": 0, "kaputt": 8}
-
-
-def leer_im_ersten(fall, runde, schritt, soll):
-    """An empty answer where the first turn with calls is due (the server counted 20 tokens for it)."""
-    if runde == erste_mit(fall) and schritt == 0:
-        return {"role": "assistant", "content": ""}
-    return normal(runde, schritt, soll)
-
-
-def als_text_im_ersten(fall, runde, schritt, soll):
-    """The first turn's calls written as text in a chat template's form, never read into tool_calls."""
-    if runde == erste_mit(fall) and schritt == 0:
-        return {"role": "assistant", "content": "".join(
-            f"<tool_call>\n{json.dumps({'name': n, 'arguments': a})}\n</tool_call>" for n, a in soll)}
-    return normal(runde, schritt, soll)
-
-
-
 
 
 def test_an_empty_answer_where_calls_are_due_is_the_servers_and_calls_as_text_are_named(cli, endpunkt, bfcl):
@@ -396,3 +272,24 @@ def test_bfcls_overall_without_its_agentic_part_weighs_its_parts_as_bfcl_does_wh
     assert messen.bfcl_ohne_agentisch(je) == pytest.approx((10 * 1 + 10 * 6 / 12 + 10 * 3 / 4 + 30 * 3 / 4) / 60)
     je["multi_turn_long_context"] = []
     assert messen.bfcl_ohne_agentisch(je) is None
+
+
+def test_the_multi_turn_overall_is_the_unweighted_mean_of_bfcls_verdicts_on_the_four(cli, endpunkt, bfcl):
+    """The four categories in one run: the scripted model takes the first case whose messages fit, and so fails
+    some of the twins it cannot tell apart; messen's figure is BFCL's formula on BFCL's own verdicts."""
+    ordner, urteil, signaturen = bfcl
+    spieler = bfcl_spieler.Spieler(ordner, None, bfcl_spieler.KATEGORIEN, signaturen)
+
+    def antwort(fall, body, nummer):
+        return spieler.antwort(body)
+    e = endpunkt(antwort)
+    status, out, err = cli(*messung(e.url, "--faelle", str(ordner), "--stichprobe", "4", "--stufen",
+                                    ",".join(bfcl_spieler.KATEGORIEN), "--tag", "vier", "--json"))
+    k = json.loads(out)["bfcl"]
+    je = {kat: [] for kat in bfcl_spieler.KATEGORIEN}
+    for a in zeilen(cli.ausgabe / "vier.jsonl")[1:]:
+        je[a["stufe"]].append(bfcls(bfcl, a["stufe"], {a["id"]: a})[a["id"]])
+    assert status == 0
+    assert k["multi_turn"] == pytest.approx(sum(sum(x) / len(x) for x in je.values()) / 4)
+    assert k["stufen"] == {kat: pytest.approx(sum(x) / 4) for kat, x in je.items()}
+    assert 0 < k["multi_turn"] < 1  # the twins: some right, some not
