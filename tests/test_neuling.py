@@ -312,3 +312,16 @@ def test_in_eine_datei_eine_zeile_je_minute(capsys):
     anzeige.zurueck(schluessel, 0.5)
     anzeige.ende()
     assert capsys.readouterr().err == "messen: 0/42 outputs, 0:00 so far, in flight: S1-1 for 0:00\n"
+
+
+def test_a_run_of_jobs_counts_its_requests_beside_its_outputs(capsys):
+    """A job (S7, a BFCL multi-turn case) is many requests: the ticker's line counts those answered too."""
+    anzeige = messen.Fortschritt(0, 12, 90, terminal=False, je_anfrage=True)
+    for i in range(3):
+        anzeige.zurueck(anzeige.gesendet(f"multi_turn_base_0, turn 1 step {i + 1}"), 0.5)
+    schluessel = anzeige.gesendet("multi_turn_base_0, turn 2 step 1")
+    anzeige.zeige(takt=True)
+    anzeige.zurueck(schluessel, 0.5)
+    anzeige.ende()
+    assert capsys.readouterr().err == ("messen: 0/12 outputs, 3 requests, 0:00 so far, 0.5 s a request (median), "
+                                       "in flight: multi_turn_base_0, turn 2 step 1 for 0:00\n")
