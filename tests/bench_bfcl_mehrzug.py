@@ -43,6 +43,8 @@ spieler = bfcl_spieler.Spieler({ordner!r}, None, ({kategorie!r},), bfcl_spieler.
 log = open({log!r}, "w")
 class H(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    wbufsize = -1  # headers and body in one send: no delayed-ACK stall
+    disable_nagle_algorithm = True
     def do_POST(self):
         roh = self.rfile.read(int(self.headers["Content-Length"]))
         log.write(roh.decode() + "\\n")

@@ -30,6 +30,8 @@ def endpunkt(spieler):
     """A loopback endpoint in this process whose model is spieler["jetzt"]."""
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        wbufsize = -1  # headers and body in one send: no delayed-ACK stall
+        disable_nagle_algorithm = True
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
