@@ -178,7 +178,7 @@ def nicht_angeboten(fall, runde, schritt, soll):
     """A name no class has beside the first turn's calls, and the held-back function (miss_func) called in the
     first turn as the ground truth calls it after its turn: BFCL runs any method of the classes, offered or not."""
     if schritt == 0 and runde == 0:
-        t, (name,) = next(iter(fall[0].get("missed_function", {}).items()), ("0", (None,)))
+        t, (name, *_) = next(iter(fall[0].get("missed_function", {}).items()), ("0", (None,)))
         spaeter = [als_aufruf(c) for s in fall[1][int(t):] for c in s]
         return [*soll, ("format_disk", {"drive": "c"}), *((n, kw) for n, _, kw in spaeter if n == name)][:len(soll) + 2]
     return normal(runde, schritt, soll)
