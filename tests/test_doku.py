@@ -110,7 +110,22 @@ def bfcl(cli, endpunkt):
                        str(BFCL), "--extra", '{"max_tokens": 256}')[1]
 
 
-SZENARIEN = {f.__name__: f for f in (kapitel, klein, urteil, reihe, vllm400, bfcl)}
+def mehrzug(cli, endpunkt):
+    """BFCL's multi-turn: a scripted model that leaves out the last call of its first turn with calls, on 4 cases."""
+    import bfcl_pruefer
+    import bfcl_spieler
+    if bfcl_pruefer.mehrzug() is None:
+        pytest.skip("bfcl-eval is not installed (MESSEN_BFCL=1 installs it without its dependencies)")
+    pytest.importorskip("mpmath", reason="BFCL's MathAPI needs mpmath: pip install '.[test]'")
+    ordner = bfcl_pruefer.daten()
+    spieler = bfcl_spieler.Spieler(ordner, bfcl_spieler.weggelassen, ("multi_turn_base",),
+                                   bfcl_spieler.signaturen(bfcl_pruefer.backends()))
+    e = endpunkt(lambda fall, body, nummer: spieler.antwort(body))
+    return vorbereitet(cli, *messung(e.url, "--faelle", str(ordner), "--stufen", "multi_turn_base", "--stichprobe",
+                                     "4", "--tag", "mt"))[1]
+
+
+SZENARIEN = {f.__name__: f for f in (kapitel, klein, urteil, reihe, vllm400, bfcl, mehrzug)}
 DATUM = re.compile(r"measured \d{4}-\d{2}-\d{2}")
 
 
