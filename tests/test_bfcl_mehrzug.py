@@ -175,6 +175,10 @@ def gt_kaputt(z):
     z["ground_truth"][0][0] = "os.cd(folder='document')"
 
 
+def gt_anderer_fall(z):
+    z["id"] = "multi_turn_base_7"
+
+
 def gt_kurz(z):
     z["ground_truth"].pop()
 
@@ -191,6 +195,9 @@ def fehlt_fremd(z):
 @pytest.mark.parametrize("fragen, antworten, meldung", [
     (None, [(1, gt_kaputt)], "{d}/possible_answer/BFCL_v4_multi_turn_base.json:2: the expected call \"os.cd("
      "folder='document')\" is no call messen can read (not one call of a name)"),
+    (None, [(2, gt_anderer_fall)], "{d}/possible_answer/BFCL_v4_multi_turn_base.json:3: the id multi_turn_base_7 "
+     "where the case on that line of BFCL_v4_multi_turn_base.json is multi_turn_base_2; BFCL's runner pairs the two "
+     "files line by line"),
     (None, [(0, gt_kurz)], "{d}/possible_answer/BFCL_v4_multi_turn_base.json:1: \"ground_truth\" lists the calls of "
      "each of the case's 4 turns, a list per turn"),
     ([(2, klasse_fremd)], None, "{d}/BFCL_v4_multi_turn_base.json:3: \"involved_classes\" lists classes of BFCL's "
