@@ -5051,14 +5051,14 @@ def bfcl_fall(datei, nr, roh, kategorie, antwort, gesehen):
     if roh is None:
         raise Eingabefehler(f"{antwort[0]}:{antwort[1]}: an expected call beyond the last case of {datei.name}; "
                             "BFCL's runner pairs the two files line by line")
-    if STUFE[kategorie].pruefer == "multi_turn":
-        return mehrzug_fall(datei, nr, roh, kategorie, antwort, gesehen)
-    wo = f"{datei}:{nr}"
-    if fehler := bfcl_fehler(roh):
+    wo, mehrzug = f"{datei}:{nr}", STUFE[kategorie].pruefer == "multi_turn"
+    if fehler := (mehrzug_fehler if mehrzug else bfcl_fehler)(roh):
         raise Eingabefehler(f"{wo}: {fehler}")
     if roh["id"] in gesehen:
         raise Eingabefehler(f"{wo}: duplicate id {roh['id']} (first in {gesehen[roh['id']]})")
     gesehen[roh["id"]] = f"{datei.name}:{nr}"
+    if mehrzug:
+        return mehrzug_fall(datei, nr, roh, kategorie, antwort)
     soll = [] if antwort is None else [bfcl_soll(wo, g, roh["function"], kategorie) for g in bfcl_erwartet(
         roh["id"], *antwort)]
     nachrichten = roh["question"][0]
@@ -5395,16 +5395,11 @@ BFCL_VERBOTEN = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "
 BFCL_GELADEN = {}  # the package folder -> {class name: class}, each module imported once per process
 
 
-def mehrzug_fall(datei, nr, roh, kategorie, antwort, gesehen):
-    """One multi-turn case as BFCL's generation asks it: its turns, the involved classes' functions (those held
-    back until their turn apart, each added at its turn without the language's hint, as BFCL adds them), and per
-    turn the ground truth's calls, read (never run) from its possible_answer line."""
+def mehrzug_fall(datei, nr, roh, kategorie, antwort):
+    """One multi-turn case (checked by mehrzug_fehler) as BFCL's generation asks it: its turns, the involved classes'
+    functions (those held back until their turn apart, each added at its turn without the language's hint, as BFCL
+    adds them), and per turn the ground truth's calls, read (never run) from its possible_answer line."""
     wo = f"{datei}:{nr}"
-    if fehler := mehrzug_fehler(roh):
-        raise Eingabefehler(f"{wo}: {fehler}")
-    if roh["id"] in gesehen:
-        raise Eingabefehler(f"{wo}: duplicate id {roh['id']} (first in {gesehen[roh['id']]})")
-    gesehen[roh["id"]] = f"{datei.name}:{nr}"
     soll = bfcl_erwartet(roh["id"], *antwort)
     awo = f"{antwort[0]}:{antwort[1]}"
     if len(soll) != len(roh["question"]) or not all(isinstance(t, list) for t in soll):
@@ -5469,7 +5464,7 @@ def bfcl_funktionen(ordner, klasse):
 def bfcl_soll_ruf(wo, text):
     """A ground-truth call as BFCL writes it (sort('final_report.pdf'), cd(folder='..')): [name, positional
     values, keyword values, the text], read by ast as literals; BFCL evals it, messen never runs what it reads."""
-    import ast
+    import ast  # here: a run of no multi-turn case never loads it
     try:
         knoten = ast.parse(text, mode="eval").body
         if not isinstance(knoten, ast.Call) or not isinstance(knoten.func, ast.Name) or \
@@ -5485,7 +5480,7 @@ def bfcl_backends(faelle):
     """Import BFCL's backend classes the multi-turn cases involve, from the bfcl_eval package their folder lies in
     (bfcl_eval/data), else an installed one; say once where from. Importing them runs BFCL's modules, as its own
     runner does; no code a model wrote is ever run."""
-    import importlib
+    import importlib  # here: a run of no multi-turn case never loads it
     for quelle in dict.fromkeys(f.mehrzug["quelle"] for f in faelle if f.mehrzug):
         wurzel, neu = Path(quelle).parent.parent, quelle not in BFCL_GELADEN
         if Path(wurzel, *BFCL_PAKET).is_dir() and str(wurzel) not in sys.path:
@@ -5521,7 +5516,7 @@ def bfcl_instanzen(m):
         instanzen[k] = BFCL_GELADEN[m["quelle"]][k]()
         if k not in BFCL_ZUSTANDSLOS:
             instanzen[k]._load_scenario(copy.deepcopy(m["start"].get(k, {})), long_context=m["lang"])
-    import inspect
+    import inspect  # here: a run of no multi-turn case never loads it
     methoden = {n: f for i in instanzen.values() for n, f in inspect.getmembers(i, inspect.ismethod)
                 if not n.startswith("_")}
     return instanzen, methoden

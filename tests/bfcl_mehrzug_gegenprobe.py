@@ -15,8 +15,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,29 +22,14 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import bfcl_pruefer  # noqa: E402
 import bfcl_spieler  # noqa: E402
+from conftest import Endpunkt  # noqa: E402
 
 
 def endpunkt(spieler):
-    """A loopback endpoint in this process whose model is spieler["jetzt"]."""
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        wbufsize = -1  # headers and body in one send: no delayed-ACK stall
-        disable_nagle_algorithm = True
-
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            daten = json.dumps(spieler["jetzt"].antwort(body)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(daten)))
-            self.end_headers()
-            self.wfile.write(daten)
-
-        def log_message(self, *_):
-            pass
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_port}/v1/chat/completions"
+    """The suite's loopback endpoint (conftest.Endpunkt, in this process) whose model is spieler["jetzt"]."""
+    def antwort(fall, body, nummer):
+        return spieler["jetzt"].antwort(body)
+    return Endpunkt(antwort).url
 
 
 def main():
