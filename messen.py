@@ -9057,9 +9057,12 @@ class Pruefstand(Anzeige):
 
 def resttakt(zeiten, offen, start, parallel=1, jetzt=None):
     """(seconds left, low, high), or None until five requests and a tenth of those expected came back: the requests
-    still expected (offen) times the median gap of the last K (a quarter, 5 to 30: the pace lately); the range
-    from those gaps' quartiles and the run's median gap, widened by 1 + 1/sqrt(K), its high end never above the
-    slowest gap so far (the open one since the last answer too) for each request left. Between answers (jetzt)
+    still expected (offen) times the mean gap, its longest left out (one request held does not move it), over the
+    run or over its last K (half the run, 5 to 60) where that is slower (a server slowing down); a median of the
+    last few would leap between short and long answers. The range from those K gaps' quartiles and the run's
+    median gap, widened by 1 + 1/sqrt(K), its high end
+    never above the slowest gap so far (the open one since the last answer too) for each request left. Between
+    answers (jetzt)
     all three count down, by at most one request's share: the request in flight overdue, the rest still take
     their pace, and the high end grows with the seconds it has taken.
     subtle: with --parallel P, answers come back in bunches of P (gaps of 0.3 s and 7.7 s in turn), whose median
@@ -9070,13 +9073,19 @@ def resttakt(zeiten, offen, start, parallel=1, jetzt=None):
     p = max(1, min(parallel, n))
     luecken = [(b - a) / p for a, b in zip([start] * p + zeiten, zeiten)]  # seconds per answer, over P answers
     seit = 0 if jetzt is None else max(0, jetzt - zeiten[-1])
-    k = max(5, min(30, n // 4))
+    k = max(5, min(60, n // 2))
     viertel, alle, weit = statistics.quantiles(luecken[-k:], n=4), statistics.median(luecken), 1 + 1 / math.sqrt(k)
-    mitte, tief, hoch = offen * viertel[1], offen * min(viertel[0], alle) / weit, offen * max(viertel[2], alle) * weit
+    mitte = offen * max(ohne_laengste(luecken), ohne_laengste(luecken[-k:]))
+    tief, hoch = offen * min(viertel[0], alle) / weit, offen * max(viertel[2], alle) * weit
     danach = (max(1, offen) - 1) / max(1, offen)  # the share of the requests after the one in flight
     hoch = max(hoch - seit, hoch * danach + seit - mitte / max(1, offen))
     return (max(mitte - seit, mitte * danach), max(tief - seit, tief * danach),
             min(hoch, offen * max(luecken + [(seit + zeiten[-1] - zeiten[-p]) / p])))
+
+
+def ohne_laengste(luecken):
+    """The mean of the gaps but the longest one."""
+    return statistics.fmean(sorted(luecken)[:-1])
 
 
 def uhrzeit(sekunden):

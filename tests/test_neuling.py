@@ -1,6 +1,7 @@
 """A newcomer's first hour: time to plan by, and every line readable on its own, over loopback HTTP."""
 
 import codecs
+import itertools
 import json
 import os
 import pty
@@ -151,10 +152,14 @@ def test_ein_typfehler_nennt_die_abhilfe(typ, wert, abhilfe):
     assert messen.typ_abhilfe(wert, typ) == abhilfe
 
 
+def ohne_laengste(luecken):
+    return (sum(luecken) - max(luecken)) / (len(luecken) - 1)
+
+
 def test_die_restzeit_aus_dem_takt_der_anfragen():
     """The time left: the requests still expected at the pace they came back lately, with its range; none
     before five came and a tenth of those expected; one request held long does not move it."""
-    weit = 1 + 1 / 5 ** 0.5  # the chance of a pace over five requests
+    weit = 1 + 1 / 7 ** 0.5  # the chance of a pace over seven requests, half of the fifteen answered
     # the chapter's 37 left after 15 answered in a second each, and S7's 26 jobs, as many as their references
     offen = 37 + sum(len(f["loesung"]) for f in GANZ_FAELLE)
     assert offen == 121 and sum(f.art.weise.anfragen(f, messen.Lauf()) for f in map(messen.als_fall, GANZ_FAELLE)) == 121 - 37
@@ -171,13 +176,21 @@ def test_die_restzeit_aus_dem_takt_der_anfragen():
     assert messen.resttakt(gehalten, offen, 0)[:2] == pytest.approx((121, 121 / weit))
     # half as fast lately: the pace follows, the range reaches down to the whole run's (1.5 s, the median gap)
     langsamer = list(range(1, 11)) + [12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
-    assert messen.resttakt(langsamer, offen, 0) == pytest.approx((242, 121 * 1.5 / weit, 242))
+    assert messen.resttakt(langsamer, offen, 0) == pytest.approx((242, 121 * 1.5 / (1 + 1 / 10 ** 0.5), 242))
     # --parallel 2, requests of 8 s each, the two slots 0.3 s apart: answers come back 0.3 s and 7.7 s apart in
     # turn; the pace is 4 s an answer, which gaps over two answers give, and single gaps' median does not
     paarweise = [t for k in range(1, 11) for t in (8 * k, 8 * k + 0.3)]
     assert messen.resttakt(paarweise, 100, 0, parallel=2)[0] == pytest.approx(100 * 8 / 2)
-    assert messen.resttakt(paarweise, 100, 0)[0] == pytest.approx(100 * 0.3)  # what one answer's gap would say
+    assert messen.resttakt(paarweise, 100, 0)[0] == pytest.approx(100 * (0.3 * 10 + 7.7 * 9) / 19)  # single gaps
     assert messen.resttakt(list(range(1, 5)), 10, 0) is None  # four came
+    # short and long answers mixed: the time left for 100 more is their mean pace, the longest gap left out, and
+    # moves little; the last few answers' median said 2 s, a third of the pace, at every one of these answers
+    luecken = [2, 15, 2, 15, 2, 15, 2, 15, 15, 2, 2, 15, 2, 2, 2, 2, 15, 2, 2, 2, 15, 2, 2, 15, 2, 2, 15, 2, 2, 2,
+               15, 2, 15]
+    zeiten = list(itertools.accumulate(luecken))
+    mitten = [messen.resttakt(zeiten[:n], 100, 0)[0] for n in range(13, 34)]
+    assert mitten == [pytest.approx(100 * ohne_laengste(luecken[:n])) for n in range(13, 34)]
+    assert max(mitten) / min(mitten) < 1.25 and min(mitten) > 100 * 3 * 2
     assert messen.resttakt(list(range(1, 11)), 100, 0) is None  # ten of 110: less than a tenth
 
 
