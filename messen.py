@@ -7773,15 +7773,36 @@ def differenz(d, anteil=True):
 def vergleich_text(a, b, v, faelle, hoechstens=None):
     zeilen = [f"A: {kopfzeile(a.einstellungen, a.kennzahlen)}", f"B: {kopfzeile(b.einstellungen, b.kennzahlen)}", ""]
     zeilen += tabelle_text(zahlen_zeilen([a, b], differenz_spalte=True), ["A", "B", "B - A"]) + [""]
-    zeilen += [f"{x} {z}" for x, r in (("A", a), ("B", b))
-               for z in diagnose_zeilen(r.kennzahlen.diagnose, r.einstellungen)]
     zeilen += vergleich_hinweise(a.einstellungen, b.einstellungen)[:-1]
+    zeilen += [""] + halb_satz([a, b]) + urteil(v) + [aufloesung_satz(v), ""]  # the verdict before the long lists
+    zeilen += vergleich_diagnose(a, b)
     for titel, ids in (("Better in B", v.besser), ("Worse in B", v.schlechter)):
         zeilen += fall_liste(f"{titel} ({len(ids)}):", hoechstens, [[  # a BFCL question: a paragraph, cut
             f"  {i}  {kurz(faelle[i].frage, 240)}{server_vermerk(v, i)}", f"      A: {a.was[i]}",
             f"      B: {b.was[i]}"] for i in ids])
-    zeilen += [""] + halb_satz([a, b]) + urteil(v) + [aufloesung_satz(v)]
     return "\n".join(zeilen)
+
+
+WESSEN_WORTE = {"server": "the server's", "modell": "the model's", "unklar": "cannot be told"}
+
+
+def vergleich_diagnose(a, b):
+    """Both runs' diagnoses as one table, a row per kind (its outputs in A and in B, whose), each kind's words once
+    beneath it (B's, or A's where only A has it); where both are all clear, that in one line."""
+    je = [{z.name: z for z in diagnose_befunde(r.kennzahlen.diagnose, r.einstellungen)} for r in (a, b)]
+    if not any(je):
+        klar = [diagnose_zeilen(r.kennzahlen.diagnose, r.einstellungen)[0] for r in (a, b)]
+        return [klar[0].replace("all clear", "all clear in A and B", 1)] if klar[0] == klar[1] else \
+            [f"A {klar[0]}", f"B {klar[1]}"]
+    namen = list(dict.fromkeys([*je[0], *je[1]]))
+    breite = max(map(len, namen)) + 2
+    zeilen = [diagnose_kopf([*je[0].values(), *je[1].values()]), f"  {'':<{breite}}{'A':>6}{'B':>6}  whose"]
+    for n in namen:
+        za, zb = je[0].get(n), je[1].get(n)
+        wessen = dict.fromkeys((za.wessen if za else ()) + (zb.wessen if zb else ()))
+        zeilen.append(f"  {n.replace('.', ' '):<{breite}}{za.zahl if za else 0:>6}{zb.zahl if zb else 0:>6}  "
+                      + " / ".join(WESSEN_WORTE[w] for w in wessen))
+    return zeilen + [f"  {n.replace('.', ' ')}: {(je[1].get(n) or je[0][n]).text}" for n in namen]
 
 
 def vergleich_markdown(a, b, v, _faelle=None, _hoechstens=None):

@@ -530,3 +530,11 @@ def urteil_von(out):
     """The one verdict of a pair's summary, as one text."""
     (text,) = urteile(out)
     return text
+
+
+def schluss(out):
+    """A comparison's text up to its verdict's last line (the resolution), where the diagnosis and the case lists
+    follow it: what a test reads as the verdict's end."""
+    zeilen = out.splitlines()
+    ende = next(i for i, z in enumerate(zeilen) if z.startswith(("Diagnosis", "A Diagnosis")))
+    return zeilen[:ende - 1]

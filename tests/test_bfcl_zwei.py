@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import ROOT, completion, meldungen, vorbereitet
+from conftest import ROOT, completion, meldungen, schluss, vorbereitet
 
 import bfcl_pruefer
 import messen
@@ -173,7 +173,7 @@ def test_bfcls_non_live_overall_is_a_mean_of_categories_and_its_live_one_a_mean_
     assert (k["nicht_live"], k["live"], k["gesamt"]) == ((1 + 0 + 0 + 0) / 4, 60 / (60 + 40 + 40 + 40),
                                                          (2 * 60 + 2 * 40) / 440)
     vorbereitet(cli, "--url", e.url, "--modell", "m", "--tag", "zwei", "--faelle", str(ordner))
-    tabelle = cli("--vergleich", "einfach", "zwei")[1].splitlines()
+    tabelle = schluss(cli("--vergleich", "einfach", "zwei")[1])
     assert tabelle[-3] == ("BFCL's verdict (tool_calls only), paired: 0 (0 better, 0 worse): exact sign test p = 1: "
                            "the difference is not beyond chance at 5 %; --streng stops on messen's test above, never "
                            "on this alone.")  # the server broke nothing: no word of what it broke

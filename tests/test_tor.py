@@ -11,7 +11,7 @@ import pytest
 
 import messen
 
-from conftest import (urteil_von, BY_ID, FAELLE, TEXT_ANTWORT, completion, messung, openai_nachricht, richtig, vorbereitet,
+from conftest import (schluss, urteil_von, BY_ID, FAELLE, TEXT_ANTWORT, completion, messung, openai_nachricht, richtig, vorbereitet,
                       zeilen, zweiter_zug)
 from messen import vorzeichentest
 
@@ -69,10 +69,11 @@ def test_ein_feintuning_das_ueberall_schleift_faellt_durch(cli, endpunkt):
                             f"(p = {2 / 2 ** 14:.3g}, Holm-corrected); --streng exits 3\n")
     assert f"  S2-1  {BY_ID['S2-1']['frage']}  (the model's, in B: cut off at the token limit 256 in both runs)" \
         in out.splitlines()
-    assert "server's" not in out.splitlines()[-2]
+    assert "server's" not in schluss(out)[-2]
     # the diagnosis does not tell the user who capped it to raise the cap, nor calls it the server's setting
     assert "raise max_tokens" not in out and "measure that setting" not in out
-    assert ("B   schleife       42: outputs cut off by the token limit while their text repeated one piece over and "
+    assert "  schleife       0    42  the model's" in out.splitlines()
+    assert ("  schleife: outputs cut off by the token limit while their text repeated one piece over and "
             "over; under the cap this run chose (max_tokens 256) the model repeats itself") in out
 
 
@@ -101,7 +102,7 @@ def test_verschiedene_grenzen_sind_nicht_vergleichbar(cli, endpunkt):
                        nur_b=("--extra", '{"max_tokens": 128}'))
     grund = "--extra differs (max_tokens unset in a, 128 in b): measure both with the same"
     assert (rc, err) == (2, f"messen: cannot tell whether the model of b is worse than a's: {grund}; --streng exits 2\n")
-    assert out.splitlines()[-2].endswith(f"Cannot tell whether the model changed: {grund}.")
+    assert schluss(out)[-2].endswith(f"Cannot tell whether the model changed: {grund}.")
 
 
 # ---------------------------------------------------------------------------

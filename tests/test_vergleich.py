@@ -14,7 +14,7 @@ import pytest
 
 import messen
 
-from conftest import (urteil_von, bewertet, vorbereitet, FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langsam, messung,
+from conftest import (schluss, urteil_von, bewertet, vorbereitet, FAELLE, KAPITEL_FEHLER, ROOT, completion, falsch_in, langsam, messung,
                       mit_fehlern, openai_nachricht, prompt_tokens, richtig, zeilen)
 from messen import KATALOG
 
@@ -256,7 +256,7 @@ def test_vergleich_jenseits_des_zufalls(cli, endpunkt):
             in zeilen_out)
     assert ('      B: book_room(room="besprechung", date="2026-03-17", start="10:00", end="11:00") (right)'
             in zeilen_out)
-    assert zeilen_out[-3:] == ["6 cases better and 0 worse in perfekt than in basis (auftraege_gelungen over the 42 "
+    assert schluss(out)[-3:] == ["6 cases better and 0 worse in perfekt than in basis (auftraege_gelungen over the 42 "
                                "cases compared: +14.3 points); exact sign test p = 0.0312: perfekt is better beyond "
                                "chance at 5 %.", "By kind, Holm-corrected for the two: calling (S1-S3) 4 better, 0 worse, "
                                f"p = {2 * 2 / 2 ** 4:.3g}; holding still (S4, S5) 2 better, 0 worse, p = 0.5.",

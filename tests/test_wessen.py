@@ -3,6 +3,9 @@ say the same, over loopback HTTP. B answers in one broken shape where A, on the 
 case; "not the model" never goes with exit 3, "cannot be told" goes with exit 2, the model's with exit 3.
 """
 
+import itertools
+import re
+
 import pytest
 
 from conftest import FAELLE, completion, messung, openai_nachricht, richtig, vorbereitet
@@ -59,10 +62,13 @@ def erster_von_mehreren(fall, body, nummer):
     return completion(openai_nachricht(fall["erwartet"][:1]), "length")
 
 
-def kopf_von(out, lauf):
-    """The diagnosis heading the comparison prints for run A or B."""
-    return next(z.split("Diagnosis", 1)[0] and "Diagnosis" + z.split("Diagnosis", 1)[1] for z in out.splitlines()
-                if z.startswith(f"{lauf} ") and "Diagnosis:" in z)
+def diagnose_von(out):
+    """The comparison's diagnosis: its heading, and each kind's row (kind, A's outputs, B's, whose)."""
+    zeilen = out.splitlines()
+    i = next(i for i, z in enumerate(zeilen) if z.startswith("Diagnosis"))
+    reihen = [re.fullmatch(r"  (.+?) +(\S+) +(\S+)  ((?:the|cannot) .+)", z).groups()
+              for z in itertools.takewhile(lambda z: ": " not in z, zeilen[i + 2:])]
+    return zeilen[i], reihen
 
 
 @pytest.mark.parametrize("antwort, kopf, rc", [
@@ -78,5 +84,6 @@ def test_kopf_und_ausgang_sagen_dasselbe(cli, endpunkt, antwort, kopf, rc):
     vorbereitet(cli, *messung(endpunkt(richtig).url, "--tag", "a"))
     vorbereitet(cli, *messung(endpunkt(antwort).url, "--tag", "b"))
     status, out, err = cli("--vergleich", "a", "b", "--streng")
-    assert (kopf_von(out, "B"), status) == (kopf, rc), out + err
-    assert kopf_von(out, "A") == "Diagnosis: all clear (every output an answer, calls from tool_calls)."
+    kopf_b, reihen = diagnose_von(out)
+    assert (kopf_b, status) == (kopf, rc), out + err
+    assert reihen and [r[1] for r in reihen] == ["0"] * len(reihen)  # A: all clear, every kind B's alone
