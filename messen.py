@@ -7774,7 +7774,8 @@ def vergleich_text(a, b, v, faelle, hoechstens=None):
     zeilen = [f"A: {kopfzeile(a.einstellungen, a.kennzahlen)}", f"B: {kopfzeile(b.einstellungen, b.kennzahlen)}", ""]
     zeilen += tabelle_text(zahlen_zeilen([a, b], differenz_spalte=True), ["A", "B", "B - A"]) + [""]
     zeilen += vergleich_hinweise(a.einstellungen, b.einstellungen)[:-1]
-    zeilen += [""] + halb_satz([a, b]) + urteil(v) + [aufloesung_satz(v), ""]  # the verdict before the long lists
+    zeilen += [""] * (zeilen[-1] != "") + halb_satz([a, b]) + urteil(v) + [aufloesung_satz(v), ""]  # the verdict
+    # before the diagnosis and the long lists
     zeilen += vergleich_diagnose(a, b)
     for titel, ids in (("Better in B", v.besser), ("Worse in B", v.schlechter)):
         zeilen += fall_liste(f"{titel} ({len(ids)}):", hoechstens, [[  # a BFCL question: a paragraph, cut
