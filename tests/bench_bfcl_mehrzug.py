@@ -3,10 +3,11 @@ regrade costs beside BFCL's own checker on the same transcripts.
 
     MESSEN_BFCL=1 python3 tests/bench_bfcl_mehrzug.py [--stichprobe N]
 
-1. Each of the four categories in one command of messen (a scripted model cannot tell a case of
-   multi_turn_base from its twin in miss_param or long_context: 24 turns are alike in messages and tools,
-   unlike in their ground truth, so one endpoint cannot play all four at once). Target: 100 % in each, and
-   BFCL's multi-turn overall 100 %. The endpoint runs in a process of its own and writes down every request.
+1. All 800 cases in one command of messen, --parallel 1. Target: 100 % in each category, and BFCL's multi-turn
+   overall 100 %. A case of multi_turn_base and its twin in miss_param or long_context can be alike in messages
+   and tools (24 turns are) and unlike in their ground truth; the scripted model tells them apart by the order
+   messen asks them in (bfcl_spieler.Spieler's der_reihe_nach). The endpoint runs in a process of its own and
+   writes down every request; then each category alone, a command each, for the time a category takes.
 2. messen's own cost per request: its wall time over the same requests sent by a bare loop
    (one requests.Session, in order, to the same endpoint), per request.
 3. The regrade: messen's grading of the four runs' saved outputs (bewerte_gespeichert: every step graded, every
@@ -39,7 +40,8 @@ import json, sys, threading
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
 sys.path.insert(0, {tests!r})
 import bfcl_pruefer, bfcl_spieler
-spieler = bfcl_spieler.Spieler({ordner!r}, None, ({kategorie!r},), bfcl_spieler.signaturen(bfcl_pruefer.backends()))
+spieler = bfcl_spieler.Spieler({ordner!r}, None, {kategorien!r}, bfcl_spieler.signaturen(bfcl_pruefer.backends()),
+                               der_reihe_nach=True)
 log = open({log!r}, "w")
 class H(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -58,9 +60,9 @@ s.serve_forever()
 """
 
 
-def spieler(ordner, kategorie, log):
+def spieler(ordner, kategorien, log):
     p = subprocess.Popen([sys.executable, "-c", SPIELER.format(tests=str(ROOT / "tests"), ordner=str(ordner),
-                                                               kategorie=kategorie, log=str(log))],
+                                                               kategorien=kategorien, log=str(log))],
                          stdout=subprocess.PIPE, text=True)
     return p, f"http://127.0.0.1:{p.stdout.readline().strip()}/v1/chat/completions"
 
@@ -72,17 +74,20 @@ def main():
         sys.exit("bfcl-eval is not at hand: MESSEN_BFCL=1 installs it")
     tmp = Path(tempfile.mkdtemp())
     messen_s = bar_s = anfragen = 0
-    for kategorie in bfcl_spieler.KATEGORIEN:
+    for kategorie in ("alle", *bfcl_spieler.KATEGORIEN):
+        kategorien = bfcl_spieler.KATEGORIEN if kategorie == "alle" else (kategorie,)
         log = tmp / f"{kategorie}.log"
-        p, url = spieler(ordner, kategorie, log)
+        p, url = spieler(ordner, kategorien, log)
         try:
             t = time.perf_counter()
             r = subprocess.run([sys.executable, str(ROOT / "messen.py"), "--url", url, "--modell", "m", "--faelle",
-                                str(ordner), "--stufen", kategorie, "--tag", kategorie, "--ausgabe", str(tmp),
-                                "--json", *(["--stichprobe", *stichprobe] if stichprobe else [])],
+                                str(ordner), "--stufen", ",".join(kategorien), "--tag", kategorie, "--ausgabe",
+                                str(tmp), "--json", *(["--stichprobe", *stichprobe] if stichprobe else [])],
                                capture_output=True, text=True, check=True)
             dauer = time.perf_counter() - t
             bodies = log.read_text().splitlines()
+            p.kill()  # a fresh one for the bare loop: the scripted model counts the cases begun
+            p, url = spieler(ordner, kategorien, tmp / f"{kategorie}.nochmal.log")
             t = time.perf_counter()
             with requests.Session() as s:
                 for b in bodies:
@@ -91,10 +96,12 @@ def main():
         finally:
             p.kill()
         k = json.loads(r.stdout)["bfcl"]
-        print(f"{kategorie}: {k['stufen'][kategorie]:.0%} of {len(bodies)} requests' cases; messen {dauer:.1f} s, "
-              f"the bare loop {bar:.1f} s: {1000 * (dauer - bar) / len(bodies):.2f} ms of messen's per request")
-        messen_s, bar_s, anfragen = messen_s + dauer, bar_s + bar, anfragen + len(bodies)
-    print(f"all four: messen {messen_s:.1f} s, the bare loop {bar_s:.1f} s, {anfragen} requests: "
+        print(f"{kategorie}: {', '.join(f'{s} {x:.0%}' for s, x in k['stufen'].items())}, multi-turn overall "
+              f"{k['multi_turn']:.0%}; {len(bodies)} requests; messen {dauer:.1f} s, the bare loop {bar:.1f} s: "
+              f"{1000 * (dauer - bar) / len(bodies):.2f} ms of messen's per request")
+        if kategorie != "alle":
+            messen_s, bar_s, anfragen = messen_s + dauer, bar_s + bar, anfragen + len(bodies)
+    print(f"the four alone: messen {messen_s:.1f} s, the bare loop {bar_s:.1f} s, {anfragen} requests: "
           f"{1000 * (messen_s - bar_s) / anfragen:.2f} ms of messen's per request")
     regrade(ordner, urteil, tmp)
 

@@ -42,7 +42,7 @@ def erste_frage(fall):
 
 
 class Spieler:
-    def __init__(self, ordner, plan=None, kategorien=KATEGORIEN, signaturen=None):
+    def __init__(self, ordner, plan=None, kategorien=KATEGORIEN, signaturen=None, der_reihe_nach=False):
         self.faelle = faelle(ordner, kategorien)
         self.nach_frage = {}
         for i, (f, _) in self.faelle.items():
@@ -50,12 +50,21 @@ class Spieler:
         self.plan = plan
         self.signaturen = signaturen or {}  # name -> parameter names, to give positional values their keywords
         self.zaehler = 0
+        # der_reihe_nach: the cases come one at a time (--parallel 1) in the order of the files and categories, so
+        # twins alike in messages and tools are told apart by that order: the next of them not asked yet
+        self.offen = {frage: list(ids) for frage, ids in self.nach_frage.items()} if der_reihe_nach else None
+        self.jetzt = {}
 
     def wo(self, body):
         """(case id, turn, step) of a request."""
         nachrichten = body["messages"]
         gefragt = [m["content"] for m in nachrichten if m["role"] == "user"]
-        fall_id = next(i for i in self.nach_frage[gefragt[0]] if gefragt == self.fragen(i)[:len(gefragt)])
+        if self.offen is not None:
+            if len(gefragt) == 1 and not any(m["role"] == "assistant" for m in nachrichten):
+                self.jetzt[gefragt[0]] = self.offen[gefragt[0]].pop(0)  # a case begins
+            fall_id = self.jetzt[gefragt[0]]
+        else:
+            fall_id = next(i for i in self.nach_frage[gefragt[0]] if gefragt == self.fragen(i)[:len(gefragt)])
         runde = sum(m["role"] == "user" for m in nachrichten) - 1
         letzte_frage = max(i for i, m in enumerate(nachrichten) if m["role"] == "user")
         schritt = sum(m["role"] == "assistant" for m in nachrichten[letzte_frage:])
