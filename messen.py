@@ -5603,6 +5603,9 @@ def mehrzug_pruefe(fall, katalog):
     return None  # checked as it was read (mehrzug_fall)
 
 
+FEHLT = object()  # an attribute an instance does not have
+
+
 class Runde(typing.NamedTuple):
     """What BFCL's runner found in a multi-turn case: its verdict and, where it failed, why, in which turn (from 1),
     and what differed (the attributes, the results missing) or that it was force-quit."""
@@ -5632,7 +5635,7 @@ def mehrzug_urteil(fall, schritte):
         if not gekommen:
             return Runde(False, t + 1, "leer", "no call")
         anders = [f"{k}.{a}" for k, i in wahr.items() for a, w in vars(i).items()
-                  if not a.startswith("_") and getattr(modell[k], a) != w]
+                  if not a.startswith("_") and getattr(modell[k], a, FEHLT) != w]  # one the model's lacks differs
         if anders:
             return Runde(False, t + 1, "zustand", ", ".join(anders))
         rest = list(alle)
