@@ -365,7 +365,8 @@ BFCL_WEISE = Weise(  # BFCL's: its own messages and functions, and its checker's
 
 
 def spaeter(name):
-    """A stage's function defined further down (part three), called by its name when called."""
+    """A stage's function defined further down (part three), called by its name when called: the table stands in
+    the chapter's part, whose thousand lines hold the chapter, and a later stage's behaviour lives with its kind."""
     def rufe(*x):
         return globals()[name](*x)
     rufe.__name__ = name
