@@ -170,14 +170,17 @@ def test_was_die_einrichtung_dem_leser_erklaert(cli):
 
 
 def test_die_uebersprungenen_tests_sind_benannt(tmp_path):
-    """Without bfcl-eval at hand, the README's three tests are skipped, each named with why (-rs)."""
+    """Without bfcl-eval at hand, the README's 30 tests are skipped, each named with why (-rs)."""
     env = {k: v for k, v in os.environ.items() if k not in ("MESSEN_BFCL", "PYTEST_ADDOPTS")}
     env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path))  # an empty cache: bfcl-eval is not at hand
     lauf = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "tests/test_bfcl.py",
-                           "tests/test_bfcl_zwei.py", "-k", "at_hand or drawn_answers"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+                           "tests/test_bfcl_zwei.py", "tests/test_bfcl_mehrzug.py", "tests/test_doku.py", "-k",
+                           "at_hand or drawn_answers or mehrzug"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
     grund = "bfcl-eval is not installed (MESSEN_BFCL=1 installs it without its dependencies)"
-    assert [re.sub(r":\d+:", ":", z) for z in lauf.stdout.splitlines() if z.startswith("SKIPPED")] == [
-        f"SKIPPED [1] tests/test_bfcl.py: {grund}", f"SKIPPED [1] tests/test_bfcl.py: {grund}",
-        f"SKIPPED [1] tests/test_bfcl_zwei.py: {grund}"]  # -rs names each (its line left out here)
-    assert "Three tests that hold" in (ROOT / "README.md").read_text(encoding="utf-8")
+    uebersprungen = [re.fullmatch(r"SKIPPED \[(\d+)\] (tests/\w+\.py):\d+: (.*)", z).groups()
+                     for z in lauf.stdout.splitlines() if z.startswith("SKIPPED")]  # -rs names each, by its line
+    assert {(datei, warum) for _, datei, warum in uebersprungen} == {
+        (f"tests/{d}.py", grund) for d in ("test_bfcl", "test_bfcl_zwei", "test_bfcl_mehrzug", "test_doku")}
+    assert sum(int(n) for n, _, _ in uebersprungen) == 30
+    assert "The 30 tests that hold" in (ROOT / "README.md").read_text(encoding="utf-8")
