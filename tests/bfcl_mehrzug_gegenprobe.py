@@ -54,7 +54,8 @@ def main():
             for zeile in (tmp / f"{tag}.jsonl").read_text().splitlines()[1:]:
                 a = json.loads(zeile)
                 schritte = [z for z in a["zuege"] if z["zweck"] == "schritt"]
-                runden = [[z["nachricht"] for z in schritte if z["runde"] == t] for t in range(schritte[-1]["runde"] + 1)]
+                runden = [[z["nachricht"] for z in schritte if z["runde"] == t]
+                          for t in range(schritte[-1]["runde"] + 1)]
                 bfcls[a["id"]] = urteil(copy.deepcopy(roh[a["id"]][0]), roh[a["id"]][1], runden)
             anders = set(k["fehlgeschlagen"]) ^ {i for i, v in bfcls.items() if not v}
             faelle, gleich = faelle + len(bfcls), gleich + len(bfcls) - len(anders)
