@@ -1325,12 +1325,12 @@ def zu_tief(wert):
     return False
 
 
-def lade_faelle(pfad, katalog=STANDARD, stichprobe=None, stufen=None):
+def lade_faelle(pfad, katalog=STANDARD, stichprobe=None, stufen=None, einzug=False):
     """Read and check the case file against the catalogue as written; return (faelle, sha256 of the file).
     Every violation names file:line. BFCL's files are read as BFCL's (lade_bfcl), a sample of them too, and of
     its categories those asked (stufen)."""
     if ist_bfcl(pfad):
-        return lade_bfcl(pfad, stichprobe, stufen)
+        return lade_bfcl(pfad, stichprobe, stufen, einzug)
     if stichprobe:
         raise Eingabefehler(f"--stichprobe draws from BFCL's files; {pfad} is asked whole (--stufen asks its stages)")
     try:
@@ -3958,6 +3958,8 @@ def finde_faelle(pfade, es, gegeben, katalog):
             if not ist_bfcl(ort) and faelle_hash(Path(ort).read_bytes()) != sha:
                 continue  # the find first: a case file of another hash is not read
             faelle, gelesen = lade_faelle(ort, katalog, es[0].get("stichprobe"), gefragte_stufen(es))
+            if gelesen != sha and ist_bfcl(ort) and Path(ort).is_dir():  # saved before the multi-turn categories
+                faelle, gelesen = lade_faelle(ort, katalog, es[0].get("stichprobe"), gefragte_stufen(es), True)
         except (OSError, Eingabefehler):
             continue  # gone, or not a case file for this catalogue: the next place may hold it
         if gelesen == sha and all(h is None or stufen_hash(faelle, stufe) == h for stufe, h in spaeter.items()):
@@ -4974,19 +4976,20 @@ def ist_bfcl(pfad):
     return isinstance(fall, dict) and "question" in fall and ("function" in fall or "involved_classes" in fall)
 
 
-def lade_bfcl(pfad, stichprobe=None, stufen=None):
+def lade_bfcl(pfad, stichprobe=None, stufen=None, einzug=False):
     """BFCL's question files with their possible_answer/ beside them: a file, or a directory's files of the categories
     messen knows (the stage table's BFCL rows); with stichprobe N, N cases of each drawn evenly across its file. Read a
     line at a time: what stays are the cases kept. A category not among stufen is hashed, not read. Returns (faelle,
-    sha256 of every file: the categories', and where one is multi-turn, its function docs)."""
+    sha256 of every file: the categories', and where one is multi-turn, its function docs). einzug: a folder's
+    single-turn files alone, as messen read it before it read the multi-turn categories (a run saved then)."""
     pfad = Path(pfad)
     if pfad.is_dir():
         try:
             namen = sorted(os.listdir(pfad))
         except OSError as e:
             raise Eingabefehler(f"{pfad}: cannot read the folder ({e.strerror})")
-        dateien = [pfad / n for s in STUFEN_TABELLE if s.bfcl for n in namen
-                   if (m := BFCL_DATEI.fullmatch(n)) and m[1] == s.name]
+        dateien = [pfad / n for s in STUFEN_TABELLE if s.bfcl and not (einzug and s.pruefer == "multi_turn")
+                   for n in namen if (m := BFCL_DATEI.fullmatch(n)) and m[1] == s.name]
         if not dateien:
             raise Eingabefehler(f"{pfad}: no BFCL file of a category messen reads ({', '.join(BFCL_STUFEN)})")
     else:

@@ -300,3 +300,18 @@ def test_the_multi_turn_overall_is_the_unweighted_mean_of_bfcls_verdicts_on_the_
     assert k["multi_turn"] == pytest.approx(sum(sum(x) / len(x) for x in je.values()) / 4)
     assert k["stufen"] == {kat: pytest.approx(sum(x) / 4) for kat, x in je.items()}
     assert 0 < k["multi_turn"] < 1  # the twins: some right, some not
+
+
+def test_a_run_saved_before_the_multi_turn_categories_is_still_found_in_its_folder(cli, endpunkt, bfcl, tmp_path):
+    """A folder's hash once left out the multi-turn files, which messen did not read: a run saved so (here: on
+    the folder before they were copied in) is regraded and compared on the same folder with them."""
+    from test_bfcl import BFCL, aufgenommen
+    ordner = tmp_path / "data"
+    shutil.copytree(BFCL, ordner, ignore=shutil.ignore_patterns("regeln", "*.jsonl", "*.md"))
+    e = endpunkt(aufgenommen)
+    vorher = json.loads(vorbereitet(cli, "--url", e.url, "--modell", "echt", "--tag", "alt", "--faelle", str(ordner),
+                                    "--json")[1])["bfcl"]
+    for teil in ("BFCL_v4_multi_turn_base.json", "possible_answer/BFCL_v4_multi_turn_base.json", "multi_turn_func_doc"):
+        (shutil.copytree if teil.endswith("doc") else shutil.copy)(bfcl[0] / teil, ordner / teil)
+    status, out, err = cli("--bewerten", "alt", "--json", "--faelle", str(ordner))
+    assert (status, json.loads(out)["bfcl"]) == (0, vorher), err

@@ -170,7 +170,7 @@ def test_was_die_einrichtung_dem_leser_erklaert(cli):
 
 
 def test_die_uebersprungenen_tests_sind_benannt(tmp_path):
-    """Without bfcl-eval at hand, the README's 30 tests are skipped, each named with why (-rs)."""
+    """Without bfcl-eval at hand, the README's 31 tests are skipped, each named with why (-rs)."""
     env = {k: v for k, v in os.environ.items() if k not in ("MESSEN_BFCL", "PYTEST_ADDOPTS")}
     env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path))  # an empty cache: bfcl-eval is not at hand
     lauf = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "tests/test_bfcl.py",
@@ -182,5 +182,5 @@ def test_die_uebersprungenen_tests_sind_benannt(tmp_path):
                      for z in lauf.stdout.splitlines() if z.startswith("SKIPPED")]  # -rs names each, by its line
     assert {(datei, warum) for _, datei, warum in uebersprungen} == {
         (f"tests/{d}.py", grund) for d in ("test_bfcl", "test_bfcl_zwei", "test_bfcl_mehrzug", "test_doku")}
-    assert sum(int(n) for n, _, _ in uebersprungen) == 30
-    assert "The 30 tests that hold" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert sum(int(n) for n, _, _ in uebersprungen) == 31
+    assert "The 31 tests that hold" in (ROOT / "README.md").read_text(encoding="utf-8")
