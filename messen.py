@@ -8416,12 +8416,21 @@ def pruefen(lauf, faelle):
     if fehler:
         print(f"{fehler} check{'s' * (fehler != 1)} failed: fix {'them' if fehler != 1 else 'it'} before a long run.")
         return 1
-    offen = sum(ok is None for ok, _ in punkte[2:])  # a server not identified is a note, not a doubt on its set-up
-    print("The server is set up for a measurement." if not offen else
-          f"Nothing failed, but {mal(offen, 'check')} (?) cannot say the server is set up: "
-          f"{'they say' if offen != 1 else 'it says'} what would settle it; read {'them' if offen != 1 else 'it'} "
-          "before a long run.")
+    print(pruef_schluss([text for ok, text in punkte[2:] if ok is None]))  # a server not known is a note
     return 0
+
+
+def pruef_schluss(offen):
+    """The last line says whether to go on: set up; every ? the model's answer, so a run can go ahead; or read
+    the ? first, each naming what would settle it."""
+    if not offen:
+        return "The server is set up for a measurement."
+    if all(GEHT_WEITER in text for text in offen):
+        return (f"Nothing failed; {'the ' * (len(offen) != 1)}{mal(len(offen), 'check')} marked ? cannot tell "
+                f"because of the model's answers, not the server's set-up: {GEHT_WEITER}.")
+    return (f"Nothing failed, but {mal(len(offen), 'check')} (?) cannot say the server is set up: "
+            f"{'they say' if len(offen) != 1 else 'it says'} what would settle it; read "
+            f"{'them' if len(offen) != 1 else 'it'} before a long run.")
 
 
 def pruef_server(endpunkt, gefunden):
@@ -8503,7 +8512,8 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5, kat
             return None, (f"{was}: in {fall.id} the model wrote its call in a format of its own (a ``` block or "
                           "JSON in prose), which no tool-call parser turns into tool_calls: an agent on this server "
                           "receives text, not calls. That is the model, not the server's setting: train or prompt "
-                          "it on its chat template's tool-call format")
+                          f"it on its chat template's tool-call format; {GEHT_WEITER}: it grades such calls as "
+                          "meant, and gelungen_nativ counts what an agent gets done")
         gruende.append(grund)
     if not auswahl:
         return None, f"{was}: cannot tell, the case file has no case that expects a call"
@@ -8517,7 +8527,7 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5, kat
                       f"--extra '{{\"max_tokens\": 4096}}'")
     warum = "the catalogue does not reach the prompt (above), so the model was never offered the tools: fix that " \
         "first" if katalog_fehlt else "the model answered without one: that is the model, not the server's " \
-        "setting, and a run can go ahead: its figures measure it"
+        f"setting, and {GEHT_WEITER}: its figures measure it"
     return None, (f"{was}: cannot tell, no call came in {len(auswahl)} {'S1 ' * (not ersatz)}"
                   f"case{'s' * (len(auswahl) != 1)} within {grenze} tokens ({warum}){ersatz}")
 
@@ -8694,7 +8704,8 @@ def pruef_mehr(lauf, fall, was, schlicht, frage, naechstes=None):
                   f"{naechstes or WEITER_MESSEN}")
 
 
-WEITER_MESSEN = "that is the model's answer, not the server's set-up: a run can go ahead, and S3's figure measures it"
+GEHT_WEITER = "a run can go ahead"  # a ? that is the model's answer says so, and the last line reads it
+WEITER_MESSEN = f"that is the model's answer, not the server's set-up: {GEHT_WEITER}, and S3's figure measures it"
 KATALOG_ZUERST = "the catalogue does not reach the prompt (above): fix that first"  # never the model's below that
 PARALLEL_AUS = ("--extra sets parallel_tool_calls false, so the S3 cases, which need several calls in one answer, "
                 "measure that setting, not the model")

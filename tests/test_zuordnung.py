@@ -136,7 +136,10 @@ def test_pruefen_ein_zaun_ist_das_format_des_modells(cli, endpunkt):
     assert ("  ?     a call comes back as tool_calls: in S1-1 the model wrote its call in a format of its own (a ``` "
             "block or JSON in prose), which no tool-call parser turns into tool_calls: an agent on this server "
             "receives text, not calls. That is the model, not the server's setting: train or prompt it on its "
-            "chat template's tool-call format") in out.splitlines()
+            "chat template's tool-call format; a run can go ahead: it grades such calls as meant, and "
+            "gelungen_nativ counts what an agent gets done") in out.splitlines()
+    assert out.splitlines()[-1] == ("Nothing failed; the 2 checks marked ? cannot tell because of the model's "
+                                    "answers, not the server's set-up: a run can go ahead.")
     assert "--jinja" not in out
 
 
