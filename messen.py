@@ -6803,6 +6803,18 @@ def kennung(s, ohne_vorlage=False):
     return s and (s["name"], s["version"], None if ohne_vorlage else (s.get("vorlage") or {}).get("sha256"))
 
 
+def anderer_server(sa, sb):
+    """What differs between two runs' servers, and what settles it: only the chat template differing may be what
+    a fine-tune ships (--mit-vorlage)."""
+    if sa["name"] != sb["name"]:
+        return "another server, whose own limits are measured with its model; measure both on one"
+    if sa["version"] != sb["version"]:
+        was = "build or version" + " and chat template" * (kennung(sa)[2] != kennung(sb)[2])
+        return f"another {was}, whose own limits are measured with its model; measure both on one build"
+    return ("another chat template, whose rendering is measured with its model; measure both on one, or, where the "
+            "fine-tune ships its own template, compare each model with its own: --mit-vorlage")
+
+
 def vorlage_digest(e):
     """A run's chat template as its server named it (llama.cpp's digest), or None."""
     return ((e.get("server") or {}).get("vorlage") or {}).get("sha256")
@@ -7402,9 +7414,8 @@ def nicht_vergleichbar(ea, ka, aa, eb, kb, ab, gemeinsam, mit_vorlage=False):
                    f"{server_wort(e['server_danach'])} at its end; measure it anew (--neu) on one"
     if sa and sb and kennung(sa, mit_vorlage) != kennung(sb, mit_vorlage):  # llama-server, say, reads no
         # parallel_tool_calls as false; with --mit-vorlage the template is part of what is compared
-        was = "server" if sa["name"] != sb["name"] else "build, version or chat template"
-        return f"{ea['tag']} was served by {server_wort(sa)}, {eb['tag']} by {server_wort(sb)}: another {was}, " \
-               "whose own limits are measured with its model; measure both on one"
+        return f"{ea['tag']} was served by {server_wort(sa)}, {eb['tag']} by {server_wort(sb)}: " + \
+            anderer_server(sa, sb)
     angabe = [e.get("server_angabe") for e in (ea, eb)]
     if not (sa and sb) and eine_url(ea.get("url")) != eine_url(eb.get("url")) and \
             (sa or sb or None in angabe or angabe[0] != angabe[1]):

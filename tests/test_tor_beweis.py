@@ -194,17 +194,22 @@ def kurz(vorlage):
     return hashlib.sha256(vorlage.encode()).hexdigest()[:12]
 
 
-@pytest.mark.parametrize("seiten_b", [llama("b7011", OHNE_PARALLEL), llama("b6800", OHNE_PARALLEL),
-                                      llama("b7011", QWEN)], ids=["beides", "vorlage", "build"])
-def test_ein_anderer_build_oder_eine_andere_vorlage_ist_nicht_vergleichbar(cli, endpunkt, seiten_b):
+ANDERER_BUILD = "another build or version, whose own limits are measured with its model; measure both on one build"
+
+
+@pytest.mark.parametrize("seiten_b, was", [
+    (llama("b7011", OHNE_PARALLEL), ANDERER_BUILD.replace("version", "version and chat template")),
+    (llama("b6800", OHNE_PARALLEL), "another chat template, whose rendering is measured with its model; measure both "
+     "on one, or, where the fine-tune ships its own template, compare each model with its own: --mit-vorlage"),
+    (llama("b7011", QWEN), ANDERER_BUILD)], ids=["beides", "vorlage", "build"])
+def test_ein_anderer_build_oder_eine_andere_vorlage_ist_nicht_vergleichbar(cli, endpunkt, seiten_b, was):
     vorbereitet(cli, *messung(endpunkt(seiten=llama("b6800", QWEN)).url, "--tag", "a"))
     vorbereitet(cli, *messung(endpunkt(seiten=seiten_b).url, "--tag", "b"))
     wort = lambda s: f"llama.cpp {s['/props']['build_info']} (/v1/models: owned_by llamacpp; chat template " \
         f"{kurz(s['/props']['chat_template'])})"  # noqa: E731
     assert cli("--vergleich", "a", "b", "--streng")[::2] == (2, (
         f"messen: cannot tell whether the model of b is worse than a's: a was served by {wort(llama('b6800', QWEN))}, "
-        f"b by {wort(seiten_b)}: another build, version or chat template, whose own limits are measured with its "
-        "model; measure both on one; --streng exits 2\n"))
+        f"b by {wort(seiten_b)}: {was}; --streng exits 2\n"))
 
 
 def test_fortgesetzt_nach_einem_neuen_build_wird_abgelehnt(cli, endpunkt):
