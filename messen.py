@@ -6071,7 +6071,8 @@ FAMILIEN = {f.name: f for f in (Familie("vLLM", owned_by=("vllm",), seite="/vers
             probe="grammatik", doppelt_kodiert=True,  # llama.cpp #19520
             parser="--jinja (the default in current builds) with a chat template whose call form the model writes "
                    "(--chat-template-file)",
-            vorlage="--chat-template-file with a tool-aware template", denken="--reasoning-format"),
+            vorlage="--chat-template-file with a tool-aware template (llama.cpp's models/templates/ holds some)",
+            denken="--reasoning-format"),
     # SGLang turns "required" into a JSON-schema constraint and parses the result itself, whatever its
     # --tool-call-parser (serving_chat.py, "Handle required or named tool choice")
     Familie("SGLang", owned_by=("sglang",), probe="grammatik",
@@ -6671,7 +6672,8 @@ def diagnose_hinweise_verworfen_hinweis(k):
 DIAGNOSE_HINWEISE = {
     "katalog_fehlt": Hinweis("the catalogue never reached the prompt: outputs sent the whole catalogue cost no more "
                              "prompt_tokens than S1's, sent a few of its tools",
-                             "the chat template ignores `tools`: {vorlage}", ("server",), NICHT_DAS_MODELL,
+                             "the chat template ignores `tools`: {vorlage}, in the model's own turn format",
+                             ("server",), NICHT_DAS_MODELL,
                              diagnose_hinweise_katalog_fehlt_hinweis),
     "leer": Hinweis("outputs with neither a call nor text", "the server returned nothing: check its chat template "
                     "and stop tokens", None, leer_folge, je_grund("leer")),

@@ -20,7 +20,7 @@ NICHT = "The figures above measure that setting, not the model."
 HINWEIS = {  # an unknown server: each fix in words, never another server's flag
     "katalog_fehlt": "the catalogue never reached the prompt: outputs sent the whole catalogue cost no more "
                      "prompt_tokens than S1's, sent a few of its tools; the chat template ignores `tools`: a chat "
-                     "template that renders the tools",
+                     "template that renders the tools, in the model's own turn format",
     "leer": "outputs with neither a call nor text; the server returned nothing: check its chat template and "
             "stop tokens",
     "abgeschnitten": "outputs cut off by the token limit without a complete call; raise max_tokens with --extra "
@@ -257,7 +257,8 @@ def fehler_zeilen(out):
 
 @pytest.mark.parametrize("antwort, zeile", [
     (ohne_katalog, "  FAIL  the catalogue reaches the prompt: prompt_tokens 290 with all eleven tools, 290 "
-                   "without; the chat template ignores `tools`: a chat template that renders the tools"),
+                   "without; the chat template ignores `tools`: a chat template that renders the tools, in the "
+                   "model's own turn format"),
     (lambda fall, body, nummer: dict(gesund(fall, body, nummer), usage=None),
      "  FAIL  usage and finish_reason are present: the server sends no usage, so the diagnosis cannot tell "
      "whether the catalogue reached the prompt or an answer was cut off"),
