@@ -8330,14 +8330,54 @@ def pruef_schritt_protokoll(endpunkt, lauf, faelle, antworten, server):
 PROTOKOLL_GEPRUEFT = "the answers keep the protocol a run checks"
 
 
+ZUGLEICH = ", at once"  # the copies of one request asked together, which tell what --parallel gains
+ZUGLEICH_HOECHSTENS = 8
+
+
+def zugleich(lauf):
+    """How many copies of one request --pruefen asks at once: --parallel's (up to 8), none at --parallel 1."""
+    return min(lauf.parallel, ZUGLEICH_HOECHSTENS) if lauf.parallel > 1 else 0
+
+
+def zugleich_anfragen(lauf):
+    """The requests zugleich costs: its copies, asked twice."""
+    return 2 * zugleich(lauf)
+
+
+def pruef_zugleich(endpunkt, fall, body, k):
+    """The answers to k copies of one request sent together. A server on a CPU answers two at once hardly faster
+    than one after the other, so the pace of requests asked singly says nothing of --parallel until this does."""
+    antworten, fehler = [], []
+
+    def frage():
+        try:
+            antworten.append(endpunkt.frage(fall._replace(id=fall.id + ZUGLEICH), body))
+        except Serverfehler as e:
+            fehler.append(e)
+    faeden = [threading.Thread(target=frage, daemon=True) for _ in range(k)]
+    for faden in faeden:
+        faden.start()
+    for faden in faeden:
+        faden.join()
+    if fehler:
+        raise fehler[0]
+    return antworten
+
+
 def pruef_protokoll(endpunkt, lauf, faelle, antworten, server):
     """Every answer --pruefen received, and one to a case where no call is due (S4), through the checks a run
     applies: arguments as objects or encoded twice, ids missing or shared, calls announced and lost, a parser
-    that stopped after the first call, nothing sent for tokens counted. Whose each is, as a run's diagnosis says."""
+    that stopped after the first call, nothing sent for tokens counted. Whose each is, as a run's diagnosis says.
+    At --parallel K, that case is asked alone and then K times at once (zugleich), for the pace."""
     still = next((f for f in faelle if f.stufe in STILL), None)
     if still is not None:
+        body = anfrage(still, lauf, {"max_tokens": PRUEF_TOKENS, **lauf.extra})
         try:
-            antworten.append(endpunkt.frage(still, anfrage(still, lauf, {"max_tokens": PRUEF_TOKENS, **lauf.extra})))
+            antworten.append(endpunkt.frage(still, body))
+            if zugleich(lauf):  # twice: a slot that has not seen the catalogue yet reads it in the first
+                runden = [pruef_zugleich(endpunkt, still, body, zugleich(lauf)) for _ in range(2)]
+                endpunkt.bericht.zugleich = antworten[-1], runden
+                antworten += runden[0] + runden[1]
         except Serverfehler as e:
             return False, f"{PROTOKOLL_GEPRUEFT}: {still.id}, where no call is due, fails: {e}"
     befunde = collections.Counter(art for a in antworten for art in protokoll_befunde(a))
@@ -8397,7 +8437,8 @@ def pruefen(lauf, faelle):
                   (("a call comes back as tool_calls",), 6, pruef_schritt_aufruf),  # up to five S1 cases, the probe
                   (("usage and finish_reason are present",), 0, pruef_schritt_felder),
                   ((STROM_GLEICH, MEHRERE), 5, pruef_schritt_s3),  # plain and streamed, each once more, parallel
-                  ((PROTOKOLL_GEPRUEFT,), 1, pruef_schritt_protokoll)]  # every answer, and one where none is due
+                  ((PROTOKOLL_GEPRUEFT,), 1 + zugleich_anfragen(lauf), pruef_schritt_protokoll)]  # every answer,
+    # one where none is due, and that one asked --parallel times at once, twice: what --parallel gains here
     pruefungen += [((was,), 1, p) for was, p, ja in (  # the later turns asked
         ("a second turn (--nachfrage) is accepted", pruef_schritt_nachfrage, lauf.nachfrage),
         ("the tools' results (--weiter) are accepted", pruef_schritt_weiter, "S6" in lauf.spaeter)) if ja]
@@ -8422,7 +8463,8 @@ def pruefen(lauf, faelle):
     finally:
         stand.halt.set()
         stand.loesche()
-    takt = pruef_takt(lauf, faelle, stand.anfragen)
+    kopien = {id(a) for runde in (stand.zugleich or (None, []))[1] for a in runde}
+    takt = pruef_takt(lauf, faelle, stand.anfragen, [a for a in antworten if id(a) not in kopien], stand.zugleich)
     if takt:
         print(takt, flush=True)
     fehler = sum(ok is False for ok, _ in punkte)
@@ -8587,24 +8629,29 @@ def pruef_probe(endpunkt, lauf, fall, was, server, antwort):
     return None, f"{was}: cannot tell; in {fall.id} {ungeklaert_text(wie, server, form)}"
 
 
-def pruef_takt(lauf, faelle, anfragen):
+def pruef_takt(lauf, faelle, anfragen, antworten=(), zugleich_=None):
     """The pace the checks' requests of cases showed, what the planned run takes at it, and the --timeout to give
-    where the default is short: 'Pace: ...'; None where no case was asked. anfragen: (whose, seconds) of each."""
-    dauern = [sekunden for wer, sekunden in anfragen if wer != PRUEF_ID]
+    where the default is short: 'Pace: ...'; None where no case was asked. anfragen: (whose, seconds) of each;
+    antworten: the answers asked one at a time, whose tokens tell how long an answer to the cap takes."""
+    dauern = [sekunden for wer, sekunden in anfragen if wer != PRUEF_ID and not wer.endswith(ZUGLEICH)]
     if not dauern:
         return None
     stufe = {f.id: f.stufe for f in faelle}
     gefragt = stufen_kurz(sorted({stufe[wer] for wer, _ in anfragen if wer in stufe}, key=STUFEN.index))
-    anzahl, p = sum(f.art.weise.anfragen(f, lauf) for f in faelle) * lauf.n, lauf.parallel
+    anzahl = sum(f.art.weise.anfragen(f, lauf) for f in faelle) * lauf.n
+    gewinn, wie = pruef_gewinn(lauf, zugleich_)
     # a run takes the sum of its requests: their mean, which the long answers of S3-S5 pull above the median
     mittel, mitte, schnellste, laengste = statistics.fmean(dauern), statistics.median(dauern), min(dauern), max(dauern)
     grenze = pruef_grenze(lauf)
+    voll, je_token = pruef_bis_zur_grenze(antworten, grenze, laengste)
+    bis = f"or every answer to run to the cap of {grenze} tokens, at {je_token:.3f} s a token here" if je_token \
+        else "or as slow as the slowest"
     satz = (f"Pace: a request of a case took {mittel:.1f} s here on average ({mal(len(dauern), 'request')} of "
             f"{gefragt}: median {mitte:.1f} s, the slowest {laengste:.1f} s; answers "
-            f"{f'cut at {grenze} tokens' if grenze else 'without a token limit'}); the run these settings plan, "
-            f"{mal(anzahl, 'request')} at --parallel {p}, takes about {uhrzeit(anzahl * mittel / p)} at that pace "
-            f"({uhrzeit(anzahl * schnellste / p)} to {uhrzeit(anzahl * laengste / p)}, were every request as fast as "
-            f"the fastest or as slow as the slowest).")
+            f"{f'cut at {grenze} tokens' if grenze else 'without a token limit'}){wie}; the run these settings plan, "
+            f"{mal(anzahl, 'request')} at --parallel {lauf.parallel}, takes about "
+            f"{uhrzeit(anzahl * mittel / gewinn)} at that pace ({uhrzeit(anzahl * schnellste / gewinn)} to "
+            f"{uhrzeit(anzahl * voll / gewinn)}, were every request as fast as the fastest {bis}).")
     genug = math.ceil(3 * laengste / 10) * 10  # three times the slowest: a full answer runs longer than a cut one
     if genug > lauf.timeout:
         satz += f" --timeout {lauf.timeout:g} s is short for it: give --timeout {genug}."
@@ -8612,6 +8659,57 @@ def pruef_takt(lauf, faelle, anfragen):
         satz += (f" This machine's load was {os.getloadavg()[0]:.1f} meanwhile (the 1-minute average; "
                  f"{mal(os.cpu_count() or 1, 'core')}): the run's pace follows its load then.")
     return satz
+
+
+def pruef_bis_zur_grenze(antworten, grenze, laengste):
+    """How long a request takes whose answer runs to the cap, and the seconds a token: a straight line through
+    the answers' seconds over their completion tokens (the prompt's time, then each token's). A small model loops
+    to the cap in many cases, which the checks' few answers may not show. (laengste, None) without a cap, or where
+    fewer than three answers counted tokens, all alike, or the line does not rise."""
+    punkte = [(antwort_tokens(a), a.latenz) for a in antworten if antwort_tokens(a) and a.latenz]
+    if not grenze or len(punkte) < 3 or len({t for t, _ in punkte}) < 2:
+        return laengste, None
+    mt, ms = statistics.fmean(t for t, _ in punkte), statistics.fmean(s for _, s in punkte)
+    je_token = sum((t - mt) * (s - ms) for t, s in punkte) / sum((t - mt) ** 2 for t, _ in punkte)
+    if je_token <= 0:
+        return laengste, None
+    return max(laengste, ms + je_token * (grenze - mt)), je_token
+
+
+def pruef_gewinn(lauf, zugleich_):
+    """What --parallel gains on this server, as measured: one request asked alone against K copies of it asked at
+    once, twice (a slot that has not read the catalogue yet does so in the first round, as a run's slots do once);
+    the better round's gain, between 1 and K, and its words for the pace. zugleich_: the Pruefstand's (the answer
+    alone, the rounds), None where they were not asked or failed: no gain, and said so."""
+    if lauf.parallel == 1:
+        return 1, ""
+    if not zugleich_:
+        return 1, "; what --parallel gains here was not measured, so it is counted as none"
+    allein, runden = zugleich_
+    gewinn, was = max(pruef_runde(allein, kopien) for kopien in runden)
+    return gewinn, f"; {was}: --parallel {lauf.parallel} gains {gewinn:.1f}x here"
+
+
+def pruef_runde(allein, kopien):
+    """One round's gain and its words. The copies may answer at other lengths than the one alone (a server's slots
+    differ in their cache even at temperature 0), so the gain is of completion tokens a second where the server
+    counts them; the slowest copy is how long they took together."""
+    zusammen, tokens = max(a.latenz for a in kopien), [antwort_tokens(a) for a in (allein, *kopien)]
+    if all(tokens):
+        gewinn = sum(tokens[1:]) / zusammen / (tokens[0] / allein.latenz)
+        was = (f"{len(kopien)} copies of one request asked at once gave {sum(tokens[1:])} completion tokens in "
+               f"{zusammen:.1f} s, it alone {tokens[0]} in {allein.latenz:.1f} s")
+    else:
+        gewinn = len(kopien) * allein.latenz / zusammen
+        was = (f"{len(kopien)} copies of one request asked at once took {zusammen:.1f} s together, it alone "
+               f"{allein.latenz:.1f} s")
+    return min(len(kopien), max(1.0, gewinn)), was
+
+
+def antwort_tokens(a):
+    """The completion tokens the server counted for an answer, or None."""
+    zahl = (a.usage or {}).get("completion_tokens")
+    return zahl if isinstance(zahl, int) and not isinstance(zahl, bool) and zahl > 0 else None
 
 
 PRUEF_RUECKFRAGE = "Which one do you mean? Please give me the missing value."
@@ -9091,6 +9189,7 @@ class Pruefstand(Anzeige):
 
     def __init__(self, terminal=None):
         self.was, self.seit = None, time.monotonic()
+        self.zugleich = None  # (one answer asked alone, its copies asked at once): what --parallel gains
         super().__init__(terminal)
 
     def beginne(self, was):

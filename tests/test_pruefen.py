@@ -107,14 +107,70 @@ def test_der_takt_plant_den_lauf_und_das_timeout(cli, endpunkt):
                                                  "--ganz"))
     takt = next(z for z in out.splitlines() if z.startswith("Pace: "))
     m = re.fullmatch(r"Pace: a request of a case took (\d+\.\d) s here on average \(4 requests of S1, S3, S4: "
-                     r"median \d+\.\d s, the slowest (\d+\.\d) s; answers cut at 512 tokens\); the run these "
+                     r"median \d+\.\d s, the slowest (\d+\.\d) s; answers cut at 512 tokens\); 2 copies of one "
+                     r"request asked at once gave 40 completion tokens in \d+\.\d s, it alone 20 in \d+\.\d s: "
+                     r"--parallel 2 gains (\d\.\d)x here; the run these "
                      r"settings plan, 126 requests at --parallel 2, takes about (\d+):(\d\d) at that pace "
                      r"\(\d+:\d\d to \d+:\d\d, were every request as fast as the fastest or as slow as the "
                      r"slowest\)\. --timeout 1 s is short for it: give --timeout (\d+)\. " + LAST, takt)
     assert m, takt  # 42 of the chapter's, 84 of S7's 26 jobs
-    mittel, langsamste, minuten, sekunden, genug = float(m[1]), float(m[2]), int(m[3]), int(m[4]), int(m[5])
-    assert mittel >= 0.5 and abs(60 * minuten + sekunden - 126 * mittel / 2) <= 126 * 0.05 / 2 + 1  # rounded
+    mittel, langsamste, gewinn, minuten, sekunden, genug = float(m[1]), float(m[2]), float(m[3]), int(m[4]), \
+        int(m[5]), int(m[6])
+    assert 1 <= gewinn <= 2  # a threaded server: two at once, as fast as one at a time at most twice
+    assert mittel >= 0.5 and abs(60 * minuten + sekunden - 126 * mittel / gewinn) <= 126 * 0.05 / gewinn + 2
     assert genug % 10 == 0 and 3 * langsamste <= genug < 3 * langsamste + 10
+
+
+def test_der_takt_misst_was_parallel_gewinnt(cli, endpunkt):
+    """A server that answers one request at a time gains nothing from --parallel 4: the copies of S4-1 asked four
+    at once, twice, take four times one's time, and the run is planned at the pace of one request after the other
+    (before, 42 requests over --parallel 4, a quarter of the time the run took)."""
+    import re
+    import threading
+    import time
+    einer = threading.Lock()
+
+    def nacheinander(fall, body, nummer):
+        with einer:
+            if fall is not None:
+                time.sleep(0.2)
+            return gesund(fall, body, nummer)
+    server = endpunkt(nacheinander)
+    status, out, err = cli("--pruefen", *messung(server.url, "--parallel", "4"))
+    assert status == 0 and " 8 checks, at most 22 requests " in out.splitlines()[0]
+    assert server.zahl("S4-1") == 1 + 2 * 4  # alone, then four at once, twice
+    takt = next(z for z in out.splitlines() if z.startswith("Pace: "))
+    m = re.search(r"\(4 requests of S1, S3, S4: .*\); 4 copies of one request asked at once gave 80 completion "
+                  r"tokens in (\d+\.\d) s, it alone 20 in (\d+\.\d) s: --parallel 4 gains 1\.0x here; the run "
+                  r"these settings plan, 42 requests at --parallel 4, takes about (\d+):(\d\d) at that pace", takt)
+    assert m, takt
+    zusammen, allein = float(m[1]), float(m[2])
+    assert zusammen >= 4 * 0.2 and allein >= 0.2
+    mittel = float(re.search(r"took (\d+\.\d) s here on average", takt)[1])
+    assert abs(60 * int(m[3]) + int(m[4]) - 42 * mittel) <= 42 * 0.05 + 2  # no gain: one after the other
+
+
+def test_der_takt_reicht_bis_zur_grenze(cli, endpunkt):
+    """Answers whose seconds rise with their tokens: the range of the plan runs to every answer at the cap the user
+    chose, the prompt's time and each token's read off the checks' answers (0.1 s and 4 ms a token here)."""
+    import re
+    import time
+
+    def je_token(fall, body, nummer):
+        if fall is None:
+            return gesund(fall, body, nummer)
+        tokens = 100 if fall["stufe"] == "S3" else 20
+        time.sleep(0.1 + 0.004 * tokens)
+        return dict(gesund(fall, body, nummer), usage={"prompt_tokens": 1500, "completion_tokens": tokens})
+    status, out, err = cli("--pruefen", *messung(endpunkt(je_token).url, "--extra", '{"max_tokens": 256}'))
+    takt = next(z for z in out.splitlines() if z.startswith("Pace: "))
+    m = re.search(r"the run these settings plan, 42 requests at --parallel 1, takes about \d+:\d\d at that pace "
+                  r"\(\d+:\d\d to (\d+):(\d\d), were every request as fast as the fastest or every answer to run "
+                  r"to the cap of 256 tokens, at (0\.\d{3}) s a token here\)\.", takt)
+    assert m, takt
+    assert 0.0035 <= float(m[3]) <= 0.0050  # 4 ms a token, and what the loopback adds
+    bis = 60 * int(m[1]) + int(m[2])
+    assert 42 * (0.1 + 0.004 * 256) - 1 <= bis <= 42 * (0.1 + 0.005 * 256) + 4  # 47 s and what the loopback adds
 
 
 @pytest.mark.parametrize("temp, anfragen", [("0", 2 * 42), ("0.7", 42)])
