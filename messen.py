@@ -1959,21 +1959,32 @@ Antwort = collections.namedtuple("Antwort", "nachricht usage latenz finish weite
 # [what broke the protocol]}; abgelehnt: the server's words where it refused the model's own output
 # (abgelehnte_antwort); wer: what the answer says answered it (wer_antwortete), or None
 ABGELEHNT = re.compile(r"Failed to parse input at pos \d+: (.*)", re.S)
+# a later llama.cpp's words for the same refusal, without the text: "The model produced output that does not match
+# the expected peg-native format" (llama.cpp #26381, #27025); the model's text is only in the server's log
+ABGELEHNT_OHNE_TEXT = re.compile(r"The model produced output that does not match the expected [\w-]+ format")
+ABGELEHNT_WARUM = ("whose that is cannot be told: a call the model wrote wrongly, or a chat template whose call form "
+                   "is not the model's (try the model's own, in its own turn format); the server's log shows what "
+                   "the model wrote")
 
 
 def abgelehnte_antwort(r, latenz):
     """llama.cpp's 500 where its tool-call parser cannot read what the model wrote ("Failed to parse input at
-    pos N: <the text>", llama.cpp #23838, #24644): the same again on every attempt at temperature 0, so it is
-    the model's answer, the text it quotes, refused by the server, and never a fault to ask again; else None."""
+    pos N: <the text>", llama.cpp #23838, #24644; in later builds without the text, ABGELEHNT_OHNE_TEXT): the same
+    again on every attempt at temperature 0, so it is the model's answer, the text it quotes (or none), refused
+    by the server, and never a fault to ask again; else None."""
     try:
         daten = r.json() if r.status_code == 500 else None
     except ValueError:
         return None
     fehler = daten.get("error") if isinstance(daten, dict) and isinstance(daten.get("error"), dict) else daten
     meldung = fehler.get("message") if isinstance(fehler, dict) else None
-    treffer = ABGELEHNT.match(meldung) if isinstance(meldung, str) else None
-    return treffer and Antwort({"role": "assistant", "content": treffer.group(1)}, {}, latenz, None, 0, None,
-                               kurz(meldung, 300))
+    if not isinstance(meldung, str):
+        return None
+    treffer = ABGELEHNT.match(meldung)
+    if treffer is None and not ABGELEHNT_OHNE_TEXT.match(meldung):
+        return None
+    return Antwort({"role": "assistant", "content": treffer and treffer.group(1)}, {}, latenz, None, 0, None,
+                   kurz(meldung, 300))
 
 
 @contextlib.contextmanager
@@ -6748,10 +6759,10 @@ PROTOKOLL_HINWEISE = {  # what a client sees of each protocol deviation, and whi
     "aufrufe_verloren": ("outputs with finish_reason tool_calls but no call",
                          "the server's parser lost the calls: a client is told to run calls and finds none "
                          "(SGLang #26790; vLLM #53255)"),
-    "geparst_abgelehnt": ("answers the server refused with 500 \"Failed to parse input\": its tool-call parser "
-                          "could not read what the model wrote, graded here as the text the error quotes",
-                          "an agent receives an error, not an answer; whose that is cannot be told: a call the model "
-                          "wrote wrongly, or a form the parser should read (llama.cpp #23838, #24644)"),
+    "geparst_abgelehnt": ("answers the server refused with 500 (\"Failed to parse input\", or \"does not match the "
+                          "expected ... format\"): its tool-call parser could not read what the model wrote, graded "
+                          "here as the text the error quotes, where it quotes one (else as no answer)",
+                          f"an agent receives an error, not an answer; {ABGELEHNT_WARUM} (llama.cpp #23838, #26381)"),
     "id_fehlt": ("calls without an id, or with an id another call of the same answer has",
                  "an agent cannot send their results back, since a tool message names its call by id "
                  "(llama.cpp #11992, LM Studio #830)"),
@@ -8551,6 +8562,9 @@ def pruef_aufruf(endpunkt, lauf, faelle, antworten, server=None, versuche=5, kat
         except Serverfehler as e:
             return False, f"{was}: {e}"
         antworten.append(antwort)
+        if antwort.abgelehnt:
+            return None, (f"{was}: cannot tell; in {fall.id} the server refused what the model wrote with 500 "
+                          f"({antwort.abgelehnt}): {ABGELEHNT_WARUM}")
         b = bewerte_ausgabe(fall, antwort.nachricht, antwort.finish, lauf.katalog.umbenennung, antwort.usage, grenze)
         grund = b.form if b.aufrufe else b.mangel
         if b.nativ:
@@ -8644,7 +8658,7 @@ def pruef_takt(lauf, faelle, anfragen, antworten=(), zugleich_=None):
     mittel, mitte, schnellste, laengste = statistics.fmean(dauern), statistics.median(dauern), min(dauern), max(dauern)
     grenze = pruef_grenze(lauf)
     voll, je_token = pruef_bis_zur_grenze(antworten, grenze, laengste)
-    bis = f"or every answer to run to the cap of {grenze} tokens, at {je_token:.3f} s a token here" if je_token \
+    bis = f"or every answer to run to the cap of {grenze} tokens, at {je_token * 1000:.1f} ms a token here" if je_token \
         else "or as slow as the slowest"
     satz = (f"Pace: a request of a case took {mittel:.1f} s here on average ({mal(len(dauern), 'request')} of "
             f"{gefragt}: median {mitte:.1f} s, the slowest {laengste:.1f} s; answers "
@@ -8752,17 +8766,23 @@ def pruef_s3(endpunkt, lauf, faelle, antworten=None, naechstes=None):
     if fall is None:
         return [(None, f"{w}: cannot tell, the case file has no S3 case") for w in (STROM_GLEICH, MEHRERE)]
 
+    abgelehnt = []
+
     def frage(stream=False, **mehr):
         lauf_ = lauf._replace(temp=0.0, stream=stream)
         body = anfrage(fall, lauf_, {"max_tokens": PRUEF_TOKENS, **lauf.extra, **mehr})
         antwort = endpunkt.frage(fall, body)
         if antworten is not None and not stream:  # a stream's own defects are its line's
             antworten.append(antwort)
+        abgelehnt.append(antwort.abgelehnt)
         return lies_aufrufe(antwort.nachricht)[0]
     try:
         schlicht = frage()
     except Serverfehler as e:
         return [(False, f"{STROM_GLEICH}: {e}"), (None, f"{MEHRERE}: not checked, the plain request failed")]
+    if abgelehnt[0]:  # no call came, since the server refused what came: not the model's answer alone
+        return [(None, f"{w}: cannot tell; in {fall.id} the server refused what the model wrote with 500 "
+                       f"({abgelehnt[0]}): {ABGELEHNT_WARUM}") for w in (STROM_GLEICH, MEHRERE)]
     try:
         zeile_strom = pruef_strom(fall, STROM_GLEICH, schlicht, frage(stream=True), frage, naechstes)
     except Serverfehler as e:
@@ -8824,6 +8844,7 @@ PARALLEL_AUS = ("--extra sets parallel_tool_calls false, so the S3 cases, which 
 
 def pruef_felder(antworten):
     was = "usage and finish_reason are present"
+    antworten = [a for a in antworten if not a.abgelehnt]  # an error the server sent for an answer has neither
     if len(antworten) < 2:
         return None, f"{was}: cannot tell, only the answer without tools was seen"
     fehlt = [f for f, da in (("usage", all(zahl_oder_none(a.usage, "prompt_tokens") is not None for a in antworten)),
