@@ -414,6 +414,44 @@ def fehlkonfiguriert(server_dir, modell, ordner, pruefe):
                    f"{was}: exit {r.returncode}: {erste}")
 
 
+HERMES = "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja"  # a fine-tune's own template: ChatML, as SmolLM2's
+LLAMA31 = "meta-llama-Llama-3.1-8B-Instruct.jinja"  # another family's turn format and call form
+
+
+def eigene_vorlage(server_dir, modell, ordner, pruefe, figures):
+    """A fine-tune that ships its own chat template: the run on the Qwen2.5 template ("passend") against one on
+    Hermes 2 Pro's, one build, the same settings. Not comparable as models alone, and the line names --mit-vorlage;
+    with it, a verdict that names both templates."""
+    print(f"A fine-tune with its own chat template ({HERMES}):", flush=True)
+    with Server(server_dir, modell, "--chat-template-file", str(server_dir / "templates" / HERMES)) as s:
+        r, dauer = messen(*lauf_argv(s.url, "eigene-vorlage", ordner), "--json")
+        pruefe(r.returncode == 0, f"the run completes in {dauer:.0f} s{fehlertext(r)}")
+        if r.returncode == 0:
+            figures.append(("Hermes 2 Pro template", json.loads(r.stdout)))
+    vergleich = ["--vergleich", "passend", "eigene-vorlage", "--streng", "--ausgabe", str(ordner)]
+    r, _ = messen(*vergleich)
+    pruefe(r.returncode == 2 and "another chat template" in r.stderr and "--mit-vorlage" in r.stderr,
+           f"without --mit-vorlage: exit {r.returncode}, naming it ({r.stderr.strip()[-160:]})")
+    r, _ = messen(*vergleich, "--mit-vorlage")
+    satz = next((z for z in r.stdout.splitlines() if z.startswith("Compared as model and chat template")), None)
+    pruefe(r.returncode in (0, 3) and satz is not None, f"with it: exit {r.returncode}, {satz}")
+
+
+def abgelehnt_ohne_text(server_dir, modell, ordner, pruefe):
+    """SmolLM2 on Llama 3.1's template writes calls this build's parser refuses with 500 "does not match the
+    expected peg-native format": each an answer refused, cannot tell; --pruefen never fails on it, a run goes on."""
+    print(f"Another family's template ({LLAMA31}):", flush=True)
+    with Server(server_dir, modell, "--chat-template-file", str(server_dir / "templates" / LLAMA31)) as s:
+        r, _ = messen("--url", s.url, "--modell", "smollm2", "--pruefen", "--parallel", "2", "--extra", MAX_TOKENS)
+        abgelehnt = [z for z in r.stdout.splitlines() if "refused what the model wrote with 500" in z]
+        pruefe("the server answered 500" not in r.stdout and r.returncode in (0, 1),
+               f"--pruefen exits {r.returncode}, no FAIL for a refusal ({len(abgelehnt)} ? lines name it)")
+        r, _ = messen(*lauf_argv(s.url, "llama31", ordner), "--stufen", "S1,S4", "--json")
+        d = json.loads(r.stdout)["diagnose"] if r.returncode == 0 else {}
+        pruefe(r.returncode == 0, f"a run of S1 and S4 completes: refused answers "
+                                  f"{d.get('protokoll', {}).get('geparst_abgelehnt', 0)} of 14{fehlertext(r)}")
+
+
 def zahlen(figures):
     print("Figures:", flush=True)
     for name, k in figures:
@@ -438,6 +476,8 @@ def main():
         try:
             eigenes_template(server_dir, modell, Path(tmp), pruefe, figures)
             werkzeug_template(server_dir, modell, Path(tmp), pruefe, figures)
+            eigene_vorlage(server_dir, modell, Path(tmp), pruefe, figures)
+            abgelehnt_ohne_text(server_dir, modell, Path(tmp), pruefe)
             fehlkonfiguriert(server_dir, modell, Path(tmp), pruefe)
         except Baufehler as e:
             pruefe(False, str(e))
