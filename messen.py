@@ -8657,8 +8657,9 @@ def pruef_takt(lauf, faelle, anfragen, antworten=(), zugleich_=None):
     # a run takes the sum of its requests: their mean, which the long answers of S3-S5 pull above the median
     mittel, mitte, schnellste, laengste = statistics.fmean(dauern), statistics.median(dauern), min(dauern), max(dauern)
     grenze = pruef_grenze(lauf)
-    voll, je_token = pruef_bis_zur_grenze(antworten, grenze, laengste)
-    bis = f"or every answer to run to the cap of {grenze} tokens, at {je_token * 1000:.1f} ms a token here" if je_token \
+    kappe_ = token_grenze({"extra": lauf.extra})  # the run's own cap: without one, its answers run on past 512
+    voll, je_token = pruef_bis_zur_grenze(antworten, kappe_, laengste)
+    bis = f"or every answer to run to the cap of {kappe_} tokens, at {je_token * 1000:.1f} ms a token here" if je_token \
         else "or as slow as the slowest"
     satz = (f"Pace: a request of a case took {mittel:.1f} s here on average ({mal(len(dauern), 'request')} of "
             f"{gefragt}: median {mitte:.1f} s, the slowest {laengste:.1f} s; answers "
