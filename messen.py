@@ -8659,8 +8659,8 @@ def pruef_takt(lauf, faelle, anfragen, antworten=(), zugleich_=None):
     grenze = pruef_grenze(lauf)
     kappe_ = token_grenze({"extra": lauf.extra})  # the run's own cap: without one, its answers run on past 512
     voll, je_token = pruef_bis_zur_grenze(antworten, kappe_, laengste)
-    bis = f"or every answer to run to the cap of {kappe_} tokens, at {je_token * 1000:.1f} ms a token here" if je_token \
-        else "or as slow as the slowest"
+    bis = (f"or every answer to run to the cap of {kappe_} tokens, at {je_token * 1000:.1f} ms a token here"
+           if je_token else "or as slow as the slowest")
     satz = (f"Pace: a request of a case took {mittel:.1f} s here on average ({mal(len(dauern), 'request')} of "
             f"{gefragt}: median {mitte:.1f} s, the slowest {laengste:.1f} s; answers "
             f"{f'cut at {grenze} tokens' if grenze else 'without a token limit'}){wie}; the run these settings plan, "
