@@ -8681,7 +8681,8 @@ def pruef_bis_zur_grenze(antworten, grenze, laengste):
     the answers' seconds over their completion tokens (the prompt's time, then each token's). A small model loops
     to the cap in many cases, which the checks' few answers may not show. (laengste, None) without a cap, or where
     fewer than three answers counted tokens, all alike, or the line does not rise."""
-    punkte = [(antwort_tokens(a), a.latenz) for a in antworten if antwort_tokens(a) and a.latenz]
+    punkte = [(t, a.latenz) for a in antworten for t in [zahl_oder_none(a.usage, "completion_tokens")]
+              if t and a.latenz]
     if not grenze or len(punkte) < 3 or len({t for t, _ in punkte}) < 2:
         return laengste, None
     mt, ms = statistics.fmean(t for t, _ in punkte), statistics.fmean(s for _, s in punkte)
@@ -8709,7 +8710,8 @@ def pruef_runde(allein, kopien):
     """One round's gain and its words. The copies may answer at other lengths than the one alone (a server's slots
     differ in their cache even at temperature 0), so the gain is of completion tokens a second where the server
     counts them; the slowest copy is how long they took together."""
-    zusammen, tokens = max(a.latenz for a in kopien), [antwort_tokens(a) for a in (allein, *kopien)]
+    zusammen = max(a.latenz for a in kopien)
+    tokens = [zahl_oder_none(a.usage, "completion_tokens") for a in (allein, *kopien)]
     if all(tokens):
         gewinn = sum(tokens[1:]) / zusammen / (tokens[0] / allein.latenz)
         was = (f"{len(kopien)} copies of one request asked at once gave {sum(tokens[1:])} completion tokens in "
@@ -8719,12 +8721,6 @@ def pruef_runde(allein, kopien):
         was = (f"{len(kopien)} copies of one request asked at once took {zusammen:.1f} s together, it alone "
                f"{allein.latenz:.1f} s")
     return min(len(kopien), max(1.0, gewinn)), was
-
-
-def antwort_tokens(a):
-    """The completion tokens the server counted for an answer, or None."""
-    zahl = (a.usage or {}).get("completion_tokens")
-    return zahl if isinstance(zahl, int) and not isinstance(zahl, bool) and zahl > 0 else None
 
 
 PRUEF_RUECKFRAGE = "Which one do you mean? Please give me the missing value."
@@ -9211,7 +9207,7 @@ class Pruefstand(Anzeige):
 
     def __init__(self, terminal=None):
         self.was, self.seit = None, time.monotonic()
-        self.zugleich = None  # (one answer asked alone, its copies asked at once): what --parallel gains
+        self.zugleich = None  # (an answer asked alone, two rounds of its copies asked at once): --parallel's gain
         super().__init__(terminal)
 
     def beginne(self, was):
